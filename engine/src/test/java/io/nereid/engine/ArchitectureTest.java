@@ -1,0 +1,61 @@
+package io.nereid.engine;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchRule;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The dependency direction of DESIGN.md section 1, checked on the compiled classes:
+ * {@code kvcache} uses the JDK only; the engine never sees HTTP, JSON or native bindings.
+ */
+class ArchitectureTest {
+
+    /** What the engine core and the KV cache must never import. */
+    static final String[] FRONT_END_AND_NATIVE = {"io.vertx..", "com.fasterxml.jackson..", "org.bytedeco..",
+        "io.netty..", "io.micrometer..", "io.nereid.gateway..", "io.nereid.openapi..", "io.nereid.nativebackend.."};
+
+    private static final JavaClasses PRODUCTION = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("io.nereid");
+
+    @Test
+    void kvcacheDependsOnTheJdkOnly() {
+        assertTrue(PRODUCTION.stream().filter(c -> c.getPackageName().equals("io.nereid.kvcache")).count() >= 8,
+                "kvcache classes must be on the classpath, or this test proves nothing");
+        ArchRule rule = classes().that().resideInAPackage("io.nereid.kvcache..")
+                .should().onlyDependOnClassesThat().resideInAnyPackage("java..", "io.nereid.kvcache..")
+                .because("the KV-cache manager is pure Java (DESIGN.md section 1)");
+        rule.check(PRODUCTION);
+    }
+
+    @Test
+    void engineNeverImportsVertxJacksonOrJavaCpp() {
+        engineRule(FRONT_END_AND_NATIVE)
+                .allowEmptyShould(true) // the engine has no classes until its issues land
+                .check(PRODUCTION);
+    }
+
+    @Test
+    void theRuleReportsARealDependency() {
+        // Negative control: this very test class depends on JUnit, so forbidding JUnit must fail.
+        JavaClasses tests = new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.ONLY_INCLUDE_TESTS)
+                .importPackages("io.nereid.engine");
+        assertFalse(tests.isEmpty());
+        assertTrue(engineRule("org.junit..").evaluate(tests).hasViolation());
+        assertFalse(engineRule(FRONT_END_AND_NATIVE).evaluate(tests).hasViolation());
+    }
+
+    private static ArchRule engineRule(String... forbidden) {
+        return noClasses().that().resideInAPackage("io.nereid.engine..")
+                .should().dependOnClassesThat().resideInAnyPackage(forbidden)
+                .because("OpenAI types, HTTP and native bindings never enter the engine (DESIGN.md section 1)");
+    }
+}
