@@ -26,7 +26,11 @@ nereid_select_jdk() {
       export JAVA_HOME="$candidate"
       return 0
     fi
-    tried+=("$candidate (${feature:+Java $feature}${feature:-no java found})")
+    if [ -n "$feature" ]; then
+      tried+=("$candidate (Java $feature)")
+    else
+      tried+=("$candidate (no java found)")
+    fi
   done
   {
     echo "nereid: needs a JDK $NEREID_MIN_JAVA or newer (with the jdk.incubator.vector module), and found none."
