@@ -66,6 +66,11 @@ final class BpeMerger {
         return ((long) left << 32) | (right & 0xffffffffL);
     }
 
+    /** Empties the word cache (benchmarks, to measure uncached merging). */
+    void clearCache() {
+        cache.clear();
+    }
+
     /** Appends the ids of {@code word} (already in the vocabulary's alphabet, e.g. byte-level). */
     void encode(String word, IntList out) {
         int[] ids = cache.get(word);

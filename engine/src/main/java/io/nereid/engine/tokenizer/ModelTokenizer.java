@@ -70,6 +70,11 @@ final class ModelTokenizer implements Tokenizer {
         this.model = model;
     }
 
+    /** The fragment encoder (benchmarks reach in to measure its parts). */
+    Model model() {
+        return model;
+    }
+
     @Override
     public int vocabSize() {
         return pieces.length;
