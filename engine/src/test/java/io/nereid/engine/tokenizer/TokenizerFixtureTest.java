@@ -18,11 +18,11 @@ import org.junit.jupiter.params.provider.ValueSource;
  * special text parsed), {@code ids_specials_as_text}, {@code ids_add_special} and
  * {@code decoded}, exactly. Prints a pass count per tokenizer and fails listing every mismatch.
  */
-class TokenizerFixtureTest {
+public class TokenizerFixtureTest {
 
     static final Map<String, Tokenizer> LOADED = new ConcurrentHashMap<>();
 
-    static Tokenizer tokenizer(String name) {
+    public static Tokenizer tokenizer(String name) {
         return LOADED.computeIfAbsent(name, n -> switch (n) {
             case "llama3", "qwen3" -> HfTokenizerLoader.load(Fixtures.path("tokenizers/" + n + "/tokenizer.json"));
             default -> GgufTokenizerLoader.load(Fixtures.path("tokenizers/" + n + "/vocab.gguf"));
@@ -89,7 +89,7 @@ class TokenizerFixtureTest {
         return false;
     }
 
-    static int[] ints(Object list) {
+    public static int[] ints(Object list) {
         return ((List<?>) list).stream().mapToInt(o -> ((Long) o).intValue()).toArray();
     }
 
