@@ -28,6 +28,11 @@ final class GgufTestFiles {
         return GgufFile.open(write(dir, bytes));
     }
 
+    /** The metadata of {@code bytes}, read through a file that is closed again. */
+    static GgufMetadata metadata(Path dir, byte[] bytes) {
+        return GgufFile.readMetadata(write(dir, bytes));
+    }
+
     /** Asserts that opening {@code bytes} fails with a {@link GgufException} naming the file and {@code reason}. */
     static GgufException rejected(Path dir, byte[] bytes, GgufException.Reason reason) {
         Path file = write(dir, bytes);

@@ -104,7 +104,7 @@ class GgufWriterTest {
 
         // And as a whole: the raw values of every key are equal, so a copy writes the same bytes.
         GgufWriter copy = new GgufWriter().putAll(md);
-        assertEquals(md, GgufFile.readMetadata(GgufTestFiles.write(dir, copy.toByteArray())));
+        assertEquals(md, GgufTestFiles.metadata(dir, copy.toByteArray()));
         assertArrayEquals(writer.toByteArray(), copy.toByteArray());
     }
 
@@ -202,7 +202,7 @@ class GgufWriterTest {
         w.putArray("deep.ok", deep); // MAX_ARRAY_DEPTH levels: still readable
         GgufArray tooDeep = GgufArray.ofArrays(List.of(deep));
         assertMessage(() -> w.putArray("deep.no", tooDeep), "deep.no");
-        assertEquals(GgufParser.MAX_ARRAY_DEPTH, depthOf(GgufTestFiles.open(dir, w.toByteArray()).metadata().getArray("deep.ok")));
+        assertEquals(GgufParser.MAX_ARRAY_DEPTH, depthOf(GgufTestFiles.metadata(dir, w.toByteArray()).getArray("deep.ok")));
     }
 
     private static int depthOf(GgufArray a) {
@@ -211,8 +211,8 @@ class GgufWriterTest {
 
     @Test
     void settingAKeyAgainReplacesItInPlace() {
-        GgufMetadata md = GgufTestFiles.open(dir, new GgufWriter().putInt32("a", 1).putInt32("b", 2)
-                .putString("a", "x").toByteArray()).metadata();
+        GgufMetadata md = GgufTestFiles.metadata(dir, new GgufWriter().putInt32("a", 1).putInt32("b", 2)
+                .putString("a", "x").toByteArray());
         assertEquals(List.of("a", "b"), List.copyOf(md.keys()));
         assertEquals("x", md.getString("a"));
     }
