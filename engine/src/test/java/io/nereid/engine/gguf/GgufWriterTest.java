@@ -223,17 +223,14 @@ class GgufWriterTest {
     }
 
     @Test
-    void largeStringArraysReadQuickly() {
+    void largeStringArraysRoundTrip() {
         List<String> tokens = new ArrayList<>();
         for (int i = 0; i < 150_000; i++) {
             tokens.add("tok" + i);
         }
         byte[] bytes = new GgufWriter().putStringArray("tokenizer.ggml.tokens", tokens).toByteArray();
         Path path = GgufTestFiles.write(dir, bytes);
-        long start = System.nanoTime();
-        List<String> read = GgufFile.readMetadata(path).getStringArray("tokenizer.ggml.tokens");
-        long millis = (System.nanoTime() - start) / 1_000_000;
-        assertEquals(tokens, read);
-        assertTrue(millis < 2_000, "150k strings took " + millis + " ms"); // generous: shared CI cores
+        // Speed is a benchmark's business (never a timed assertion); this checks content only.
+        assertEquals(tokens, GgufFile.readMetadata(path).getStringArray("tokenizer.ggml.tokens"));
     }
 }
