@@ -78,6 +78,14 @@ public class TokenizerBenchmark {
         return splitter.split(text, 0, text.length()).length;
     }
 
+    /** Writes the two corpora as {@code prose.txt} and {@code code.txt} into {@code args[0]}, for other tokenizers. */
+    public static void main(String[] args) throws IOException {
+        Path dir = Path.of(args[0]);
+        java.nio.file.Files.createDirectories(dir);
+        java.nio.file.Files.writeString(dir.resolve("prose.txt"), javadocProse());
+        java.nio.file.Files.writeString(dir.resolve("code.txt"), javaSource());
+    }
+
     static String javaSource() {
         StringBuilder sb = new StringBuilder(MEGABYTE + 65536);
         for (String source : sources()) {

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Tokenizer check against HF `tokenizers` (Rust, through its Node binding from the npm registry),
+# on this machine, in one run:
+#   1. writes the two 1 MB corpora (Javadoc prose, Java code from the JDK's src.zip),
+#   2. encodes them with HF tokenizers (llama3, qwen3 fixtures) and prints MB/s,
+#   3. checks our ids equal HF's token for token,
+#   4. runs our JMH TokenizerBenchmark for the MB/s to set beside HF's.
+# Needs node + npm. Usage: bench/tokenizers/compare-hf.sh [JMH ARGS]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/bin/lib/jdk.sh"
+nereid_select_jdk
+fixtures=$(cd "$root/../shared/fixtures" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+(cd "$root" && ./mvnw -B -q -ntp -DskipTests test-compile -pl engine -am)
+(cd "$root" && ./mvnw -B -q -ntp dependency:build-classpath -pl engine -am -Dmdep.includeScope=test \
+  -Dmdep.outputFile="$work/cp.txt")
+cp="$root/engine/target/test-classes:$root/engine/target/classes:$(cat "$work/cp.txt")"
+"$JAVA_HOME/bin/java" -cp "$cp" io.nereid.engine.tokenizer.TokenizerBenchmark "$work/corpus"
+
+(cd "$work" && npm install --silent --no-audit --no-fund tokenizers@0.23.2 >/dev/null)
+cp "$root/bench/tokenizers/hf-encode.cjs" "$work/"
+(cd "$work" && node hf-encode.cjs "$fixtures" "$work/corpus" "$work/ids")
+
+"$JAVA_HOME/bin/java" -cp "$cp" io.nereid.engine.tokenizer.CompareWithHf "$fixtures" "$work/corpus" "$work/ids"
+"$root/bin/nereid" jmh engine TokenizerBenchmark "$@"
