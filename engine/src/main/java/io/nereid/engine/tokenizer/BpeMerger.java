@@ -71,13 +71,17 @@ final class BpeMerger {
         cache.clear();
     }
 
-    /** Appends the ids of {@code word} (already in the vocabulary's alphabet, e.g. byte-level). */
-    void encode(String word, IntList out) {
-        int[] ids = cache.get(word);
+    /**
+     * Appends the ids of one pre-tokenized piece. With {@code byteLevel} the piece is first mapped
+     * to GPT-2's byte alphabet; the cache is keyed by the piece as given, so a hit skips that too.
+     * A merger is always used with the same {@code byteLevel} setting (one per tokenizer).
+     */
+    void encode(String piece, boolean byteLevel, IntList out) {
+        int[] ids = cache.get(piece);
         if (ids == null) {
-            ids = merge(word);
+            ids = merge(byteLevel ? ByteLevel.encode(piece) : piece);
             if (cache.size() < CACHE_LIMIT) {
-                cache.put(word, ids);
+                cache.put(piece, ids);
             }
         }
         out.addAll(ids);

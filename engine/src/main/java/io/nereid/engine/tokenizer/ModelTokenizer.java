@@ -110,8 +110,7 @@ final class ModelTokenizer implements Tokenizer {
     private static void encodeBpe(Bpe bpe, String text, IntList out) {
         int[] bounds = bpe.splitter().split(text, 0, text.length());
         for (int k = 0; k < bounds.length; k += 2) {
-            String piece = text.substring(bounds[k], bounds[k + 1]);
-            bpe.merger().encode(bpe.byteLevel() ? ByteLevel.encode(piece) : piece, out);
+            bpe.merger().encode(text.substring(bounds[k], bounds[k + 1]), bpe.byteLevel(), out);
         }
     }
 
