@@ -1,0 +1,223 @@
+package io.nereid.engine.model;
+
+import io.nereid.engine.kernel.KernelSupport;
+import io.nereid.engine.tensor.WeightMatrix;
+import java.util.List;
+
+/**
+ * One forward pass of a decoder-only transformer over a step: any mix of decode slices and
+ * prefill chunks of different sequences. All tokens of the step go through each weight matrix
+ * together ({@link WeightMatrix#matmul} reads a row once for all of them), which is what makes
+ * batching pay on a CPU; attention is per token over its own sequence's paged K/V.
+ *
+ * <p>Per layer, every K/V of the step is written to the cache before any attention reads it, so
+ * a block shared within the step (a prefix hit on a block being computed) is read after it is
+ * written.
+ *
+ * <p>Thread-safety: one forward at a time (the engine thread calls it); inside, work is split
+ * over the {@link RangeRunner} on disjoint outputs.
+ */
+public final class CpuForward {
+
+    private final ModelConfig c;
+    private final ModelWeights w;
+    private final KernelSupport k;   // kernels; "kk" below is keys
+    private final RangeRunner runner;
+    private final float[] cos;   // (maxPositions, ropeDim / 2)
+    private final float[] sin;
+    private final int maxPositions;
+
+    public CpuForward(ModelConfig config, ModelWeights weights, KernelSupport kernels, RangeRunner runner, int maxPositions) {
+        this.c = config;
+        this.w = weights;
+        this.k = kernels;
+        this.runner = runner;
+        this.maxPositions = maxPositions;
+        int half = config.ropeDim() / 2;
+        this.cos = new float[maxPositions * half];
+        this.sin = new float[maxPositions * half];
+        float[] factors = weights.ropeFreqFactors().orElse(null);
+        for (int i = 0; i < half; i++) {
+            double freq = Math.pow(config.ropeTheta(), -2.0 * i / config.ropeDim());
+            if (factors != null) {
+                freq /= factors[i];
+            }
+            for (int p = 0; p < maxPositions; p++) {
+                double angle = p / (double) config.ropeScaleLinear() * freq;
+                cos[p * half + i] = (float) Math.cos(angle);
+                sin[p * half + i] = (float) Math.sin(angle);
+            }
+        }
+    }
+
+    public ModelConfig config() {
+        return c;
+    }
+
+    /**
+     * Runs the step and returns, for each slice in order, the logits (vocabSize floats) of its last
+     * token if it wants them, else null.
+     */
+    public float[][] forward(List<Slice> slices, KvStorage kv) {
+        int total = 0;
+        for (Slice s : slices) {
+            if (s.endPos() > maxPositions) {
+                throw new IllegalArgumentException("position " + (s.endPos() - 1) + " beyond the " + maxPositions
+                        + "-position context");
+            }
+            total += s.tokens().length;
+        }
+        final int n = total;
+        int dim = c.dim();
+        // Token t of the step: its slice, its position.
+        int[] sliceOf = new int[n];
+        int[] posOf = new int[n];
+        float[] x = new float[n * dim];
+        for (int si = 0, t = 0; si < slices.size(); si++) {
+            Slice s = slices.get(si);
+            for (int j = 0; j < s.tokens().length; j++, t++) {
+                sliceOf[t] = si;
+                posOf[t] = s.startPos() + j;
+                int token = s.tokens()[j];
+                if (token < 0 || token >= c.vocabSize()) {
+                    throw new IllegalArgumentException("token id " + token + " outside the vocabulary");
+                }
+                w.tokenEmbedding().getRowInto(token, x, t * dim);
+            }
+        }
+        float[] xb = new float[n * dim];
+        float[] q = new float[n * c.qDim()];
+        float[] kk = new float[n * c.kvDim()];
+        float[] v = new float[n * c.kvDim()];
+        float[] att = new float[n * c.qDim()];
+        float[] proj = new float[n * dim];
+        float[] gate = new float[n * c.ffnDim()];
+        float[] up = new float[n * c.ffnDim()];
+        for (int l = 0; l < c.layers(); l++) {
+            ModelWeights.Layer layer = w.layer(l);
+            for (int t = 0; t < n; t++) {
+                k.rmsNorm(xb, t * dim, x, t * dim, layer.attnNorm(), dim, c.rmsEps());
+            }
+            matmul(layer.wq(), xb, n, q);
+            matmul(layer.wk(), xb, n, kk);
+            matmul(layer.wv(), xb, n, v);
+            if (layer.bq() != null) {
+                addBias(q, layer.bq(), n);
+                addBias(kk, layer.bk(), n);
+                addBias(v, layer.bv(), n);
+            }
+            for (int t = 0; t < n; t++) {
+                if (layer.qNorm() != null) {
+                    for (int h = 0; h < c.heads(); h++) {
+                        int off = t * c.qDim() + h * c.headDim();
+                        k.rmsNorm(q, off, q, off, layer.qNorm(), c.headDim(), c.rmsEps());
+                    }
+                    for (int h = 0; h < c.kvHeads(); h++) {
+                        int off = t * c.kvDim() + h * c.headDim();
+                        k.rmsNorm(kk, off, kk, off, layer.kNorm(), c.headDim(), c.rmsEps());
+                    }
+                }
+                boolean neox = c.architecture().neoxRope();
+                k.rope(q, t * c.qDim(), c.heads(), c.headDim(), c.ropeDim(), posOf[t], cos, sin, neox);
+                k.rope(kk, t * c.kvDim(), c.kvHeads(), c.headDim(), c.ropeDim(), posOf[t], cos, sin, neox);
+            }
+            writeKv(slices, sliceOf, posOf, kv, l, kk, v, n);
+            attention(slices, sliceOf, posOf, kv, l, q, att, n);
+            matmul(layer.wo(), att, n, proj);
+            for (int i = 0; i < n * dim; i++) {
+                x[i] += proj[i];
+            }
+            for (int t = 0; t < n; t++) {
+                k.rmsNorm(xb, t * dim, x, t * dim, layer.ffnNorm(), dim, c.rmsEps());
+            }
+            matmul(layer.gate(), xb, n, gate);
+            matmul(layer.up(), xb, n, up);
+            runner.run(0, n, 1, (from, to) -> {
+                for (int t = from; t < to; t++) {
+                    k.siluMul(gate, t * c.ffnDim(), up, t * c.ffnDim(), c.ffnDim());
+                }
+            });
+            matmul(layer.down(), gate, n, proj);
+            for (int i = 0; i < n * dim; i++) {
+                x[i] += proj[i];
+            }
+        }
+        return logits(slices, x);
+    }
+
+    private float[][] logits(List<Slice> slices, float[] x) {
+        int dim = c.dim();
+        float[][] out = new float[slices.size()][];
+        int wanted = 0;
+        for (Slice s : slices) {
+            wanted += s.wantsLogits() ? 1 : 0;
+        }
+        if (wanted == 0) {
+            return out;
+        }
+        // Only the last token of each slice that wants logits goes through the output matrix.
+        float[] last = new float[wanted * dim];
+        int[] sliceIndex = new int[wanted];
+        for (int si = 0, t = 0, row = 0; si < slices.size(); si++) {
+            t += slices.get(si).tokens().length;
+            if (slices.get(si).wantsLogits()) {
+                k.rmsNorm(last, row * dim, x, (t - 1) * dim, w.outputNorm(), dim, c.rmsEps());
+                sliceIndex[row++] = si;
+            }
+        }
+        float[] logits = new float[wanted * c.vocabSize()];
+        matmul(w.output(), last, wanted, logits);
+        for (int row = 0; row < wanted; row++) {
+            out[sliceIndex[row]] = java.util.Arrays.copyOfRange(logits, row * c.vocabSize(), (row + 1) * c.vocabSize());
+        }
+        return out;
+    }
+
+    private void matmul(WeightMatrix m, float[] in, int tokens, float[] out) {
+        // Chunks of rows: each weight row is read once for all tokens of the step.
+        runner.run(0, m.rows(), 16, (from, to) -> m.matmul(in, tokens, out, from, to));
+    }
+
+    private void addBias(float[] y, float[] bias, int tokens) {
+        for (int t = 0; t < tokens; t++) {
+            k.axpy(1f, bias, 0, y, t * bias.length, bias.length);
+        }
+    }
+
+    private void writeKv(List<Slice> slices, int[] sliceOf, int[] posOf, KvStorage kv, int layer, float[] keys,
+            float[] values, int n) {
+        int bs = kv.blockSize();
+        float[] kc = kv.keys(layer);
+        float[] vc = kv.values(layer);
+        for (int t = 0; t < n; t++) {
+            int[] table = slices.get(sliceOf[t]).blockTable();
+            int p = posOf[t];
+            int block = table[p / bs];
+            for (int h = 0; h < c.kvHeads(); h++) {
+                int dst = kv.offset(block, h, p % bs);
+                int src = t * c.kvDim() + h * c.headDim();
+                System.arraycopy(keys, src, kc, dst, c.headDim());
+                System.arraycopy(values, src, vc, dst, c.headDim());
+            }
+        }
+    }
+
+    private void attention(List<Slice> slices, int[] sliceOf, int[] posOf, KvStorage kv, int layer, float[] q,
+            float[] out, int n) {
+        int heads = c.heads();
+        int group = heads / c.kvHeads();
+        float scale = (float) (1.0 / Math.sqrt(c.headDim()));
+        float[] kc = kv.keys(layer);
+        float[] vc = kv.values(layer);
+        runner.run(0, n * heads, 4, (from, to) -> {
+            float[] scores = new float[maxPositions];
+            for (int task = from; task < to; task++) {
+                int t = task / heads;
+                int h = task % heads;
+                int off = t * c.qDim() + h * c.headDim();
+                k.attention(q, off, kc, vc, slices.get(sliceOf[t]).blockTable(), posOf[t] + 1, kv.blockSize(),
+                        c.kvHeads(), h / group, c.headDim(), scale, scores, out, off);
+            }
+        });
+    }
+}

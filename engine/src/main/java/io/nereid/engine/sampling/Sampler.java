@@ -1,0 +1,187 @@
+package io.nereid.engine.sampling;
+
+import java.util.Arrays;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+/**
+ * Turns logits into the next token for one sequence, in vLLM's order: repetition / frequency /
+ * presence penalties and logit bias, then greedy argmax or temperature, top-k, top-p, min-p and
+ * a draw from the sequence's own seeded RNG (same seed, same tokens). Keeps the counts the
+ * penalties need. Not thread-safe: one per sequence, used by the engine thread.
+ */
+public final class Sampler {
+
+    private final SamplingParams p;
+    private final int vocabSize;
+    private final boolean[] inPrompt;     // (vocab) for the repetition penalty
+    private final int[] outputCounts;     // (vocab) for frequency / presence penalties and repetition
+    private final SplittableRandom random;
+
+    /**
+     * @param promptTokens the prompt, for the repetition penalty
+     * @param seed         the request's seed (callers give each choice of n > 1 its own)
+     */
+    public Sampler(SamplingParams params, int vocabSize, int[] promptTokens, long seed) {
+        this.p = params;
+        this.vocabSize = vocabSize;
+        for (int id : params.logitBias().keySet()) {
+            if (id < 0 || id >= vocabSize) {
+                throw new IllegalArgumentException("logit_bias names token " + id + ", outside the vocabulary of " + vocabSize);
+            }
+        }
+        this.inPrompt = new boolean[vocabSize];
+        for (int t : promptTokens) {
+            inPrompt[t] = true;
+        }
+        this.outputCounts = new int[vocabSize];
+        this.random = new SplittableRandom(seed);
+    }
+
+    /** Chooses the next token from {@code logits} (left unchanged) and records it as output. */
+    public SampledToken sample(float[] logits) {
+        if (logits.length != vocabSize) {
+            throw new IllegalArgumentException("logits have " + logits.length + " entries for a vocabulary of " + vocabSize);
+        }
+        float[] raw = logSoftmax(logits);
+        float[] z = logits.clone();
+        applyPenaltiesAndBias(z);
+        int id = p.greedy() ? argmax(z) : draw(z);
+        outputCounts[id]++;
+        return withLogprobs(id, raw);
+    }
+
+    /** Records a token chosen elsewhere (e.g. accepted from a draft) so penalties see it. */
+    public void recordOutput(int id) {
+        outputCounts[id]++;
+    }
+
+    private void applyPenaltiesAndBias(float[] z) {
+        if (p.repetitionPenalty() != 1f || p.presencePenalty() != 0f || p.frequencyPenalty() != 0f) {
+            for (int i = 0; i < z.length; i++) {
+                int count = outputCounts[i];
+                if (p.repetitionPenalty() != 1f && (count > 0 || inPrompt[i])) {
+                    z[i] = z[i] > 0 ? z[i] / p.repetitionPenalty() : z[i] * p.repetitionPenalty();
+                }
+                if (count > 0) {
+                    z[i] -= p.frequencyPenalty() * count + p.presencePenalty();
+                }
+            }
+        }
+        for (Map.Entry<Integer, Float> e : p.logitBias().entrySet()) {
+            z[e.getKey()] += e.getValue();
+        }
+    }
+
+    private int draw(float[] z) {
+        float inv = 1f / p.temperature();
+        // Candidates sorted by logit, highest first: the key orders by float bits then index.
+        long[] order = new long[z.length];
+        for (int i = 0; i < z.length; i++) {
+            order[i] = ((long) sortableBits(z[i]) << 32) | (i & 0xffffffffL);
+        }
+        Arrays.sort(order);
+        int n = z.length;
+        if (p.topK() > 0 && p.topK() < n) {
+            n = p.topK();
+        }
+        double[] prob = new double[n];
+        double max = z[index(order, z.length - 1)] * inv;
+        double sum = 0;
+        for (int r = 0; r < n; r++) {
+            double e = Math.exp(z[index(order, z.length - 1 - r)] * inv - max);
+            prob[r] = e;
+            sum += e;
+        }
+        int keep = n;
+        if (p.topP() < 1f) {
+            double cumulative = 0;
+            for (int r = 0; r < n; r++) {
+                cumulative += prob[r] / sum;
+                if (cumulative >= p.topP()) {
+                    keep = r + 1;
+                    break;
+                }
+            }
+        }
+        if (p.minP() > 0f) {
+            double threshold = p.minP() * prob[0];
+            int r = 1;
+            while (r < keep && prob[r] >= threshold) {
+                r++;
+            }
+            keep = r;
+        }
+        double total = 0;
+        for (int r = 0; r < keep; r++) {
+            total += prob[r];
+        }
+        double u = random.nextDouble() * total;
+        for (int r = 0; r < keep; r++) {
+            u -= prob[r];
+            if (u < 0) {
+                return index(order, z.length - 1 - r);
+            }
+        }
+        return index(order, z.length - keep);
+    }
+
+    private static int index(long[] order, int k) {
+        return (int) order[k];
+    }
+
+    /** Float bits mapped so that signed comparison of the int orders like the float. */
+    private static int sortableBits(float f) {
+        int bits = Float.floatToIntBits(f);
+        return bits >= 0 ? bits : bits ^ 0x7fffffff;
+    }
+
+    private static int argmax(float[] z) {
+        int best = 0;
+        for (int i = 1; i < z.length; i++) {
+            if (z[i] > z[best]) {
+                best = i;
+            }
+        }
+        return best;
+    }
+
+    static float[] logSoftmax(float[] logits) {
+        float max = Float.NEGATIVE_INFINITY;
+        for (float v : logits) {
+            max = Math.max(max, v);
+        }
+        double sum = 0;
+        for (float v : logits) {
+            sum += Math.exp(v - max);
+        }
+        float logSum = (float) (max + Math.log(sum));
+        float[] out = new float[logits.length];
+        for (int i = 0; i < logits.length; i++) {
+            out[i] = logits[i] - logSum;
+        }
+        return out;
+    }
+
+    private SampledToken withLogprobs(int id, float[] raw) {
+        int k = Math.min(p.topLogprobs(), raw.length);
+        int[] topIds = new int[k];
+        float[] top = new float[k];
+        if (k > 0) {
+            // k <= 20: repeated selection is cheaper than sorting the vocabulary.
+            boolean[] taken = new boolean[raw.length];
+            for (int r = 0; r < k; r++) {
+                int best = -1;
+                for (int i = 0; i < raw.length; i++) {
+                    if (!taken[i] && (best < 0 || raw[i] > raw[best])) {
+                        best = i;
+                    }
+                }
+                taken[best] = true;
+                topIds[r] = best;
+                top[r] = raw[best];
+            }
+        }
+        return new SampledToken(id, raw[id], topIds, top);
+    }
+}
