@@ -88,14 +88,17 @@ public final class ScalarKernels implements KernelSupport {
                 // Pair members: (2i, 2i+1) for the GGML "normal" layout, (i, i + half) for NeoX.
                 int i0 = neox ? base + i : base + 2 * i;
                 int i1 = neox ? i0 + half : i0 + 1;
-                float c = cos[table + i];
-                float s = sin[table + i];
-                float x0 = x[i0];
-                float x1 = x[i1];
-                x[i0] = x0 * c - x1 * s;
-                x[i1] = x0 * s + x1 * c;
+                rotate(x, i0, i1, cos[table + i], sin[table + i]);
             }
         }
+    }
+
+    /** Rotates the pair {@code (x[i0], x[i1])} by the angle whose cosine and sine are given. */
+    static void rotate(float[] x, int i0, int i1, float c, float s) {
+        float x0 = x[i0];
+        float x1 = x[i1];
+        x[i0] = x0 * c - x1 * s;
+        x[i1] = x0 * s + x1 * c;
     }
 
     /** Once per call, not per element: an odd or oversized rotDim would silently skip dimensions. */
