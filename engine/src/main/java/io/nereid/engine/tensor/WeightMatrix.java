@@ -1,0 +1,188 @@
+package io.nereid.engine.tensor;
+
+import io.nereid.engine.gguf.GgmlType;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * A 2-D weight tensor in one ggml format, read in place from its segment (usually a slice of a
+ * mapped GGUF file): {@code rows} rows of {@code cols} weights, GGUF dims {@code [cols, rows]}
+ * ({@code ne0 = cols} is contiguous). Row {@code r} starts at byte
+ * {@code r * cols / blockSize * bytesPerBlock}.
+ *
+ * <p>The products follow ggml's {@code mul_mat} convention: a linear layer {@code y = W·x} with
+ * {@code W} of {@code rows = out_features} and {@code cols = in_features}.
+ *
+ * <p>Thread-safety: immutable; every method may be called concurrently, on disjoint output
+ * ranges for {@link #matmul}. Lifecycle: valid as long as the segment is (a closed GGUF file
+ * makes every method throw {@link IllegalStateException}).
+ */
+public final class WeightMatrix {
+
+    private final GgmlType type;
+    private final int rows;
+    private final int cols;
+    private final long rowBytes;
+    private final MemorySegment data;
+    private final RowKernel kernel;
+
+    private WeightMatrix(GgmlType type, int rows, int cols, MemorySegment data, RowKernel kernel) {
+        this.type = type;
+        this.rows = rows;
+        this.cols = cols;
+        this.rowBytes = (long) cols / type.blockSize() * type.bytesPerBlock();
+        this.data = data;
+        this.kernel = kernel;
+    }
+
+    /**
+     * A matrix over {@code data}, not copied.
+     *
+     * @param dims GGUF order, {@code [cols, rows]}; {@code [cols]} is one row, and trailing
+     *     dimensions of 1 are allowed
+     * @param data exactly {@code type.byteSize(dims)} bytes, native or backed by a {@code byte[]}
+     *     (the Vector API reads only those heap segments)
+     * @throws UnsupportedWeightTypeException naming {@code type} if it has no kernels
+     * @throws IllegalArgumentException if the dims are not 2-D, do not fit an int, have a row
+     *     length that is not a multiple of the block size, or do not match the data size
+     */
+    public static WeightMatrix of(GgmlType type, long[] dims, MemorySegment data) {
+        Objects.requireNonNull(type, "type");
+        RowKernel kernel = RowKernels.get(type);
+        if (kernel == null) {
+            throw new UnsupportedWeightTypeException(type, "weight matrix " + Arrays.toString(dims));
+        }
+        return of(type, dims, data, kernel);
+    }
+
+    /** With a given kernel: tests compare the scalar and vector kernels through this. */
+    static WeightMatrix of(GgmlType type, long[] dims, MemorySegment data, RowKernel kernel) {
+        Objects.requireNonNull(data, "data");
+        String what = type + " weight matrix " + Arrays.toString(dims);
+        if (dims.length < 1 || dims.length > 4) {
+            throw new IllegalArgumentException(what + ": expected dims [cols, rows]");
+        }
+        for (int i = 2; i < dims.length; i++) {
+            if (dims[i] != 1) {
+                throw new IllegalArgumentException(what + ": expected a 2-D tensor, dimension " + i + " is " + dims[i]);
+            }
+        }
+        long cols = dims[0];
+        long rows = dims.length > 1 ? dims[1] : 1;
+        if (cols < 1 || rows < 1 || cols > Integer.MAX_VALUE - 8 || rows > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException(what + ": rows and cols must be in 1.." + (Integer.MAX_VALUE - 8));
+        }
+        if (cols % type.blockSize() != 0) {
+            throw new IllegalArgumentException(what + ": row length " + cols + " is not a multiple of the block size "
+                    + type.blockSize());
+        }
+        long expected = type.byteSize(dims);
+        if (data.byteSize() != expected) {
+            throw new IllegalArgumentException(what + " takes " + expected + " bytes, data has " + data.byteSize());
+        }
+        if (data.heapBase().filter(base -> !(base instanceof byte[])).isPresent()) {
+            throw new IllegalArgumentException(what + ": a heap segment must be backed by a byte[], not "
+                    + data.heapBase().get().getClass().getSimpleName());
+        }
+        return new WeightMatrix(type, (int) rows, (int) cols, data, kernel);
+    }
+
+    public GgmlType type() {
+        return type;
+    }
+
+    /** Output features: the number of rows ({@code ne1}). */
+    public int rows() {
+        return rows;
+    }
+
+    /** Input features: the length of a row ({@code ne0}). */
+    public int cols() {
+        return cols;
+    }
+
+    /** The weights' bytes, {@code rows * rowBytes} long. */
+    MemorySegment data() {
+        return data;
+    }
+
+    /** Which kernels compute with this matrix, for logs: {@code "Q4_0, vector (512-bit)"}. */
+    public String kernelDescription() {
+        return type + ", " + (kernel == RowKernels.scalar(type) ? "scalar" : RowKernels.description());
+    }
+
+    /** {@code sum(W[row][i] * x[xOff + i])} for {@code i < cols}. */
+    public float dot(int row, float[] x, int xOff) {
+        Objects.checkIndex(row, rows);
+        Objects.checkFromIndexSize(xOff, cols, x.length);
+        return kernel.dot(data, row * rowBytes, x, xOff, cols);
+    }
+
+    /** Row {@code r} decoded to floats: {@code cols} values. */
+    public float[] dequantizeRow(int r) {
+        float[] row = new float[cols];
+        getRowInto(r, row, 0);
+        return row;
+    }
+
+    /** Decodes row {@code r} into {@code dst[off, off + cols)}: an embedding lookup. */
+    public void getRowInto(int r, float[] dst, int off) {
+        Objects.checkIndex(r, rows);
+        Objects.checkFromIndexSize(off, cols, dst.length);
+        kernel.dequantize(data, r * rowBytes, dst, off, cols);
+    }
+
+    /** {@link #matmul(float[], int, float[], int, int)} over every row. */
+    public void matmul(float[] x, int tokens, float[] out) {
+        matmul(x, tokens, out, 0, rows);
+    }
+
+    /**
+     * {@code out[t * rows + r] = W[r] · x[t * cols, (t + 1) * cols)} for every token
+     * {@code t < tokens} and row {@code r} in {@code [rowStart, rowEnd)}; other elements of
+     * {@code out} are left as they are, so threads may fill disjoint row ranges of one output.
+     *
+     * <p>Shapes: {@code x} is {@code (tokens, cols)}, {@code out} is {@code (tokens, rows)},
+     * row-major; both may be longer.
+     *
+     * <p>Each weight row is read from memory once for all tokens: with one token it is dotted
+     * in place; with several it is decoded once into a scratch row that then stays in cache for
+     * every token's dot product, so the decoding cost and the memory traffic (what bounds a CPU
+     * matmul) are paid once per step, not once per token.
+     */
+    public void matmul(float[] x, int tokens, float[] out, int rowStart, int rowEnd) {
+        if (tokens < 0) {
+            throw new IllegalArgumentException("tokens " + tokens + " < 0");
+        }
+        Objects.checkFromToIndex(rowStart, rowEnd, rows);
+        Objects.checkFromIndexSize(0, Math.multiplyExact(tokens, cols), x.length);
+        Objects.checkFromIndexSize(0, Math.multiplyExact(tokens, rows), out.length);
+        if (tokens == 0 || rowStart == rowEnd) {
+            return;
+        }
+        if (tokens == 1 || type == GgmlType.F32) {
+            // F32 has nothing to decode: the row is dotted in place, cached after the first token.
+            for (int r = rowStart; r < rowEnd; r++) {
+                long offset = r * rowBytes;
+                for (int t = 0; t < tokens; t++) {
+                    out[t * rows + r] = kernel.dot(data, offset, x, t * cols, cols);
+                }
+            }
+            return;
+        }
+        FloatDot floatDot = kernel == RowKernels.scalar(type) ? F32Format.INSTANCE : RowKernels.floatDot();
+        float[] row = new float[cols]; // (cols) scratch, per call so that concurrent calls share nothing
+        for (int r = rowStart; r < rowEnd; r++) {
+            kernel.dequantize(data, r * rowBytes, row, 0, cols);
+            for (int t = 0; t < tokens; t++) {
+                out[t * rows + r] = floatDot.dot(row, 0, x, t * cols, cols);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "WeightMatrix[" + type + " " + rows + "x" + cols + "]";
+    }
+}
