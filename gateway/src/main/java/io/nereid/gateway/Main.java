@@ -7,7 +7,7 @@ import java.io.UncheckedIOException;
 import java.util.Properties;
 
 /**
- * Command-line entry point used by {@code bin/nereid}: {@code version} and {@code serve}.
+ * Command-line entry point used by {@code bin/nereid}: {@code version}, {@code generate} and {@code serve}.
  *
  * <p>The HTTP server has not landed yet (issue #6): {@code serve} says so and exits with status
  * 2 instead of pretending to serve.
@@ -31,6 +31,9 @@ public final class Main {
                 out.println(banner());
                 return 0;
             }
+            case "generate" -> {
+                return GenerateCommand.run(args, out, err);
+            }
             case "serve" -> {
                 err.println(banner());
                 err.println("nereid serve: no HTTP server exists in this build yet; the OpenAI-compatible gateway"
@@ -39,7 +42,7 @@ public final class Main {
                 return NOT_IMPLEMENTED;
             }
             default -> {
-                err.println("nereid: unknown command '" + command + "' (try: version, serve)");
+                err.println("nereid: unknown command '" + command + "' (try: version, serve, generate)");
                 return 64; // EX_USAGE
             }
         }

@@ -1,0 +1,49 @@
+package io.nereid.gateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+class GenerateCommandTest {
+
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    private int run(String... args) {
+        return Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+    }
+
+    private static Path storiesModel() {
+        // Tests run in gateway/; the fixtures live beside the repository.
+        Path p = Path.of("").toAbsolutePath().getParent().resolveSibling("shared").resolve("fixtures/models/stories260K.gguf");
+        if (!Files.exists(p)) {
+            throw new IllegalStateException("fixture missing: " + p);
+        }
+        return p;
+    }
+
+    @Test
+    void greedyGenerationStreamsTheReferenceContinuationAndReportsSpeed() {
+        assertEquals(0, run("generate", "--model", storiesModel().toString(), "--prompt", "Once upon a time",
+                "--temperature", "0", "--max-tokens", "12", "--context", "512", "--threads", "2"));
+        assertEquals("Once upon a time, there was a little girl named Lily. She loved\n", out.toString(StandardCharsets.UTF_8));
+        String stats = err.toString(StandardCharsets.UTF_8);
+        assertTrue(stats.contains("prompt: 5 tokens") && stats.contains("decode: 12 tokens"), stats);
+    }
+
+    @Test
+    void missingArgumentsAndBadFilesAreClearErrors() {
+        assertEquals(64, run("generate", "--prompt", "x"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("--model and --prompt are required"));
+        assertEquals(1, run("generate", "--model", "/nonexistent/model.gguf", "--prompt", "x"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("/nonexistent/model.gguf"), err.toString(StandardCharsets.UTF_8));
+        assertEquals(1, run("generate", "--model", storiesModel().toString(), "--prompt", "x", "--max-tokens", "1000"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("exceeds the context of 128"), err.toString(StandardCharsets.UTF_8));
+    }
+}
