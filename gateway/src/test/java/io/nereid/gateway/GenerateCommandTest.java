@@ -32,7 +32,8 @@ class GenerateCommandTest {
     void greedyGenerationStreamsTheReferenceContinuationAndReportsSpeed() {
         assertEquals(0, run("generate", "--model", storiesModel().toString(), "--prompt", "Once upon a time",
                 "--temperature", "0", "--max-tokens", "12", "--context", "512", "--threads", "2"));
-        assertEquals("Once upon a time, there was a little girl named Lily. She loved\n", out.toString(StandardCharsets.UTF_8));
+        // The first 12 of llama.cpp's greedy ids (stories260K.json) decode to this.
+        assertEquals("Once upon a time, there was a little girl named Lily. She\n", out.toString(StandardCharsets.UTF_8));
         String stats = err.toString(StandardCharsets.UTF_8);
         assertTrue(stats.contains("prompt: 5 tokens") && stats.contains("decode: 12 tokens"), stats);
     }
