@@ -362,9 +362,21 @@ final class Evaluator {
             if (key instanceof List<?> || key instanceof Map<?, ?> || key instanceof Undefined) {
                 throw PyError.type("unhashable type: '" + PyValues.typeName(key) + "'");
             }
-            map.put(key, eval(d.values().get(i)));
+            map.put(existingKey(map, key), eval(d.values().get(i)));
         }
         return map;
+    }
+
+    /** Python dicts treat 1, 1.0 and True as one key: the first spelling stays. */
+    private static Object existingKey(Map<Object, Object> map, Object key) {
+        if (PyValues.isNumber(key) && !map.containsKey(key)) {
+            for (Object k : map.keySet()) {
+                if (PyValues.isNumber(k) && PyValues.eq(k, key)) {
+                    return k;
+                }
+            }
+        }
+        return key;
     }
 
     private boolean compare(Expr.Compare c) {

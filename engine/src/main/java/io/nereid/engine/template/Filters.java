@@ -150,9 +150,6 @@ final class Filters {
             }
             return Math.abs(x);
         }
-        if (v instanceof Undefined u) {
-            throw u.error();
-        }
         throw PyError.type("bad operand type for abs(): '" + PyValues.typeName(v) + "'");
     }
 
@@ -246,9 +243,6 @@ final class Filters {
         String method = PyValues.str(p[1]);
         if (!method.equals("common") && !method.equals("ceil") && !method.equals("floor")) {
             throw PyError.runtime("method must be common, ceil or floor");
-        }
-        if (v instanceof Undefined u) {
-            throw u.error();
         }
         if (!PyValues.isNumber(v)) {
             throw PyError.type("type " + PyValues.typeName(v) + " doesn't define __round__ method");

@@ -61,7 +61,7 @@ final class Methods {
             return new BoundMethod(obj, name);
         }
         if (unsafe.contains(name)) {
-            return Undefined.withHint("access to attribute '" + name + "' of '" + PyValues.typeName(obj)
+            return Undefined.unsafe("access to attribute '" + name + "' of '" + PyValues.typeName(obj)
                     + "' object is unsafe.");
         }
         return null;

@@ -91,7 +91,7 @@ final class PyAccess {
                 int off = PyStrings.offset(s, i);
                 return s.substring(off, off + Character.charCount(s.codePointAt(off)));
             }
-            default -> {
+            case null, default -> {
                 return Frame.MISSING;
             }
         }

@@ -100,7 +100,7 @@ final class PyFormat {
                 }
             }
             Spec spec = new Spec(flags.indexOf("-") >= 0 ? '<' : '>', ' ', sign(flags), flags.indexOf("#") >= 0,
-                    flags.indexOf("0") >= 0 && flags.indexOf("-") < 0, width, precision, conv);
+                    flags.indexOf("0") >= 0 && flags.indexOf("-") < 0, width, precision, conv, (char) 0);
             out.append(convert(value, spec, true));
         }
         if (!single && next < positional.size() || single && !usedSingle && mapping == null
@@ -120,16 +120,22 @@ final class PyFormat {
      * zero padding, width and precision (-1 when absent), type (0 when absent).
      */
     private record Spec(char align, char fill, char sign, boolean alternate, boolean zero, int width,
-                        int precision, char type) { }
+                        int precision, char type, char grouping) { }
 
     private static String convert(Object value, Spec spec, boolean printf) {
+        if (spec.type() == 0 && PyValues.isInt(value)) {
+            return convert(value, withType(spec, 'd'), printf);
+        }
+        if (spec.type() == 0 && PyValues.isFloat(value)) {
+            if (spec.precision() >= 0) {
+                return convert(value, withType(spec, 'g'), printf);
+            }
+            double d = PyValues.toDouble(value);
+            return numeric(d < 0 || d == 0 && 1 / d < 0, PyValues.floatRepr(Math.abs(d)), spec);
+        }
         String body;
         switch (spec.type()) {
             case 's', 0 -> {
-                if (spec.type() == 0 && PyValues.isNumber(value) && !(value instanceof Boolean)
-                        && spec.precision() >= 0) {
-                    return convert(value, withType(spec, 'g'), printf);
-                }
                 body = PyValues.str(value);
                 if (spec.precision() >= 0 && PyStrings.length(body) > spec.precision()) {
                     body = body.substring(0, PyStrings.offset(body, spec.precision()));
@@ -174,7 +180,8 @@ final class PyFormat {
     }
 
     private static Spec withType(Spec s, char type) {
-        return new Spec(s.align(), s.fill(), s.sign(), s.alternate(), s.zero(), s.width(), s.precision(), type);
+        return new Spec(s.align(), s.fill(), s.sign(), s.alternate(), s.zero(), s.width(), s.precision(), type,
+                s.grouping());
     }
 
     private static long integer(Object value, Spec spec) {
@@ -273,6 +280,9 @@ final class PyFormat {
 
     /** Sign, then zero padding between sign and digits, or fill padding per the alignment. */
     private static String numeric(boolean negative, String digits, Spec spec) {
+        if (spec.grouping() != 0 && "dnfF%eEgG".indexOf(spec.type()) >= 0 || spec.grouping() != 0 && spec.type() == 0) {
+            digits = group(digits, spec.grouping());
+        }
         String sign = negative ? "-" : spec.sign() == '+' ? "+" : spec.sign() == ' ' ? " " : "";
         if (spec.zero() && spec.width() > 0 && (spec.align() == '>' || spec.align() == '=')) {
             int pad = spec.width() - sign.length() - digits.length();
@@ -283,6 +293,22 @@ final class PyFormat {
             return sign + String.valueOf(spec.fill()).repeat(Math.max(0, pad)) + digits;
         }
         return pad(sign + digits, spec, '>');
+    }
+
+    /** Thousands separators in the integer part of a decimal digit string. */
+    private static String group(String digits, char separator) {
+        int end = 0;
+        while (end < digits.length() && Character.isDigit(digits.charAt(end))) {
+            end++;
+        }
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < end; i++) {
+            if (i > 0 && (end - i) % 3 == 0) {
+                sb.append(separator);
+            }
+            sb.append(digits.charAt(i));
+        }
+        return sb.append(digits, end, digits.length()).toString();
     }
 
     private static String pad(String body, Spec spec, char defaultAlign) {
@@ -428,8 +454,9 @@ final class PyFormat {
             i++;
         }
         int width = i > start ? Integer.parseInt(s.substring(start, i)) : -1;
+        char grouping = 0;
         if (i < s.length() && (s.charAt(i) == ',' || s.charAt(i) == '_')) {
-            i++; // grouping is accepted but not applied
+            grouping = s.charAt(i++);
         }
         int precision = -1;
         if (i < s.length() && s.charAt(i) == '.') {
@@ -444,6 +471,6 @@ final class PyFormat {
             align = '=';
             fill = '0';
         }
-        return new Spec(align, fill, sign, alternate, false, width, precision, type);
+        return new Spec(align, fill, sign, alternate, false, width, precision, type, grouping);
     }
 }

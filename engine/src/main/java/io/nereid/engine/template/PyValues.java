@@ -154,7 +154,7 @@ final class PyValues {
         switch (o) {
             case String s -> sb.append(s);
             case Undefined u -> { }
-            default -> appendRepr(sb, o);
+            case null, default -> appendRepr(sb, o);
         }
     }
 
@@ -261,6 +261,14 @@ final class PyValues {
             return 1 / d < 0 ? "-0.0" : "0.0";
         }
         BigDecimal bd = new BigDecimal(Double.toString(Math.abs(d))).stripTrailingZeros();
+        if (bd.precision() == 2) {
+            // Java may prefer a closer 2-digit decimal where a 1-digit one also round-trips (4.9E-324);
+            // Python's repr takes the shortest.
+            BigDecimal one = bd.round(new java.math.MathContext(1, java.math.RoundingMode.HALF_EVEN));
+            if (one.doubleValue() == Math.abs(d)) {
+                bd = one.stripTrailingZeros();
+            }
+        }
         String digits = bd.unscaledValue().toString();
         int decpt = digits.length() - bd.scale(); // value = 0.DIGITS * 10^decpt
         StringBuilder sb = new StringBuilder(24);

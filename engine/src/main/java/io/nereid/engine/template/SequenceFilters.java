@@ -61,9 +61,9 @@ final class SequenceFilters {
                 Object key = !part.isEmpty() && part.chars().allMatch(Character::isDigit) ? (Object) Long.parseLong(part)
                         : part;
                 v = PyAccess.getitem(v, key);
-            }
-            if (dflt != null && v instanceof Undefined) {
-                v = dflt;
+                if (dflt != null && v instanceof Undefined) {
+                    v = dflt;
+                }
             }
             return ignoreCase ? ignoreCase(v) : v;
         };

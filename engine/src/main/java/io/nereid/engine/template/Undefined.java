@@ -10,19 +10,26 @@ package io.nereid.engine.template;
  * @param owner the Python type description of the object that lacked {@code name}
  *              (e.g. {@code dict object}), or null for a missing variable
  * @param name  the missing variable, attribute or key
+ * @param errorKind the Python exception a use raises: {@code UndefinedError}, or
+ *              {@code SecurityError} for an unsafe attribute
  */
-record Undefined(String hint, String owner, Object name) {
+record Undefined(String hint, String owner, Object name, String errorKind) {
 
     static Undefined variable(String name) {
-        return new Undefined(null, null, name);
+        return new Undefined(null, null, name, "UndefinedError");
     }
 
     static Undefined member(Object obj, Object name) {
-        return new Undefined(null, PyValues.objectTypeRepr(obj), name);
+        return new Undefined(null, PyValues.objectTypeRepr(obj), name, "UndefinedError");
     }
 
     static Undefined withHint(String hint) {
-        return new Undefined(hint, null, null);
+        return new Undefined(hint, null, null, "UndefinedError");
+    }
+
+    /** The sandbox's answer to a mutating method on caller data: undefined, and a SecurityError when used. */
+    static Undefined unsafe(String hint) {
+        return new Undefined(hint, null, null, "SecurityError");
     }
 
     String message() {
@@ -39,6 +46,6 @@ record Undefined(String hint, String owner, Object name) {
     }
 
     PyError error() {
-        return PyError.undefined(message());
+        return new PyError(errorKind, message());
     }
 }
