@@ -10,6 +10,7 @@ import java.util.Objects;
  * {@code apply_chat_template} passes. Values are plain Java data as a JSON reader produces them:
  * {@code Map<String, Object>}, {@code List<Object>}, {@code String}, {@code Long}, {@code Double},
  * {@code Boolean}, {@code null}; they are handed to the template unchanged and never mutated.
+ * The record is immutable; it is as thread-safe as the collections it is given.
  *
  * @param messages            the conversation, e.g. {@code {"role": "user", "content": "Hi"}};
  *                            {@code content} may be a string, null, or a list of parts

@@ -44,7 +44,11 @@ public final class ChatTemplate {
      * @throws TemplateSyntaxException with the line and reason when the source is not valid
      */
     public static ChatTemplate compile(String source, String name) {
-        return new ChatTemplate(name, List.copyOf(Parser.parse(source, name)));
+        try {
+            return new ChatTemplate(name, List.copyOf(Parser.parse(source, name)));
+        } catch (StackOverflowError e) {
+            throw new TemplateSyntaxException(name, 0, "template nested too deeply to parse");
+        }
     }
 
     /**

@@ -123,16 +123,32 @@ final class Evaluator {
 
     /** Renders {@code body} in a child frame into a separate buffer and returns the text. */
     private String capture(List<Node> body) {
-        StringBuilder saved = out;
-        Frame outer = frame;
+        return nested(new Frame(frame), () -> exec(body));
+    }
+
+    /**
+     * Runs {@code body} with {@code scope} as the current frame and a fresh output buffer, returns
+     * what it wrote, and restores both (macro calls, recursive loops, captured blocks). Bounds the
+     * nesting so a runaway recursion is a render error rather than a stack overflow.
+     */
+    private String nested(Frame scope, Runnable body) {
+        if (callDepth >= MAX_CALL_DEPTH) {
+            throw new PyError("RecursionError", "maximum recursion depth exceeded");
+        }
+        callDepth++;
+        StringBuilder savedOut = out;
+        Frame savedFrame = frame;
+        int savedLine = line;
         out = new StringBuilder();
-        frame = new Frame(outer);
+        frame = scope;
         try {
-            exec(body);
+            body.run();
+            line = savedLine; // on failure the line of the failing statement is kept for the report
             return out.toString();
         } finally {
-            out = saved;
-            frame = outer;
+            out = savedOut;
+            frame = savedFrame;
+            callDepth--;
         }
     }
 
@@ -176,23 +192,7 @@ final class Evaluator {
 
     /** {@code loop(children)} inside a {@code recursive} loop: renders the loop again one level deeper. */
     String recurseLoop(Node.For f, Frame loopFrame, Object iterable, int depth) {
-        if (++callDepth > MAX_CALL_DEPTH) {
-            throw new PyError("RecursionError", "maximum recursion depth exceeded");
-        }
-        StringBuilder saved = out;
-        Frame savedFrame = frame;
-        int savedLine = line;
-        out = new StringBuilder();
-        frame = loopFrame;
-        try {
-            forLoop(f, iterable, depth);
-            line = savedLine;
-            return out.toString();
-        } finally {
-            out = saved;
-            frame = savedFrame;
-            callDepth--;
-        }
+        return nested(loopFrame, () -> forLoop(f, iterable, depth));
     }
 
     private void assign(Node.Target target, Object value) {
@@ -233,16 +233,7 @@ final class Evaluator {
 
     /** Calls a macro: binds parameters (defaults evaluated in the macro's scope) and renders its body. */
     String callMacro(Macro m, List<Object> args, Map<String, Object> kwargs) {
-        if (++callDepth > MAX_CALL_DEPTH) {
-            throw new PyError("RecursionError", "maximum recursion depth exceeded while calling macro '"
-                    + m.name() + "'");
-        }
-        StringBuilder saved = out;
-        Frame savedFrame = frame;
-        int savedLine = line;
-        out = new StringBuilder();
-        frame = new Frame(m.closure());
-        try {
+        return nested(new Frame(m.closure()), () -> {
             Map<String, Object> extra = new LinkedHashMap<>(kwargs);
             List<Node.Param> params = m.params();
             for (int i = 0; i < params.size(); i++) {
@@ -269,13 +260,7 @@ final class Evaluator {
             frame.set("varargs", PyTuple.copyOf(args.subList(Math.min(params.size(), args.size()), args.size())));
             frame.set("kwargs", extra);
             exec(m.body());
-            line = savedLine;
-            return out.toString();
-        } finally {
-            out = saved;
-            frame = savedFrame;
-            callDepth--;
-        }
+        });
     }
 
     // ---------------------------------------------------------------- expressions

@@ -182,7 +182,13 @@ final class Parser {
 
     private Node forStatement() {
         int line = in.next().line();
-        Node.Target target = assignTarget(t -> t.isName("in"), false);
+        loopDepth++; // the target of a for loop may not be 'loop' either
+        Node.Target target;
+        try {
+            target = assignTarget(t -> t.isName("in"), false);
+        } finally {
+            loopDepth--;
+        }
         in.expectName("in");
         Expr iter = expr.tuple(false, false, t -> t.isName("recursive"), false);
         Expr filter = in.skipName("if") ? expr.expression() : null;
@@ -227,8 +233,8 @@ final class Parser {
 
     private Node.Target toTarget(Expr e, Token at) {
         if (e instanceof Expr.Name(String name)) {
-            if (name.equals("loop") || name.equals("true") || name.equals("false") || name.equals("none")) {
-                throw in.fail(at, "can't assign to special name '" + name + "'");
+            if (name.equals("loop") && loopDepth > 0) {
+                throw in.fail(at, "Can't assign to special loop variable in for-loop target");
             }
             return new Node.Target.Name(name);
         }

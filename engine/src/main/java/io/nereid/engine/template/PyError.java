@@ -4,7 +4,7 @@ package io.nereid.engine.template;
  * A Python-style runtime error raised while evaluating (e.g. {@code TypeError},
  * {@code UndefinedError}). Internal: the {@link Evaluator} turns it into a
  * {@link TemplateRenderException} that names the template and line. Carries no stack trace:
- * it is a value-level error report, not a bug in Nereid.
+ * it is a value-level error report, not a bug in Nereid. Immutable.
  */
 final class PyError extends RuntimeException {
 

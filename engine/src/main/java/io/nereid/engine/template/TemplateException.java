@@ -14,11 +14,18 @@ public abstract sealed class TemplateException extends RuntimeException
 
     private final String templateName;
     private final int line;
+    private final String reason;
 
-    TemplateException(String message, String templateName, int line) {
+    /** A message of the form {@code template 'NAME', line N: REASON}. */
+    TemplateException(String templateName, int line, String reason) {
+        this(locate(templateName, line) + ": " + reason, templateName, line, reason);
+    }
+
+    TemplateException(String message, String templateName, int line, String reason) {
         super(message, null, true, false);
         this.templateName = templateName;
         this.line = line;
+        this.reason = reason;
     }
 
     /** The name given to {@link ChatTemplate#compile(String, String)} (or the built-in's name). */
@@ -31,7 +38,12 @@ public abstract sealed class TemplateException extends RuntimeException
         return line;
     }
 
-    static String locate(String templateName, int line) {
+    /** What went wrong, without the location. */
+    public String reason() {
+        return reason;
+    }
+
+    private static String locate(String templateName, int line) {
         return line > 0 ? "template '" + templateName + "', line " + line : "template '" + templateName + "'";
     }
 }

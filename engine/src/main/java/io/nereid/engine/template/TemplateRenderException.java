@@ -8,15 +8,7 @@ package io.nereid.engine.template;
  */
 public final class TemplateRenderException extends TemplateException {
 
-    private final String reason;
-
     TemplateRenderException(String templateName, int line, String reason) {
-        super(locate(templateName, line) + ": " + reason, templateName, line);
-        this.reason = reason;
-    }
-
-    /** The Python-style error, e.g. {@code TypeError: ...}, without the location. */
-    public String reason() {
-        return reason;
+        super(templateName, line, reason);
     }
 }

@@ -8,15 +8,7 @@ package io.nereid.engine.template;
  */
 public final class TemplateSyntaxException extends TemplateException {
 
-    private final String reason;
-
     TemplateSyntaxException(String templateName, int line, String reason) {
-        super(locate(templateName, line) + ": " + reason, templateName, line);
-        this.reason = reason;
-    }
-
-    /** What is wrong, without the location. */
-    public String reason() {
-        return reason;
+        super(templateName, line, reason);
     }
 }
