@@ -14,8 +14,8 @@ import java.util.Set;
  * <p>Like HF's {@code ImmutableSandboxedEnvironment}, a mutating method on the caller's data
  * ({@code messages.append}, {@code message.update}) is an unsafe attribute: an undefined whose use
  * raises. Unlike it, lists the template built itself can be mutated ({@code append},
- * {@code extend}, {@code pop}, ...), which llama.cpp's and transformers.js's interpreters also
- * allow. {@code dict.items()/keys()/values()} return lists (they print as lists, not as
+ * {@code extend}, {@code pop}, ...): more permissive than HF, never less.
+ * {@code dict.items()/keys()/values()} return lists (they print as lists, not as
  * {@code dict_items([...])}). Stateless; thread-safe.
  */
 final class Methods {

@@ -20,8 +20,8 @@
  * <p>Known differences from Python Jinja2, none of which the HF templates we test rely on:
  * <ul>
  *   <li>lists built by the template may be mutated ({@code append}, {@code extend}, {@code pop},
- *       ...); HF's immutable sandbox forbids that, llama.cpp's and transformers.js's
- *       interpreters allow it. Caller data is never mutated;</li>
+ *       ...), where HF's immutable sandbox raises a {@code SecurityError}; so a template that works
+ *       under HF works here, not necessarily the reverse. Caller data is never mutated;</li>
  *   <li>{@code map}, {@code select}, {@code reject}, {@code items}, {@code dict.items()},
  *       {@code range()} return lists, so printing one without {@code |list} shows a list rather
  *       than {@code <generator ...>}, {@code dict_items([...])} or {@code range(0, 3)};</li>
