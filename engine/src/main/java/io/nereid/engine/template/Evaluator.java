@@ -154,8 +154,8 @@ final class Evaluator {
 
     private Flow forLoop(Node.For f, Object iterable, int depth) {
         List<Object> items = PyValues.iterate(iterable);
-        if (items instanceof MutableList) {
-            items = new ArrayList<>(items); // the body may mutate the list it iterates
+        if (items instanceof MutableList || !(items instanceof java.util.RandomAccess)) {
+            items = new ArrayList<>(items); // the body may mutate it; indexed access must be cheap
         }
         Frame outer = frame;
         try {
