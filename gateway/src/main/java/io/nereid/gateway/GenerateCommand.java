@@ -13,7 +13,14 @@ import io.nereid.engine.text.IncrementalDetokenizer;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.security.SecureRandom;
+import io.nereid.engine.template.ChatRequestContext;
+import io.nereid.engine.template.ChatTemplate;
+import io.nereid.engine.template.ChatTemplates;
+import io.nereid.engine.template.TemplateException;
+import io.nereid.engine.tokenizer.SpecialTokens;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -31,6 +38,10 @@ final class GenerateCommand {
               --min-p P           (default 0: off)       --seed S    (default: random)
               --repetition-penalty R (default 1: off)
               --ignore-eos        keep going after end-of-sequence tokens
+              --chat              send --prompt as a user message through the chat template
+              --system TEXT       with --chat: a system message first
+              --chat-template T   with --chat: a built-in (chatml, llama2, llama3, mistral, phi3,
+                                  gemma) or a .jinja file instead of the model's own template
               --context N         context length (default: the model's context_length)
               --threads N         kernel threads (default: available processors)
               --prefill-chunk N   prompt tokens per forward step (default 512)
@@ -43,7 +54,7 @@ final class GenerateCommand {
         Map<String, String> opt = new HashMap<>();
         for (int i = 1; i < args.length; i++) {
             String a = args[i];
-            if (a.equals("--ignore-eos") || a.equals("--help")) {
+            if (a.equals("--ignore-eos") || a.equals("--help") || a.equals("--chat")) {
                 opt.put(a, "true");
             } else if (a.startsWith("--") && i + 1 < args.length) {
                 opt.put(a, args[++i]);
@@ -65,7 +76,7 @@ final class GenerateCommand {
         } catch (NumberFormatException e) {
             err.println("nereid generate: not a number: " + e.getMessage());
             return 64;
-        } catch (IllegalArgumentException | ModelLoadException e) {
+        } catch (IllegalArgumentException | ModelLoadException | TemplateException e) {
             err.println("nereid generate: " + e.getMessage());
             return 1;
         }
@@ -82,7 +93,9 @@ final class GenerateCommand {
         try (CpuModel model = CpuModel.open(Path.of(opt.get("--model")));
                 ComputePool pool = new ComputePool(new ComputePool.Config(threads))) {
             int context = Integer.parseInt(opt.getOrDefault("--context", Integer.toString(model.config().contextLength())));
-            int[] prompt = model.tokenizer().encode(opt.get("--prompt"), true, true);
+            String text = opt.containsKey("--chat") ? chatPrompt(model, opt) : opt.get("--prompt");
+            // A rendered chat template writes its own BOS text (vLLM: add_special_tokens=False).
+            int[] prompt = model.tokenizer().encode(text, !opt.containsKey("--chat"), true);
             if (prompt.length + maxTokens > context) {
                 throw new IllegalArgumentException("prompt (" + prompt.length + " tokens) + --max-tokens " + maxTokens
                         + " exceeds the context of " + context + " (use --context)");
@@ -92,7 +105,7 @@ final class GenerateCommand {
             Generator generator = new Generator(forward, context, 16, Integer.parseInt(opt.getOrDefault("--prefill-chunk", "512")));
             IncrementalDetokenizer detok = new IncrementalDetokenizer(model.tokenizer(), true);
             int[] stops = opt.containsKey("--ignore-eos") ? new int[0] : model.tokenizer().specialTokens().stopIds();
-            out.print(opt.get("--prompt"));
+            out.print(text);
             Generator.Stats stats = generator.generate(prompt, maxTokens,
                     new Sampler(params, model.config().vocabSize(), prompt, seed), stops, t -> {
                         out.print(detok.push(t.id()));
@@ -105,6 +118,21 @@ final class GenerateCommand {
                     model.config().architecture(), threads, seed);
             return 0;
         }
+    }
+
+    private static String chatPrompt(CpuModel model, Map<String, String> opt) {
+        ChatTemplate template = opt.containsKey("--chat-template") ? ChatTemplates.named(opt.get("--chat-template"))
+                : model.chatTemplate().orElseThrow(() -> new IllegalArgumentException(
+                        "the model has no chat template (tokenizer.chat_template); pass --chat-template"));
+        List<Map<String, Object>> messages = new ArrayList<>();
+        if (opt.containsKey("--system")) {
+            messages.add(Map.of("role", "system", "content", opt.get("--system")));
+        }
+        messages.add(Map.of("role", "user", "content", opt.get("--prompt")));
+        SpecialTokens sp = model.tokenizer().specialTokens();
+        return template.render(new ChatRequestContext(messages, null, true,
+                sp.bos() >= 0 ? model.tokenizer().piece(sp.bos()) : null,
+                sp.eos() >= 0 ? model.tokenizer().piece(sp.eos()) : null, Map.of(), null));
     }
 
     private static double perSecond(int tokens, long nanos) {

@@ -60,6 +60,11 @@ public final class CpuModel implements AutoCloseable {
         return tokenizer;
     }
 
+    /** The model's own chat template ({@code tokenizer.chat_template}), if it has one. */
+    public java.util.Optional<io.nereid.engine.template.ChatTemplate> chatTemplate() {
+        return io.nereid.engine.template.ChatTemplates.fromGguf(file.metadata(), null);
+    }
+
     public ModelWeights weights() {
         return weights;
     }
