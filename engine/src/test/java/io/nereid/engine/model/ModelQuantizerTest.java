@@ -1,0 +1,45 @@
+package io.nereid.engine.model;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nereid.engine.gguf.GgmlType;
+import io.nereid.engine.kernel.Kernels;
+import io.nereid.engine.sampling.SampledToken;
+import io.nereid.engine.sampling.Sampler;
+import io.nereid.engine.sampling.SamplingParams;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ModelQuantizerTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void q8_0CopyOfAModelKeepsItsGreedyOutputAndShrinksIt() throws IOException {
+        Path f32 = dir.resolve("f32.gguf");
+        Path q8 = dir.resolve("q8.gguf");
+        RandomModelWriter.write(new RandomModelWriter.Spec(Architecture.QWEN2, 64, 2, 4, 2, 96, 320, 128, GgmlType.F32, false, 3), f32);
+        ModelQuantizer.Result r = ModelQuantizer.quantize(f32, q8, GgmlType.Q8_0);
+        assertEquals(2 + 2 * 7, r.converted(), "token_embd, output and 7 matrices per layer");
+        assertTrue(r.bytesOut() < r.bytesIn() / 3, r.toString());
+        try (CpuModel a = CpuModel.open(f32); CpuModel b = CpuModel.open(q8)) {
+            assertEquals(GgmlType.Q8_0, b.weights().layer(1).wq().type());
+            assertEquals(greedy(a), greedy(b), "Q8_0 error is far below these random logits' gaps");
+        }
+    }
+
+    private static List<Integer> greedy(CpuModel m) {
+        Generator g = new Generator(m.forward(Kernels.provider(), RangeRunner.SERIAL, 128), 128, 16, 64);
+        List<Integer> ids = new ArrayList<>();
+        int[] prompt = {1, 50, 60, 70};
+        g.generate(prompt, 8, new Sampler(SamplingParams.GREEDY, m.config().vocabSize(), prompt, 1), new int[0],
+                (SampledToken t) -> ids.add(t.id()));
+        return ids;
+    }
+}
