@@ -36,19 +36,15 @@ final class BF16Vector implements RowKernel {
     public float dot(MemorySegment w, long offset, float[] x, int xOff, int n) {
         int l = F.length();
         int i = 0;
-        // four independent accumulators to cover the FMA latency (see F32Vector)
+        // Two accumulators, two loads per step and no one-vector remainder loop: every inlined
+        // load adds many nodes, and past C2's NodeCountInliningCutoff the rest stay out of line
+        // and box their vectors. The scalar tail takes up to 2L - 1 elements.
         FloatVector a0 = FloatVector.zero(F), a1 = FloatVector.zero(F);
-        FloatVector a2 = FloatVector.zero(F), a3 = FloatVector.zero(F);
-        for (; i <= n - 4 * l; i += 4 * l) {
+        for (; i <= n - 2 * l; i += 2 * l) {
             a0 = load(w, offset, i).fma(FloatVector.fromArray(F, x, xOff + i), a0);
             a1 = load(w, offset, i + l).fma(FloatVector.fromArray(F, x, xOff + i + l), a1);
-            a2 = load(w, offset, i + 2 * l).fma(FloatVector.fromArray(F, x, xOff + i + 2 * l), a2);
-            a3 = load(w, offset, i + 3 * l).fma(FloatVector.fromArray(F, x, xOff + i + 3 * l), a3);
         }
-        for (; i <= n - l; i += l) {
-            a0 = load(w, offset, i).fma(FloatVector.fromArray(F, x, xOff + i), a0);
-        }
-        float sum = a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD);
+        float sum = a0.add(a1).reduceLanes(VectorOperators.ADD);
         for (; i < n; i++) {
             sum += BF16Format.toFloat(w.get(Bytes.SHORT, offset + 2L * i)) * x[xOff + i];
         }

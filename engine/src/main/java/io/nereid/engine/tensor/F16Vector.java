@@ -10,7 +10,6 @@ import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
-import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 
 /**
@@ -25,8 +24,8 @@ final class F16Vector implements RowKernel {
     /** 2^112: moves a half's exponent bias (15) to a float's (127); subnormal halves come out normal. */
     private static final float REBIAS = 0x1p112f;
 
-    /** After rebiasing, a half with the all-ones exponent (Inf/NaN) is at least 2^16. */
-    private static final float INF_NAN_THRESHOLD = 0x1p16f;
+    /** After rebiasing, a half with the all-ones exponent (Inf/NaN) is at least 2^16: these bits. */
+    private static final int INF_NAN_BITS = Float.floatToRawIntBits(0x1p16f);
 
     private F16Vector() {
     }
@@ -43,8 +42,8 @@ final class F16Vector implements RowKernel {
         // exponent and mantissa into float position, then scale: exact, subnormals included
         FloatVector magnitude = h.and(0x7fff).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().mul(REBIAS);
         IntVector bits = magnitude.reinterpretAsInts();
-        VectorMask<Integer> infOrNaN = magnitude.compare(VectorOperators.GE, INF_NAN_THRESHOLD).cast(I);
-        bits = bits.lanewise(VectorOperators.OR, 0x7f800000, infOrNaN);
+        // Inf/NaN: rebiased magnitudes >= 2^16; as positive floats they compare like their bits
+        bits = bits.lanewise(VectorOperators.OR, 0x7f800000, bits.compare(VectorOperators.GE, INF_NAN_BITS));
         return bits.or(h.and(0x8000).lanewise(VectorOperators.LSHL, 16)).reinterpretAsFloats();
     }
 
@@ -52,19 +51,15 @@ final class F16Vector implements RowKernel {
     public float dot(MemorySegment w, long offset, float[] x, int xOff, int n) {
         int l = F.length();
         int i = 0;
-        // four independent accumulators to cover the FMA latency (see F32Vector)
+        // Two accumulators, two loads per step and no one-vector remainder loop: every inlined
+        // load adds many nodes, and past C2's NodeCountInliningCutoff the rest stay out of line
+        // and box their vectors. The scalar tail takes up to 2L - 1 elements.
         FloatVector a0 = FloatVector.zero(F), a1 = FloatVector.zero(F);
-        FloatVector a2 = FloatVector.zero(F), a3 = FloatVector.zero(F);
-        for (; i <= n - 4 * l; i += 4 * l) {
+        for (; i <= n - 2 * l; i += 2 * l) {
             a0 = load(w, offset, i).fma(FloatVector.fromArray(F, x, xOff + i), a0);
             a1 = load(w, offset, i + l).fma(FloatVector.fromArray(F, x, xOff + i + l), a1);
-            a2 = load(w, offset, i + 2 * l).fma(FloatVector.fromArray(F, x, xOff + i + 2 * l), a2);
-            a3 = load(w, offset, i + 3 * l).fma(FloatVector.fromArray(F, x, xOff + i + 3 * l), a3);
         }
-        for (; i <= n - l; i += l) {
-            a0 = load(w, offset, i).fma(FloatVector.fromArray(F, x, xOff + i), a0);
-        }
-        float sum = a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD);
+        float sum = a0.add(a1).reduceLanes(VectorOperators.ADD);
         for (; i < n; i++) {
             sum += Bytes.f16(w, offset + 2L * i) * x[xOff + i];
         }

@@ -41,30 +41,27 @@ final class Q5_KVector implements RowKernel {
 
     @Override
     public float dot(MemorySegment w, long offset, float[] x, int xOff, int n) {
-        FloatVector accQ = FloatVector.zero(F), accM = FloatVector.zero(F); // as in Q4_KVector
+        // One sub-block of 32 weights per iteration, not a group of 64 as in Q4_KVector: a body
+        // that decodes both nibbles is too many nodes for C2 to inline completely
+        // (NodeCountInliningCutoff), and an op left out of line boxes its vectors.
+        FloatVector accQ = FloatVector.zero(F), accM = FloatVector.zero(F);
         for (int b = 0; b < n / QK_K; b++) {
             long block = offset + (long) b * BLOCK_BYTES;
             float d = Bytes.f16(w, block);
             float dmin = Bytes.f16(w, block + 2);
-            for (int g = 0; g < 4; g++) {
-                long qs = block + 48 + 32L * g;
-                int xLo = xOff + b * QK_K + 64 * g;
-                FloatVector qxLo = FloatVector.zero(F), xsLo = FloatVector.zero(F);
-                FloatVector qxHi = FloatVector.zero(F), xsHi = FloatVector.zero(F);
+            for (int s = 0; s < 8; s++) {
+                long qs = block + 48 + 32L * (s / 2);
+                int nibbleShift = 4 * (s & 1); // even sub-blocks are the low nibbles
+                int x0 = xOff + b * QK_K + 32 * s;
+                FloatVector qx = FloatVector.zero(F), xs = FloatVector.zero(F);
                 for (int k = 0; k < 32; k += F.length()) {
-                    ByteVector q = bytes(w, qs + k);
-                    ByteVector qh = bytes(w, block + 16 + k);
-                    FloatVector lo = FloatVector.fromArray(F, x, xLo + k);
-                    FloatVector hi = FloatVector.fromArray(F, x, xLo + 32 + k);
-                    qxLo = quant(q.and((byte) 0x0F), qh, 2 * g).fma(lo, qxLo);
-                    xsLo = xsLo.add(lo);
-                    qxHi = quant(q.lanewise(VectorOperators.LSHR, 4), qh, 2 * g + 1).fma(hi, qxHi);
-                    xsHi = xsHi.add(hi);
+                    ByteVector nibble = bytes(w, qs + k).lanewise(VectorOperators.LSHR, nibbleShift).and((byte) 0x0F);
+                    FloatVector xv = FloatVector.fromArray(F, x, x0 + k);
+                    qx = quant(nibble, bytes(w, block + 16 + k), s).fma(xv, qx); // qh bit s
+                    xs = xs.add(xv);
                 }
-                accQ = VectorKernels.fma(qxLo, d * KScales.scale(w, block + 4, 2 * g), accQ);
-                accQ = VectorKernels.fma(qxHi, d * KScales.scale(w, block + 4, 2 * g + 1), accQ);
-                accM = VectorKernels.fma(xsLo, dmin * KScales.min(w, block + 4, 2 * g), accM);
-                accM = VectorKernels.fma(xsHi, dmin * KScales.min(w, block + 4, 2 * g + 1), accM);
+                accQ = VectorKernels.fma(qx, d * KScales.scale(w, block + 4, s), accQ);
+                accM = VectorKernels.fma(xs, dmin * KScales.min(w, block + 4, s), accM);
             }
         }
         return accQ.sub(accM).reduceLanes(VectorOperators.ADD);
@@ -76,19 +73,16 @@ final class Q5_KVector implements RowKernel {
             long block = offset + (long) b * BLOCK_BYTES;
             float d = Bytes.f16(w, block);
             float dmin = Bytes.f16(w, block + 2);
-            for (int g = 0; g < 4; g++) {
-                float d1 = d * KScales.scale(w, block + 4, 2 * g);
-                float m1 = dmin * KScales.min(w, block + 4, 2 * g);
-                float d2 = d * KScales.scale(w, block + 4, 2 * g + 1);
-                float m2 = dmin * KScales.min(w, block + 4, 2 * g + 1);
-                long qs = block + 48 + 32L * g;
-                int y = dstOff + b * QK_K + 64 * g;
+            for (int s = 0; s < 8; s++) { // one sub-block per iteration, as in dot
+                float ds = d * KScales.scale(w, block + 4, s);
+                float ms = dmin * KScales.min(w, block + 4, s);
+                long qs = block + 48 + 32L * (s / 2);
+                int nibbleShift = 4 * (s & 1);
+                int y = dstOff + b * QK_K + 32 * s;
                 for (int k = 0; k < 32; k += F.length()) {
-                    ByteVector q = bytes(w, qs + k);
-                    ByteVector qh = bytes(w, block + 16 + k);
+                    ByteVector nibble = bytes(w, qs + k).lanewise(VectorOperators.LSHR, nibbleShift).and((byte) 0x0F);
                     // mul then sub, not fma: the same two roundings as the scalar d1 * q - m1
-                    quant(q.and((byte) 0x0F), qh, 2 * g).mul(d1).sub(m1).intoArray(dst, y + k);
-                    quant(q.lanewise(VectorOperators.LSHR, 4), qh, 2 * g + 1).mul(d2).sub(m2).intoArray(dst, y + 32 + k);
+                    quant(nibble, bytes(w, block + 16 + k), s).mul(ds).sub(ms).intoArray(dst, y + k);
                 }
             }
         }

@@ -13,9 +13,9 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
- * Q6_K with the Vector API. Each step loads {@code L} bytes of {@code ql[l]}, {@code ql[l + 32]}
- * and {@code qh[l]} and yields the four quants at {@code l}, {@code l + 32}, {@code l + 64},
- * {@code l + 96} of a half super-block; {@code L <= 16} keeps a step inside one 16-weight
+ * Q6_K with the Vector API. A super-block is eight runs of 32 weights (two halves of four
+ * quarters); each step decodes {@code L} weights of a run from {@code L} bytes of {@code ql} (one
+ * nibble) and of {@code qh} (two bits). {@code L <= 16} keeps a step inside one 16-weight
  * sub-block, so one scale applies to it. {@link Q6_KFormat} is the specification.
  */
 final class Q6_KVector implements RowKernel {
@@ -42,34 +42,29 @@ final class Q6_KVector implements RowKernel {
 
     @Override
     public float dot(MemorySegment w, long offset, float[] x, int xOff, int n) {
-        // one accumulator per quarter: four independent FMA chains
-        FloatVector a0 = FloatVector.zero(F), a1 = FloatVector.zero(F);
-        FloatVector a2 = FloatVector.zero(F), a3 = FloatVector.zero(F);
+        // One run of 32 weights per iteration rather than the four quarters at once: a body
+        // that decodes all four is too many nodes for C2 to inline completely
+        // (NodeCountInliningCutoff), and an op left out of line boxes its vectors.
+        FloatVector acc = FloatVector.zero(F);
         for (int b = 0; b < n / QK_K; b++) {
             long block = offset + (long) b * BLOCK_BYTES;
             float d = Bytes.f16(w, block + 208);
-            for (int h = 0; h < 2; h++) {
-                long ql = block + 64L * h;
+            for (int u = 0; u < 8; u++) { // run u: half h = u / 4, quarter j = u % 4
+                int h = u >> 2;
+                int j = u & 3;
+                long ql = block + 64L * h + 32 * (j & 1);
                 long qh = block + 128 + 32L * h;
-                long sc = block + 192 + 8L * h;
-                int xh = xOff + b * QK_K + 128 * h;
+                long sc = block + 192 + 8L * h + 2 * j;
+                int lowShift = 4 * (j >> 1);
+                int x0 = xOff + b * QK_K + 128 * h + 32 * j;
                 for (int k = 0; k < 32; k += F.length()) {
-                    ByteVector lowA = bytes(w, ql + k);
-                    ByteVector lowB = bytes(w, ql + 32 + k);
-                    ByteVector high = bytes(w, qh + k);
-                    int is = k / 16;
-                    FloatVector q0 = quant(lowA.and((byte) 0x0F), high, 0);
-                    FloatVector q1 = quant(lowB.and((byte) 0x0F), high, 2);
-                    FloatVector q2 = quant(lowA.lanewise(VectorOperators.LSHR, 4), high, 4);
-                    FloatVector q3 = quant(lowB.lanewise(VectorOperators.LSHR, 4), high, 6);
-                    a0 = VectorKernels.fma(q0.mul(FloatVector.fromArray(F, x, xh + k)), d * Bytes.s8(w, sc + is), a0);
-                    a1 = VectorKernels.fma(q1.mul(FloatVector.fromArray(F, x, xh + 32 + k)), d * Bytes.s8(w, sc + is + 2), a1);
-                    a2 = VectorKernels.fma(q2.mul(FloatVector.fromArray(F, x, xh + 64 + k)), d * Bytes.s8(w, sc + is + 4), a2);
-                    a3 = VectorKernels.fma(q3.mul(FloatVector.fromArray(F, x, xh + 96 + k)), d * Bytes.s8(w, sc + is + 6), a3);
+                    ByteVector low4 = bytes(w, ql + k).lanewise(VectorOperators.LSHR, lowShift).and((byte) 0x0F);
+                    FloatVector q = quant(low4, bytes(w, qh + k), 2 * j);
+                    acc = VectorKernels.fma(q.mul(FloatVector.fromArray(F, x, x0 + k)), d * Bytes.s8(w, sc + k / 16), acc);
                 }
             }
         }
-        return a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD);
+        return acc.reduceLanes(VectorOperators.ADD);
     }
 
     @Override
@@ -77,23 +72,18 @@ final class Q6_KVector implements RowKernel {
         for (int b = 0; b < n / QK_K; b++) {
             long block = offset + (long) b * BLOCK_BYTES;
             float d = Bytes.f16(w, block + 208);
-            for (int h = 0; h < 2; h++) {
-                long ql = block + 64L * h;
+            for (int u = 0; u < 8; u++) { // one run of 32 weights per iteration, as in dot
+                int h = u >> 2;
+                int j = u & 3;
+                long ql = block + 64L * h + 32 * (j & 1);
                 long qh = block + 128 + 32L * h;
-                long sc = block + 192 + 8L * h;
-                int y = dstOff + b * QK_K + 128 * h;
+                long sc = block + 192 + 8L * h + 2 * j;
+                int lowShift = 4 * (j >> 1);
+                int y = dstOff + b * QK_K + 128 * h + 32 * j;
                 for (int k = 0; k < 32; k += F.length()) {
-                    ByteVector lowA = bytes(w, ql + k);
-                    ByteVector lowB = bytes(w, ql + 32 + k);
-                    ByteVector high = bytes(w, qh + k);
-                    int is = k / 16;
+                    ByteVector low4 = bytes(w, ql + k).lanewise(VectorOperators.LSHR, lowShift).and((byte) 0x0F);
                     // (d * scale) * q: the scalar's order, so the results are identical
-                    quant(lowA.and((byte) 0x0F), high, 0).mul(d * Bytes.s8(w, sc + is)).intoArray(dst, y + k);
-                    quant(lowB.and((byte) 0x0F), high, 2).mul(d * Bytes.s8(w, sc + is + 2)).intoArray(dst, y + 32 + k);
-                    quant(lowA.lanewise(VectorOperators.LSHR, 4), high, 4).mul(d * Bytes.s8(w, sc + is + 4))
-                            .intoArray(dst, y + 64 + k);
-                    quant(lowB.lanewise(VectorOperators.LSHR, 4), high, 6).mul(d * Bytes.s8(w, sc + is + 6))
-                            .intoArray(dst, y + 96 + k);
+                    quant(low4, bytes(w, qh + k), 2 * j).mul(d * Bytes.s8(w, sc + k / 16)).intoArray(dst, y + k);
                 }
             }
         }

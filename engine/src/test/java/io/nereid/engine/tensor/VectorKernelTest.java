@@ -88,6 +88,40 @@ class VectorKernelTest {
         return Arrays.stream(PLAIN_SIZES);
     }
 
+    /**
+     * The parameterized cases above mostly run interpreted; these calls repeat until C2 has
+     * compiled the kernels with the Vector API intrinsics (10,000 invocations is the usual
+     * threshold), and the compiled code must agree with the specification as well.
+     */
+    @ParameterizedTest
+    @MethodSource("allTypes")
+    void compiledKernelsStillMatchTheScalarSpecification(GgmlType type) {
+        int n = Math.max(2 * type.blockSize(), 48); // two blocks; 48 leaves a tail for the plain formats
+        Random random = new Random(type.ordinal());
+        MemorySegment w = MemorySegment.ofArray(TestRows.randomRow(type, n, random));
+        float[] x = TestRows.gaussian(random, n, 1f);
+        RowKernel scalar = RowKernels.scalar(type);
+        RowKernel vector = RowKernels.vector(type).orElseThrow();
+        float[] expected = new float[n];
+        scalar.dequantize(w, 0, expected, 0, n);
+        float s = scalar.dot(w, 0, x, 0, n);
+        double tolerance = 2 * TestRows.dotTolerance(n, TestRows.dotMagnitude(type, expected, 0, x, 0, n));
+        float[] got = new float[n];
+        for (int i = 0; i < 20_000; i++) {
+            float v = vector.dot(w, 0, x, 0, n);
+            vector.dequantize(w, 0, got, 0, n);
+            if (Math.abs(v - s) > tolerance || !Arrays.equals(expected, got)) {
+                assertEquals(s, v, tolerance, type + " dot, call " + i);
+                assertArrayEquals(expected, got, type + " decode, call " + i);
+            }
+        }
+    }
+
+    static Stream<GgmlType> allTypes() {
+        return Stream.of(GgmlType.F32, GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K,
+                GgmlType.Q5_K, GgmlType.Q6_K);
+    }
+
     @Test
     void everyHalfAndBf16BitPatternDecodesExactly() {
         byte[] all = new byte[2 << 16];
