@@ -72,4 +72,20 @@ final class TestRows {
     static double dotTolerance(int n, double absDot) {
         return 2.0 * (n + 2) * 0x1p-24 * absDot + 1e-30;
     }
+
+    /**
+     * The sum of |term| that bounds a dot product's rounding error for {@code type}, given the
+     * decoded row. Q4_K/Q5_K dots are factored as {@code d1 * sum(q x) - m1 * sum(x)}, whose
+     * terms can cancel: with {@code |d1 q| <= |w| + m1} they add at most {@code 2 m1 |x|} per
+     * weight, and {@code m1 = dmin * min <= 0.011 * 63 < 0.7} in {@link #randomRow}.
+     */
+    static double dotMagnitude(GgmlType type, float[] row, int rowOff, float[] x, int xOff, int n) {
+        double m = absDot(row, rowOff, x, xOff, n);
+        if (type == GgmlType.Q4_K || type == GgmlType.Q5_K) {
+            for (int i = 0; i < n; i++) {
+                m += 1.4 * Math.abs(x[xOff + i]);
+            }
+        }
+        return m;
+    }
 }

@@ -59,7 +59,7 @@ class WeightMatrixTest {
                     }
                     float[] row = Quantizer.dequantize(type, rowBytes(w, type, r), 0, cols);
                     double exact = TestRows.exactDot(row, 0, x, t * cols, cols);
-                    double tol = TestRows.dotTolerance(cols, magnitude(type, row, x, t * cols, cols));
+                    double tol = TestRows.dotTolerance(cols, TestRows.dotMagnitude(type, row, 0, x, t * cols, cols));
                     assertEquals(exact, got, tol, type + " token " + t + " row " + r);
                 }
             }
@@ -77,7 +77,7 @@ class WeightMatrixTest {
             float[] dst = new float[w.cols() + 3];
             w.getRowInto(r, dst, 3);
             assertArrayEquals(row, Arrays.copyOfRange(dst, 3, dst.length));
-            double tol = TestRows.dotTolerance(w.cols(), magnitude(type, row, x, 0, w.cols()));
+            double tol = TestRows.dotTolerance(w.cols(), TestRows.dotMagnitude(type, row, 0, x, 0, w.cols()));
             assertEquals(TestRows.exactDot(row, 0, x, 0, w.cols()), w.dot(r, x, 0), tol);
         }
     }
@@ -186,21 +186,5 @@ class WeightMatrixTest {
     private static MemorySegment rowBytes(WeightMatrix w, GgmlType type, int r) {
         long rowBytes = type.byteSize(new long[] {w.cols()});
         return w.data().asSlice(r * rowBytes, rowBytes);
-    }
-
-    /**
-     * Sum of |term| of the dot. Q4_K/Q5_K dots are factored as {@code d1 * sum(q x) - m1 * sum(x)},
-     * whose terms can cancel: with {@code |d1 q| <= |w| + m1} they add at most {@code 2 m1 |x|}
-     * per weight, and {@code m1 = dmin * min <= 0.011 * 63 < 0.7} for {@link TestRows#randomRow}.
-     */
-    private static double magnitude(GgmlType type, float[] row, float[] x, int xOff, int n) {
-        double m = TestRows.absDot(row, 0, x, xOff, n);
-        return type == GgmlType.Q4_K || type == GgmlType.Q5_K ? m + 1.4 * TestRows.absDot(ones(n), 0, x, xOff, n) : m;
-    }
-
-    private static float[] ones(int n) {
-        float[] o = new float[n];
-        Arrays.fill(o, 1f);
-        return o;
     }
 }

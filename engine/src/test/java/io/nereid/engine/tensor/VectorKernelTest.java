@@ -1,0 +1,184 @@
+package io.nereid.engine.tensor;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.nereid.engine.gguf.GgmlType;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.Random;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Every Vector API kernel against its scalar specification, at sizes that leave every kind of
+ * tail (none, less than one vector, less than the 4-vector unrolled step) and at unaligned
+ * offsets. Decoding must agree bit for bit; dot products within a size-scaled rounding bound,
+ * since the vector kernels sum in another order.
+ */
+class VectorKernelTest {
+
+    /** Elements, for the formats without blocks. */
+    static final int[] PLAIN_SIZES = {1, 13, 31, 32, 33, 64, 65, 4095, 4097};
+
+    /** Blocks, for the block formats. */
+    static final int[] BLOCK_COUNTS = {1, 3, 7, 128, 129};
+
+    @BeforeAll
+    static void vectorKernelsAreInUse() {
+        // The build runs tests with --add-modules jdk.incubator.vector on AVX2 or AVX-512 machines;
+        // elsewhere this class has nothing to compare and is skipped.
+        assumeTrue(RowKernels.vector(GgmlType.F32).isPresent(), "vector kernels not in use: " + RowKernels.description());
+    }
+
+    static Stream<Arguments> typesAndSizes() {
+        Stream<Arguments> plain = Stream.of(GgmlType.F32, GgmlType.F16, GgmlType.BF16)
+                .flatMap(t -> Arrays.stream(PLAIN_SIZES).mapToObj(n -> Arguments.of(t, n)));
+        Stream<Arguments> blocks = Stream.of(GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K)
+                .flatMap(t -> Arrays.stream(BLOCK_COUNTS).mapToObj(b -> Arguments.of(t, b * t.blockSize())));
+        return Stream.concat(plain, blocks);
+    }
+
+    @ParameterizedTest(name = "{0} x {1}")
+    @MethodSource("typesAndSizes")
+    void vectorDotAndDequantizeMatchTheScalarSpecification(GgmlType type, int n) {
+        RowKernel scalar = RowKernels.scalar(type);
+        RowKernel vector = RowKernels.vector(type).orElseThrow();
+        Random random = new Random(31L * n + type.ordinal());
+        byte[] row = TestRows.randomRow(type, n, random);
+        float[] x = TestRows.gaussian(random, n + 5, 1f);
+        for (int misalign : new int[] {0, 1, 3}) {
+            byte[] padded = new byte[row.length + misalign];
+            System.arraycopy(row, 0, padded, misalign, row.length);
+            MemorySegment w = MemorySegment.ofArray(padded);
+
+            float[] expected = new float[n + 2];
+            float[] got = new float[n + 2];
+            scalar.dequantize(w, misalign, expected, 2, n);
+            vector.dequantize(w, misalign, got, 2, n);
+            assertArrayEquals(expected, got, type + " decode, misaligned by " + misalign);
+
+            float s = scalar.dot(w, misalign, x, 5, n);
+            float v = vector.dot(w, misalign, x, 5, n);
+            double magnitude = TestRows.dotMagnitude(type, expected, 2, x, 5, n);
+            // both are within dotTolerance of the exact value, so within twice of each other
+            assertEquals(s, v, 2 * TestRows.dotTolerance(n, magnitude), type + " dot, misaligned by " + misalign);
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("floatDotSizes")
+    void vectorFloatArrayDotMatchesTheScalarOne(int n) {
+        Random random = new Random(n);
+        float[] a = TestRows.gaussian(random, n + 3, 1f);
+        float[] b = TestRows.gaussian(random, n + 1, 1f);
+        float s = F32Format.INSTANCE.dot(a, 3, b, 1, n);
+        float v = ((FloatDot) RowKernels.vector(GgmlType.F32).orElseThrow()).dot(a, 3, b, 1, n);
+        assertEquals(s, v, 2 * TestRows.dotTolerance(n, TestRows.absDot(a, 3, b, 1, n)));
+    }
+
+    static IntStream floatDotSizes() {
+        return Arrays.stream(PLAIN_SIZES);
+    }
+
+    /**
+     * The parameterized cases above mostly run interpreted; these calls repeat until C2 has
+     * compiled the kernels with the Vector API intrinsics (10,000 invocations is the usual
+     * threshold), and the compiled code must agree with the specification as well.
+     */
+    @ParameterizedTest
+    @MethodSource("allTypes")
+    void compiledKernelsStillMatchTheScalarSpecification(GgmlType type) {
+        int n = Math.max(2 * type.blockSize(), 48); // two blocks; 48 leaves a tail for the plain formats
+        Random random = new Random(type.ordinal());
+        MemorySegment w = MemorySegment.ofArray(TestRows.randomRow(type, n, random));
+        float[] x = TestRows.gaussian(random, n, 1f);
+        RowKernel scalar = RowKernels.scalar(type);
+        RowKernel vector = RowKernels.vector(type).orElseThrow();
+        float[] expected = new float[n];
+        scalar.dequantize(w, 0, expected, 0, n);
+        float s = scalar.dot(w, 0, x, 0, n);
+        double tolerance = 2 * TestRows.dotTolerance(n, TestRows.dotMagnitude(type, expected, 0, x, 0, n));
+        float[] got = new float[n];
+        for (int i = 0; i < 20_000; i++) {
+            float v = vector.dot(w, 0, x, 0, n);
+            vector.dequantize(w, 0, got, 0, n);
+            if (Math.abs(v - s) > tolerance || !Arrays.equals(expected, got)) {
+                assertEquals(s, v, tolerance, type + " dot, call " + i);
+                assertArrayEquals(expected, got, type + " decode, call " + i);
+            }
+        }
+    }
+
+    static Stream<GgmlType> allTypes() {
+        return Stream.of(GgmlType.F32, GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K,
+                GgmlType.Q5_K, GgmlType.Q6_K);
+    }
+
+    @Test
+    void everyHalfAndBf16BitPatternDecodesExactly() {
+        byte[] all = new byte[2 << 16];
+        MemorySegment w = MemorySegment.ofArray(all);
+        for (int bits = 0; bits < 1 << 16; bits++) {
+            w.set(Bytes.SHORT, 2L * bits, (short) bits);
+        }
+        for (GgmlType type : new GgmlType[] {GgmlType.F16, GgmlType.BF16}) {
+            float[] expected = new float[1 << 16];
+            float[] got = new float[1 << 16];
+            RowKernels.scalar(type).dequantize(w, 0, expected, 0, 1 << 16);
+            RowKernels.vector(type).orElseThrow().dequantize(w, 0, got, 0, 1 << 16);
+            for (int i = 0; i < got.length; i++) {
+                if (Float.isNaN(expected[i])) {
+                    // NaN, payload aside: Float.float16ToFloat itself quiets signalling NaNs when
+                    // intrinsified (vcvtph2ps) and keeps them when interpreted
+                    assertTrue(Float.isNaN(got[i]), type + " bits 0x" + Integer.toHexString(i));
+                } else { // raw bits: the sign of zero must survive too
+                    assertEquals(Float.floatToRawIntBits(expected[i]), Float.floatToRawIntBits(got[i]),
+                            type + " bits 0x" + Integer.toHexString(i));
+                }
+            }
+        }
+    }
+
+    @Test
+    void extremeQuantsAndScalesDecodeExactly() {
+        // all-ones and all-zero quant bytes: the largest and smallest nibbles, high bits and signed scales
+        for (GgmlType type : new GgmlType[] {GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K}) {
+            for (int fill : new int[] {0x00, 0xFF, 0x80, 0x7F}) {
+                byte[] row = new byte[3 * type.bytesPerBlock()];
+                Arrays.fill(row, (byte) fill);
+                MemorySegment w = MemorySegment.ofArray(row);
+                for (int b = 0; b < 3; b++) { // keep the fp16 scales finite: 0x7C00 and up are Inf/NaN
+                    long block = (long) b * type.bytesPerBlock();
+                    long dAt = type == GgmlType.Q6_K ? block + 208 : block;
+                    Bytes.putF16(w, dAt, 0.25f);
+                    if (type == GgmlType.Q4_K || type == GgmlType.Q5_K) {
+                        Bytes.putF16(w, block + 2, 0.125f);
+                    }
+                }
+                int n = 3 * type.blockSize();
+                float[] expected = new float[n];
+                float[] got = new float[n];
+                RowKernels.scalar(type).dequantize(w, 0, expected, 0, n);
+                RowKernels.vector(type).orElseThrow().dequantize(w, 0, got, 0, n);
+                assertArrayEquals(expected, got, type + " filled with 0x" + Integer.toHexString(fill));
+                assertTrue(Arrays.stream(box(expected)).allMatch(Float::isFinite));
+            }
+        }
+    }
+
+    private static Float[] box(float[] a) {
+        Float[] b = new Float[a.length];
+        for (int i = 0; i < a.length; i++) {
+            b[i] = a[i];
+        }
+        return b;
+    }
+}
