@@ -41,7 +41,18 @@ public final class RopeTables {
             throw new IllegalArgumentException("rope tables: " + maxPositions + " positions x " + half
                     + " frequencies do not fit in one array");
         }
-        double[] frequencies = inverseFrequencies(rotDim, theta, scaling);
+        return fromFrequencies(maxPositions, rotDim, inverseFrequencies(rotDim, theta, scaling));
+    }
+
+    /**
+     * Tables for given inverse frequencies (radians per position), e.g. after dividing by the
+     * per-pair factors a GGUF stores in {@code rope_freqs.weight} (Llama 3.1 scaling baked in).
+     */
+    public static RopeTables fromFrequencies(int maxPositions, int rotDim, double[] frequencies) {
+        int half = rotDim / 2;
+        if (frequencies.length != half) {
+            throw new IllegalArgumentException("rope tables: " + frequencies.length + " frequencies for rotDim " + rotDim);
+        }
         float[] cos = new float[maxPositions * half];
         float[] sin = new float[cos.length];
         for (int p = 0; p < maxPositions; p++) {

@@ -1,6 +1,8 @@
 package io.nereid.engine.model;
 
 import io.nereid.engine.kernel.KernelSupport;
+import io.nereid.engine.kernel.RopeScaling;
+import io.nereid.engine.kernel.RopeTables;
 import io.nereid.engine.tensor.WeightMatrix;
 import java.util.List;
 
@@ -23,8 +25,7 @@ public final class CpuForward {
     private final ModelWeights w;
     private final KernelSupport k;   // kernels; "kk" below is keys
     private final RangeRunner runner;
-    private final float[] cos;   // (maxPositions, ropeDim / 2)
-    private final float[] sin;
+    private final RopeTables rope;
     private final int maxPositions;
 
     public CpuForward(ModelConfig config, ModelWeights weights, KernelSupport kernels, RangeRunner runner, int maxPositions) {
@@ -33,21 +34,13 @@ public final class CpuForward {
         this.k = kernels;
         this.runner = runner;
         this.maxPositions = maxPositions;
-        int half = config.ropeDim() / 2;
-        this.cos = new float[maxPositions * half];
-        this.sin = new float[maxPositions * half];
+        double[] frequencies = RopeTables.inverseFrequencies(config.ropeDim(), config.ropeTheta(),
+                config.ropeScaleLinear() == 1f ? new RopeScaling.None() : new RopeScaling.Linear(config.ropeScaleLinear()));
         float[] factors = weights.ropeFreqFactors().orElse(null);
-        for (int i = 0; i < half; i++) {
-            double freq = Math.pow(config.ropeTheta(), -2.0 * i / config.ropeDim());
-            if (factors != null) {
-                freq /= factors[i];
-            }
-            for (int p = 0; p < maxPositions; p++) {
-                double angle = p / (double) config.ropeScaleLinear() * freq;
-                cos[p * half + i] = (float) Math.cos(angle);
-                sin[p * half + i] = (float) Math.sin(angle);
-            }
+        for (int i = 0; factors != null && i < frequencies.length; i++) {
+            frequencies[i] /= factors[i];
         }
+        this.rope = RopeTables.fromFrequencies(maxPositions, config.ropeDim(), frequencies);
     }
 
     public ModelConfig config() {
@@ -118,8 +111,8 @@ public final class CpuForward {
                     }
                 }
                 boolean neox = c.architecture().neoxRope();
-                k.rope(q, t * c.qDim(), c.heads(), c.headDim(), c.ropeDim(), posOf[t], cos, sin, neox);
-                k.rope(kk, t * c.kvDim(), c.kvHeads(), c.headDim(), c.ropeDim(), posOf[t], cos, sin, neox);
+                rope.apply(k, q, t * c.qDim(), c.heads(), c.headDim(), posOf[t], neox);
+                rope.apply(k, kk, t * c.kvDim(), c.kvHeads(), c.headDim(), posOf[t], neox);
             }
             writeKv(slices, sliceOf, posOf, kv, l, kk, v, n);
             attention(slices, sliceOf, posOf, kv, l, q, att, n);
