@@ -1,6 +1,8 @@
 package io.nereid.engine.tensor;
 
+import com.sun.management.HotSpotDiagnosticMXBean;
 import io.nereid.engine.gguf.GgmlType;
+import java.lang.management.ManagementFactory;
 import java.util.Map;
 import java.util.Optional;
 import jdk.incubator.vector.ByteVector;
@@ -53,6 +55,31 @@ final class VectorKernels {
         if (I.length() != F.length() || ByteVector.SPECIES_PREFERRED.vectorBitSize() != F.vectorBitSize()
                 || ShortVector.SPECIES_PREFERRED.vectorBitSize() != F.vectorBitSize()) {
             return Optional.of("int and float preferred species differ in shape: " + I + ", " + F);
+        }
+        return jitReason();
+    }
+
+    /**
+     * Without C2 the Vector API runs as plain Java objects, an order of magnitude slower than
+     * the scalar kernels; so {@code -Xint} or a tiered stop below level 4 (as Lucene checks).
+     * Unknown options or a JVM without the HotSpot MXBean count as fine.
+     */
+    private static Optional<String> jitReason() {
+        try {
+            HotSpotDiagnosticMXBean vm = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
+            if (vm == null) {
+                return Optional.empty();
+            }
+            if ("false".equals(vm.getVMOption("UseCompiler").getValue())) {
+                return Optional.of("the JIT compiler is off (-Xint); Vector API code would run interpreted");
+            }
+            if ("true".equals(vm.getVMOption("TieredCompilation").getValue())
+                    && Integer.parseInt(vm.getVMOption("TieredStopAtLevel").getValue()) < 4) {
+                return Optional.of("C2 is off (-XX:TieredStopAtLevel=" + vm.getVMOption("TieredStopAtLevel").getValue()
+                        + "); C1 does not compile the Vector API intrinsics");
+            }
+        } catch (RuntimeException | LinkageError e) {
+            // no such option or no management module: assume a normal JIT
         }
         return Optional.empty();
     }
