@@ -39,6 +39,14 @@ final class F32Format implements RowKernel, FloatDot {
         return sum;
     }
 
+    @Override
+    public void dot4(float[] row, int rowOff, float[] x, int xOff, int xStride, int n, float[] out, int outOff,
+            int outStride) {
+        for (int t = 0; t < 4; t++) {
+            out[outOff + t * outStride] = dot(row, rowOff, x, xOff + t * xStride, n);
+        }
+    }
+
     /** Stores {@code src[srcOff, srcOff + n)} at {@code dst[dstOff]}: {@code 4 * n} bytes. */
     static void quantize(float[] src, int srcOff, int n, MemorySegment dst, long dstOff) {
         MemorySegment.copy(src, srcOff, dst, Bytes.FLOAT, dstOff, n);

@@ -75,4 +75,35 @@ final class F32Vector implements RowKernel, FloatDot {
         }
         return sum;
     }
+
+    @Override
+    public void dot4(float[] row, int rowOff, float[] x, int xOff, int xStride, int n, float[] out, int outOff,
+            int outStride) {
+        int l = F.length();
+        int x1 = xOff + xStride, x2 = xOff + 2 * xStride, x3 = xOff + 3 * xStride;
+        // one accumulator per vector: four independent FMA chains sharing each row load
+        FloatVector a0 = FloatVector.zero(F), a1 = FloatVector.zero(F);
+        FloatVector a2 = FloatVector.zero(F), a3 = FloatVector.zero(F);
+        int i = 0;
+        for (; i <= n - l; i += l) {
+            FloatVector r = FloatVector.fromArray(F, row, rowOff + i);
+            a0 = r.fma(FloatVector.fromArray(F, x, xOff + i), a0);
+            a1 = r.fma(FloatVector.fromArray(F, x, x1 + i), a1);
+            a2 = r.fma(FloatVector.fromArray(F, x, x2 + i), a2);
+            a3 = r.fma(FloatVector.fromArray(F, x, x3 + i), a3);
+        }
+        float s0 = a0.reduceLanes(VectorOperators.ADD), s1 = a1.reduceLanes(VectorOperators.ADD);
+        float s2 = a2.reduceLanes(VectorOperators.ADD), s3 = a3.reduceLanes(VectorOperators.ADD);
+        for (; i < n; i++) {
+            float r = row[rowOff + i];
+            s0 += r * x[xOff + i];
+            s1 += r * x[x1 + i];
+            s2 += r * x[x2 + i];
+            s3 += r * x[x3 + i];
+        }
+        out[outOff] = s0;
+        out[outOff + outStride] = s1;
+        out[outOff + 2 * outStride] = s2;
+        out[outOff + 3 * outStride] = s3;
+    }
 }

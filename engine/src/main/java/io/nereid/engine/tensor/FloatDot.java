@@ -8,4 +8,12 @@ interface FloatDot {
 
     /** {@code sum(a[aOff + i] * b[bOff + i])} for {@code i < n}. */
     float dot(float[] a, int aOff, float[] b, int bOff, int n);
+
+    /**
+     * One row against four vectors: {@code out[outOff + t * outStride] =
+     * sum(row[rowOff + i] * x[xOff + t * xStride + i])} for {@code t < 4}, {@code i < n}. Each row
+     * element is loaded once for four products, which is what a batched matmul is bound by once
+     * the row is decoded.
+     */
+    void dot4(float[] row, int rowOff, float[] x, int xOff, int xStride, int n, float[] out, int outOff, int outStride);
 }

@@ -55,15 +55,18 @@ public final class Matmul {
      * @throws RuntimeException the first failure of a task (others suppressed), after all finished
      */
     public void apply(WeightMatrix w, float[] x, int tokens, float[] out) {
+        // Validate here, so that a bad argument fails in the caller and not in every task.
+        w.matmul(x, tokens, out, 0, 0);
         int rows = w.rows();
-        long work = (long) rows * w.cols() * Math.max(tokens, 1);
+        if (tokens == 0) {
+            return;
+        }
+        long work = (long) rows * w.cols() * tokens;
         int chunks = (int) Math.max(1, Math.min(Math.min(parallelism, rows), work / MIN_WORK_PER_TASK));
         if (chunks == 1) {
             w.matmul(x, tokens, out, 0, rows);
             return;
         }
-        // Validate once here, so that a bad argument fails in the caller, not in every task.
-        w.matmul(x, tokens, out, 0, 0);
         CountDownLatch done = new CountDownLatch(chunks);
         AtomicReference<Throwable> failure = new AtomicReference<>();
         for (int c = 0; c < chunks; c++) {

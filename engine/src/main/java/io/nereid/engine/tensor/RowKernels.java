@@ -10,9 +10,9 @@ import java.util.Set;
 
 /**
  * Chooses, once per JVM, the kernel set every {@link WeightMatrix} uses: the Vector API one
- * ({@code VectorKernels}) when the incubator module is present, not disabled and the preferred
- * vector shape suits it; otherwise the scalar specification, with one log line giving the reason
- * (Lucene's {@code VectorizationProvider} pattern: degrade, never fail).
+ * ({@code VectorKernels}) when the incubator module is present, not disabled, the preferred
+ * vector shape suits it and C2 is on; otherwise the scalar specification, with one log line
+ * giving the reason (Lucene's {@code VectorizationProvider} pattern: degrade, never fail).
  *
  * <p>{@code -Dnereid.tensor.vector=false} forces the scalar set.
  */

@@ -1,6 +1,8 @@
 package io.nereid.engine.tensor;
 
+import com.sun.management.HotSpotDiagnosticMXBean;
 import io.nereid.engine.gguf.GgmlType;
+import java.lang.management.ManagementFactory;
 import java.util.Map;
 import java.util.Optional;
 import jdk.incubator.vector.ByteVector;
@@ -22,7 +24,14 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>The kernels repeat their loop skeletons (four accumulators, two blocks per step) on purpose:
  * a shared loop calling a per-format load would be a polymorphic call that C2 may not inline,
  * and a vector that crosses a call that is not inlined is boxed on the heap, which costs more
- * than the whole computation.
+ * than the whole computation. For the same reason each kernel body is kept small enough to be
+ * inlined whole (see the comments in {@code Q5_KVector} and {@code Q6_KVector}).
+ *
+ * <p>Known limit: {@link WeightMatrix#matmul} calls every format through one call site. Once two
+ * formats have run through it, C2 may inline both kernels into {@code matmul} and run out of its
+ * node budget there, boxing vectors again (seen: F16 after F32, a 1024 x 4096 matvec going from
+ * 0.45 to 1.5 ms). {@code -XX:CompileCommand=dontinline,io.nereid.engine.tensor.*::dot} and
+ * {@code ...::dequantize} keep each kernel compiled on its own and avoid it.
  */
 final class VectorKernels {
 
@@ -53,6 +62,31 @@ final class VectorKernels {
         if (I.length() != F.length() || ByteVector.SPECIES_PREFERRED.vectorBitSize() != F.vectorBitSize()
                 || ShortVector.SPECIES_PREFERRED.vectorBitSize() != F.vectorBitSize()) {
             return Optional.of("int and float preferred species differ in shape: " + I + ", " + F);
+        }
+        return jitReason();
+    }
+
+    /**
+     * Without C2 the Vector API runs as plain Java objects, an order of magnitude slower than
+     * the scalar kernels; so {@code -Xint} or a tiered stop below level 4 (as Lucene checks).
+     * Unknown options or a JVM without the HotSpot MXBean count as fine.
+     */
+    private static Optional<String> jitReason() {
+        try {
+            HotSpotDiagnosticMXBean vm = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
+            if (vm == null) {
+                return Optional.empty();
+            }
+            if ("false".equals(vm.getVMOption("UseCompiler").getValue())) {
+                return Optional.of("the JIT compiler is off (-Xint); Vector API code would run interpreted");
+            }
+            if ("true".equals(vm.getVMOption("TieredCompilation").getValue())
+                    && Integer.parseInt(vm.getVMOption("TieredStopAtLevel").getValue()) < 4) {
+                return Optional.of("C2 is off (-XX:TieredStopAtLevel=" + vm.getVMOption("TieredStopAtLevel").getValue()
+                        + "); C1 does not compile the Vector API intrinsics");
+            }
+        } catch (RuntimeException | LinkageError e) {
+            // no such option or no management module: assume a normal JIT
         }
         return Optional.empty();
     }

@@ -79,9 +79,21 @@ class VectorKernelTest {
         Random random = new Random(n);
         float[] a = TestRows.gaussian(random, n + 3, 1f);
         float[] b = TestRows.gaussian(random, n + 1, 1f);
+        FloatDot vector = (FloatDot) RowKernels.vector(GgmlType.F32).orElseThrow();
         float s = F32Format.INSTANCE.dot(a, 3, b, 1, n);
-        float v = ((FloatDot) RowKernels.vector(GgmlType.F32).orElseThrow()).dot(a, 3, b, 1, n);
-        assertEquals(s, v, 2 * TestRows.dotTolerance(n, TestRows.absDot(a, 3, b, 1, n)));
+        assertEquals(s, vector.dot(a, 3, b, 1, n), 2 * TestRows.dotTolerance(n, TestRows.absDot(a, 3, b, 1, n)));
+
+        // dot4: four vectors at stride n + 2 from offset 1, results at stride 3 from offset 2
+        float[] xs = TestRows.gaussian(random, 1 + 4 * (n + 2), 1f);
+        float[] expected = new float[2 + 3 * 4];
+        float[] got = new float[2 + 3 * 4];
+        F32Format.INSTANCE.dot4(a, 3, xs, 1, n + 2, n, expected, 2, 3);
+        vector.dot4(a, 3, xs, 1, n + 2, n, got, 2, 3);
+        for (int t = 0; t < 4; t++) {
+            double tol = 2 * TestRows.dotTolerance(n, TestRows.absDot(a, 3, xs, 1 + t * (n + 2), n));
+            assertEquals(expected[2 + 3 * t], got[2 + 3 * t], tol, "dot4 vector " + t);
+        }
+        assertEquals(0f, got[0] + got[1] + got[3] + got[4], "dot4 writes only its four outputs");
     }
 
     static IntStream floatDotSizes() {

@@ -28,8 +28,9 @@ class WeightMatrixTest {
     static final GgmlType[] SUPPORTED = {GgmlType.F32, GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0, GgmlType.Q4_0,
         GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K};
 
+    /** 3: no group of four tokens; 5: one group and a remainder; 8: two groups. */
     static Stream<Arguments> typesAndTokens() {
-        return Arrays.stream(SUPPORTED).flatMap(t -> Stream.of(1, 3, 8).map(n -> Arguments.of(t, n)));
+        return Arrays.stream(SUPPORTED).flatMap(t -> Stream.of(1, 3, 5, 8).map(n -> Arguments.of(t, n)));
     }
 
     /** A matrix of {@code rows} rows of {@code 2 * blockSize} (at least 64) random weights. */
