@@ -14,5 +14,7 @@ trap 'rm -rf "$work"' EXIT
 (cd "$root" && ./mvnw -B -q -ntp dependency:build-classpath -pl engine -am -Dmdep.includeScope=test \
   -Dmdep.outputFile="$work/cp.txt")
 exec "$JAVA_HOME/bin/java" -Xmx10g --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
+  -XX:CompileCommand=quiet "-XX:CompileCommand=dontinline,io.nereid.engine.tensor.*::dot" \
+  "-XX:CompileCommand=dontinline,io.nereid.engine.tensor.*::dequantize" \
   -cp "$root/engine/target/test-classes:$root/engine/target/classes:$(cat "$work/cp.txt")" \
   io.nereid.engine.model.ModelSpeed "${4:-/tmp/nereid-models}" "${1:-110m}" "${2:-Q8_0}" "${3:-2}"
