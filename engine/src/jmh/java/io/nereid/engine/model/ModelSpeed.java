@@ -55,6 +55,7 @@ public final class ModelSpeed {
                     Path file = model(dir, size, GgmlType.valueOf(type));
                     try (CpuModel m = CpuModel.open(file)) {
                         CpuForward f = m.forward(Kernels.provider(), runner, 640);
+                        decode(f, 1, 24); // JIT warm-up, so the first model is not measured cold
                         long bytes = bytesPerToken(m);
                         double roof = bandwidth * 1e9 / bytes;
                         double decode = decode(f, 1, 24);
