@@ -1,0 +1,40 @@
+package io.nereid.engine.api;
+
+import io.nereid.engine.sampling.SamplingParams;
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * One generation request in engine terms (no OpenAI types): the gateway has already rendered
+ * the chat template and tokenized.
+ *
+ * @param id            unique id (for logs and metrics)
+ * @param promptTokens  the prompt's token ids (at least one)
+ * @param sampling      sampling parameters; {@code sampling.topLogprobs()} alternatives are
+ *                      reported when {@code logprobs}
+ * @param stop          stop strings (not included in the output)
+ * @param stopTokenIds  token ids that end the choice (beyond the model's EOS tokens)
+ * @param maxTokens     most tokens to generate per choice (>= 1)
+ * @param minTokens     EOS tokens, stop token ids and stop strings are suppressed until this many
+ * @param ignoreEos     keep generating after the model's EOS tokens
+ * @param n             choices (>= 1); the prompt is computed once and forked
+ * @param logprobs      report log-probabilities per token
+ * @param priority      lower is served first and preempted last (vLLM's convention)
+ * @param deadline      when to give up (finish reason DEADLINE), or null
+ */
+public record GenerationRequest(String id, int[] promptTokens, SamplingParams sampling, List<String> stop,
+        int[] stopTokenIds, int maxTokens, int minTokens, boolean ignoreEos, int n, boolean logprobs, int priority,
+        Instant deadline) {
+
+    public GenerationRequest {
+        stop = List.copyOf(stop);
+        promptTokens = promptTokens.clone();
+        stopTokenIds = stopTokenIds.clone();
+    }
+
+    /** Greedy, no stops, one choice: for tests and simple callers. */
+    public static GenerationRequest greedy(String id, int[] prompt, int maxTokens) {
+        return new GenerationRequest(id, prompt, SamplingParams.GREEDY, List.of(), new int[0], maxTokens, 0, false, 1,
+                false, 0, null);
+    }
+}

@@ -1,0 +1,27 @@
+package io.nereid.engine.api;
+
+import java.util.List;
+
+/**
+ * Receives a request's output, per choice. All methods are called on the engine thread and must
+ * not block (hop to another executor, e.g. a Vert.x context, and return). For each choice there
+ * is exactly one terminal call, {@link #onFinish} or {@link #onError}, and nothing after it.
+ */
+public interface TokenSink {
+
+    /**
+     * New text of choice {@code choice} and the tokens it came from. {@code text} may be empty when
+     * tokens were produced whose text is still held back (an incomplete UTF-8 character, a possible
+     * stop string); {@code logprobs} has one entry per token when logprobs were requested, else is empty.
+     */
+    void onDelta(int choice, String text, int[] tokenIds, List<TokenLogprob> logprobs);
+
+    /**
+     * The choice ended; {@code stopReason} is the matched stop string or stop token id (vLLM's
+     * {@code stop_reason}), null for EOS, length, cancellation or deadline.
+     */
+    void onFinish(int choice, FinishReason reason, Object stopReason, Usage usage);
+
+    /** The choice failed inside the engine (a bug or a backend failure); nothing more follows. */
+    void onError(int choice, EngineException error);
+}

@@ -1,0 +1,58 @@
+package io.nereid.engine.core;
+
+import io.nereid.engine.api.GenerationRequest;
+import io.nereid.engine.api.RequestHandle;
+import io.nereid.engine.api.TokenSink;
+
+/**
+ * A submitted request: its sink, its choices (choice 0 prefills the prompt; the others are forked
+ * from it when the prompt is done), arrival order and cancellation flag. The flag is the only
+ * field written from other threads.
+ */
+final class RequestState implements RequestHandle {
+
+    final GenerationRequest request;
+    final TokenSink sink;
+    final long arrivalNanos;
+    final long order;                 // submission order, for FIFO and "latest arrival" preemption
+    final Sequence[] choices;
+    long scheduledNanos;
+    boolean forked;
+    private final Runnable wakeUp;
+    private volatile boolean cancelled;
+
+    RequestState(GenerationRequest request, TokenSink sink, long order, Runnable wakeUp) {
+        this.request = request;
+        this.sink = sink;
+        this.order = order;
+        this.wakeUp = wakeUp;
+        this.arrivalNanos = System.nanoTime();
+        this.choices = new Sequence[request.n()];
+    }
+
+    @Override
+    public String id() {
+        return request.id();
+    }
+
+    @Override
+    public void cancel() {
+        if (!cancelled) {
+            cancelled = true;
+            wakeUp.run();
+        }
+    }
+
+    boolean cancelled() {
+        return cancelled;
+    }
+
+    boolean allFinished() {
+        for (Sequence s : choices) {
+            if (s == null || !s.finished) {
+                return false;
+            }
+        }
+        return true;
+    }
+}
