@@ -11,9 +11,12 @@ package io.nereid.engine.core;
  * @param blockSize           tokens per KV block
  * @param watermark           fraction of blocks kept free when admitting new prompts
  * @param prefixCaching       reuse cached prompt prefixes
+ * @param chunkedPrefill      split long prompts into chunks within the token budget, so decoding
+ *                            sequences keep streaming; off, a prompt is computed in one step of its
+ *                            own size (decoders wait for it)
  */
 public record EngineConfig(int maxNumSeqs, int maxNumBatchedTokens, int maxWaiting, int maxModelLen, int numBlocks,
-        int blockSize, double watermark, boolean prefixCaching) {
+        int blockSize, double watermark, boolean prefixCaching, boolean chunkedPrefill) {
 
     public EngineConfig {
         if (maxNumSeqs < 1 || maxNumBatchedTokens < 1 || maxWaiting < 1 || maxModelLen < 2) {
@@ -26,6 +29,6 @@ public record EngineConfig(int maxNumSeqs, int maxNumBatchedTokens, int maxWaiti
 
     /** CPU defaults for a model with {@code maxModelLen} positions and a pool of {@code numBlocks}. */
     public static EngineConfig defaults(int maxModelLen, int numBlocks) {
-        return new EngineConfig(64, 512, 1024, maxModelLen, numBlocks, 16, 0.01, true);
+        return new EngineConfig(64, 512, 1024, maxModelLen, numBlocks, 16, 0.01, true, true);
     }
 }

@@ -238,7 +238,10 @@ public final class InflightEngine implements Engine {
             if (s.finished || s.table == null || budget == 0) {
                 continue;
             }
-            int chunk = Math.min(s.pending(), budget);
+            int chunk = config.chunkedPrefill() ? Math.min(s.pending(), budget) : s.pending();
+            if (chunk > budget && budget < config.maxNumBatchedTokens()) {
+                continue; // an unchunked prompt takes a step of its own
+            }
             while (!cache.canAppend(s.table, chunk)) {
                 Sequence victim = victim();
                 preempt(victim);
@@ -249,14 +252,19 @@ public final class InflightEngine implements Engine {
             if (s.table == null) {
                 continue; // preempted itself
             }
-            budget -= schedule(s, chunk, slices, owners);
+            budget = Math.max(0, budget - schedule(s, chunk, slices, owners));
         }
         // 2. Waiting prompts, in order, while they fit (no skipping ahead: no starvation).
         while (budget > 0 && !waiting.isEmpty() && running.size() < config.maxNumSeqs()) {
             Sequence s = waiting.peekFirst();
             PrefixMatch match = config.prefixCaching()
                     ? cache.longestCachedPrefix(s.tokens(), 0) : cache.longestCachedPrefix(new int[0], 0);
-            int chunk = Math.min(s.length() - match.numTokens(), budget);
+            int chunk = s.length() - match.numTokens();
+            if (config.chunkedPrefill()) {
+                chunk = Math.min(chunk, budget);
+            } else if (chunk > budget && budget < config.maxNumBatchedTokens()) {
+                break; // an unchunked prompt waits for a step of its own
+            }
             int blocks = cache.blocksToAdmit(match, match.numTokens() + chunk);
             // The watermark protects running sequences; with none running it would only deadlock.
             if (running.isEmpty() ? blocks > cache.freeBlocks() : !cache.canAdmit(blocks)) {
@@ -271,7 +279,7 @@ public final class InflightEngine implements Engine {
                 queued.decrementAndGet();
             }
             running.add(s);
-            budget -= schedule(s, chunk, slices, owners);
+            budget = Math.max(0, budget - schedule(s, chunk, slices, owners));
         }
         if (slices.isEmpty()) {
             publishStats(0);

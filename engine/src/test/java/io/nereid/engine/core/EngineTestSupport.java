@@ -56,7 +56,7 @@ final class EngineTestSupport {
     }
 
     static EngineConfig config(int numBlocks, int blockSize, boolean prefixCaching, int budget) {
-        return new EngineConfig(64, budget, 4096, CONTEXT, numBlocks, blockSize, 0.01, prefixCaching);
+        return new EngineConfig(64, budget, 4096, CONTEXT, numBlocks, blockSize, 0.01, prefixCaching, true);
     }
 
     static int[] prompt(long seed, int length) {

@@ -85,6 +85,31 @@ class InflightEngineTest {
     }
 
     @Test
+    void unchunkedPrefillGivesTheSameOutput() {
+        long[] p = new long[1];
+        EngineConfig c = config(512, 16, true, 64);
+        EngineConfig whole = new EngineConfig(c.maxNumSeqs(), c.maxNumBatchedTokens(), c.maxWaiting(), c.maxModelLen(),
+                c.numBlocks(), c.blockSize(), c.watermark(), c.prefixCaching(), false);
+        assertEquals(alone, together(whole, p));
+    }
+
+    @Test
+    void aPassedDeadlineFinishesTheRequestAndFreesItsBlocks() {
+        try (InflightEngine e = engine(config(256, 16, true, 64))) {
+            Recorder r = new Recorder(2);
+            // Already past when the engine first sees it: checked before any scheduling, so deterministic.
+            e.submit(new GenerationRequest("late", prompts[1], SamplingParams.GREEDY, List.of(), new int[0], 1000, 0, true, 2,
+                    false, 0, java.time.Instant.now().minusMillis(1)), r);
+            r.await();
+            assertEquals(FinishReason.DEADLINE, r.reasons[0]);
+            assertEquals(FinishReason.DEADLINE, r.reasons[1]);
+            assertEquals(0, r.tokens(0).size());
+            awaitIdle(e);
+            assertEquals(0, e.kvStats().usedBlocks());
+        }
+    }
+
+    @Test
     void seededSamplingGivesTheSameTokensAloneOrBatched() {
         SamplingParams sp = new SamplingParams(1f, -1, 0.95f, 0f, 1f, 0f, 0f, Map.of(), 1234L, 0);
         GenerationRequest q = new GenerationRequest("seeded", prompts[3], sp, List.of(), new int[0], 16, 0, true, 1, false, 0, null);
@@ -210,7 +235,7 @@ class InflightEngineTest {
 
     @Test
     void requestsThatCanNeverFitAndAFullQueueAreTypedErrorsAndDisturbNothing() throws Exception {
-        EngineConfig small = new EngineConfig(1, 64, 2, EngineTestSupport.CONTEXT, 9, 16, 0.01, true);
+        EngineConfig small = new EngineConfig(1, 64, 2, EngineTestSupport.CONTEXT, 9, 16, 0.01, true, true);
         java.util.concurrent.CountDownLatch inForward = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
         var m = EngineTestSupport.model();
