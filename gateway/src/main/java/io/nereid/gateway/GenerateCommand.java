@@ -32,6 +32,10 @@ final class GenerateCommand {
 
     static final String USAGE = """
             usage: bin/nereid generate --model FILE.gguf --prompt TEXT [options]
+                   bin/nereid generate --model FILE.gguf --batch PROMPTS.jsonl [options]
+              --batch FILE        offline mode (MLPerf "Offline"): every line {"prompt": ..., optional
+                                  "max_tokens"} goes through the batching engine at once; prints one
+                                  JSON line per prompt and the total output tok/s
               --max-tokens N      tokens to generate (default 128)
               --temperature T     0 = greedy (default 0.8)
               --top-k K           (default -1: off)      --top-p P   (default 0.95)
@@ -67,8 +71,8 @@ final class GenerateCommand {
             out.print(USAGE);
             return 0;
         }
-        if (!opt.containsKey("--model") || !opt.containsKey("--prompt")) {
-            err.println("nereid generate: --model and --prompt are required\n" + USAGE);
+        if (!opt.containsKey("--model") || !(opt.containsKey("--prompt") || opt.containsKey("--batch"))) {
+            err.println("nereid generate: --model and --prompt (or --batch) are required\n" + USAGE);
             return 64;
         }
         try {
@@ -92,6 +96,9 @@ final class GenerateCommand {
         int threads = Integer.parseInt(opt.getOrDefault("--threads", Integer.toString(Runtime.getRuntime().availableProcessors())));
         try (CpuModel model = CpuModel.open(Path.of(opt.get("--model")));
                 ComputePool pool = new ComputePool(new ComputePool.Config(threads))) {
+            if (opt.containsKey("--batch")) {
+                return OfflineBatch.run(model, pool, params, maxTokens, opt, out, err);
+            }
             int context = Integer.parseInt(opt.getOrDefault("--context", Integer.toString(model.config().contextLength())));
             String text = opt.containsKey("--chat") ? chatPrompt(model, opt) : opt.get("--prompt");
             // A rendered chat template writes its own BOS text (vLLM: add_special_tokens=False).
@@ -103,7 +110,7 @@ final class GenerateCommand {
             RangeRunner runner = (start, end, minChunk, body) -> pool.parallelFor(start, end, minChunk, body::run);
             CpuForward forward = model.forward(Kernels.provider(), runner, context);
             Generator generator = new Generator(forward, context, 16, Integer.parseInt(opt.getOrDefault("--prefill-chunk", "512")));
-            IncrementalDetokenizer detok = new IncrementalDetokenizer(model.tokenizer(), true);
+            IncrementalDetokenizer detok = new IncrementalDetokenizer(model.tokenizer(), true, true);
             int[] stops = opt.containsKey("--ignore-eos") ? new int[0] : model.tokenizer().specialTokens().stopIds();
             out.print(text);
             Generator.Stats stats = generator.generate(prompt, maxTokens,

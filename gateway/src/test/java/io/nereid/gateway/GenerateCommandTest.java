@@ -41,10 +41,26 @@ class GenerateCommandTest {
     @Test
     void missingArgumentsAndBadFilesAreClearErrors() {
         assertEquals(64, run("generate", "--prompt", "x"));
-        assertTrue(err.toString(StandardCharsets.UTF_8).contains("--model and --prompt are required"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("--model and --prompt (or --batch) are required"));
         assertEquals(1, run("generate", "--model", "/nonexistent/model.gguf", "--prompt", "x"));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("/nonexistent/model.gguf"), err.toString(StandardCharsets.UTF_8));
         assertEquals(1, run("generate", "--model", storiesModel().toString(), "--prompt", "x", "--max-tokens", "1000"));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("exceeds the context of 128"), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void offlineBatchRunsEveryPromptThroughTheEngineInInputOrder(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        Path batch = dir.resolve("prompts.jsonl");
+        Files.writeString(batch, "{\"prompt\": \"Once upon a time\", \"max_tokens\": 12}\n{\"prompt\": \"Lily and Tom\"}\n");
+        assertEquals(0, run("generate", "--model", storiesModel().toString(), "--batch", batch.toString(), "--temperature", "0",
+                "--max-tokens", "6", "--context", "512", "--threads", "2"));
+        String[] lines = out.toString(StandardCharsets.UTF_8).split("\n");
+        assertEquals(2, lines.length);
+        // Same greedy text as the single-sequence run above, through the batching engine.
+        assertTrue(lines[0].startsWith("{\"index\":0,\"text\":\", there was a little girl named Lily. She\""), lines[0]);
+        assertTrue(lines[0].contains("\"completion_tokens\":12"), lines[0]);
+        assertTrue(lines[1].contains("\"index\":1") && lines[1].contains("\"completion_tokens\":6"), lines[1]);
+        assertTrue(lines[1].contains("\"text\":\" "), "a completion keeps the space after its prompt: " + lines[1]);
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("offline: 2 prompts, 18 output tokens"), err.toString(StandardCharsets.UTF_8));
     }
 }

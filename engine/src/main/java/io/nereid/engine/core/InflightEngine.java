@@ -189,7 +189,7 @@ public final class InflightEngine implements Engine {
     }
 
     private Sequence newSequence(RequestState r, int choice) {
-        return new Sequence(r, choice, sampler(r, choice), new IncrementalDetokenizer(tokenizer, true),
+        return new Sequence(r, choice, sampler(r, choice), new IncrementalDetokenizer(tokenizer, true, true),
                 new StopStringMatcher(r.request.stop()));
     }
 
@@ -348,7 +348,7 @@ public final class InflightEngine implements Engine {
             // The prompt is done once; the other choices start from a copy-on-write fork of it.
             r.forked = true;
             for (int c = 1; c < q.n(); c++) {
-                Sequence fork = new Sequence(s, c, sampler(r, c), new IncrementalDetokenizer(tokenizer, true),
+                Sequence fork = new Sequence(s, c, sampler(r, c), new IncrementalDetokenizer(tokenizer, true, true),
                         new StopStringMatcher(q.stop()));
                 r.choices[c] = fork;
                 running.add(fork);

@@ -48,12 +48,25 @@ public final class IncrementalDetokenizer {
     private boolean flushed;
 
     /**
+     * A detokenizer for tokens that start a sequence (the first one loses the SentencePiece
+     * dummy-prefix space, as in {@code decode}).
+     *
      * @param skipSpecial drop special tokens entirely, as {@code decode(ids, true)} does
      */
     public IncrementalDetokenizer(Tokenizer tokenizer, boolean skipSpecial) {
+        this(tokenizer, skipSpecial, false);
+    }
+
+    /**
+     * @param skipSpecial  drop special tokens entirely, as {@code decode(ids, true)} does
+     * @param continuation the tokens continue text that came before (a completion after its
+     *                     prompt): no leading space is dropped, since it separates the new text
+     *                     from the prompt
+     */
+    public IncrementalDetokenizer(Tokenizer tokenizer, boolean skipSpecial, boolean continuation) {
         this.tokenizer = Objects.requireNonNull(tokenizer, "tokenizer");
         this.skipSpecial = skipSpecial;
-        this.stripsLeadingSpace = tokenizer.stripsLeadingSpace();
+        this.stripsLeadingSpace = tokenizer.stripsLeadingSpace() && !continuation;
     }
 
     /**

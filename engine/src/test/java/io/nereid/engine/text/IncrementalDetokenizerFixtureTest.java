@@ -38,4 +38,20 @@ class IncrementalDetokenizerFixtureTest {
             assertEquals(c.get("decoded"), tokenizer.decode(ids));
         }
     }
+
+    @org.junit.jupiter.api.Test
+    void aContinuationKeepsTheSpaceThatSeparatesItFromThePrompt() {
+        Tokenizer spm = TokenizerFixtureTest.tokenizer("llama-spm");
+        int[] prompt = spm.encode("Lily and Tom");
+        int[] all = spm.encode("Lily and Tom were playing");
+        int[] completion = java.util.Arrays.copyOfRange(all, prompt.length, all.length);
+        IncrementalDetokenizer detok = new IncrementalDetokenizer(spm, true, true);
+        StringBuilder out = new StringBuilder();
+        for (int id : completion) {
+            out.append(detok.push(id));
+        }
+        out.append(detok.flush());
+        assertEquals(" were playing", out.toString());
+        assertEquals("were playing", spm.decode(completion), "a whole decode starts a sequence");
+    }
 }
