@@ -5,6 +5,7 @@ import io.nereid.engine.kernel.Kernels;
 import io.nereid.engine.model.CpuForward;
 import io.nereid.engine.model.CpuModel;
 import io.nereid.engine.model.Generator;
+import io.nereid.engine.model.KvPrecision;
 import io.nereid.engine.model.ModelLoadException;
 import io.nereid.engine.model.RangeRunner;
 import io.nereid.engine.sampling.Sampler;
@@ -49,6 +50,8 @@ final class GenerateCommand {
               --context N         context length (default: the model's context_length)
               --threads N         kernel threads (default: available processors)
               --prefill-chunk N   prompt tokens per forward step (default 512)
+              --kv-type f16|f32   KV cache element type (default f16, as llama.cpp: half the
+                                  memory of f32; K and V round to 11 significant bits)
             """;
 
     private GenerateCommand() {
@@ -94,6 +97,7 @@ final class GenerateCommand {
                 Float.parseFloat(opt.getOrDefault("--repetition-penalty", "1")), 0f, 0f, Map.of(), seed, 0);
         int maxTokens = Integer.parseInt(opt.getOrDefault("--max-tokens", "128"));
         int threads = Integer.parseInt(opt.getOrDefault("--threads", Integer.toString(Runtime.getRuntime().availableProcessors())));
+        KvPrecision kvType = KvPrecision.parse(opt.getOrDefault("--kv-type", "f16"));
         try (CpuModel model = CpuModel.open(Path.of(opt.get("--model")));
                 ComputePool pool = new ComputePool(new ComputePool.Config(threads))) {
             if (opt.containsKey("--batch")) {
@@ -109,7 +113,8 @@ final class GenerateCommand {
             }
             RangeRunner runner = (start, end, minChunk, body) -> pool.parallelFor(start, end, minChunk, body::run);
             CpuForward forward = model.forward(Kernels.provider(), runner, context);
-            Generator generator = new Generator(forward, context, 16, Integer.parseInt(opt.getOrDefault("--prefill-chunk", "512")));
+            Generator generator = new Generator(forward, context, 16, Integer.parseInt(opt.getOrDefault("--prefill-chunk", "512")),
+                    kvType);
             IncrementalDetokenizer detok = new IncrementalDetokenizer(model.tokenizer(), true, true);
             int[] stops = opt.containsKey("--ignore-eos") ? new int[0] : model.tokenizer().specialTokens().stopIds();
             out.print(text);
@@ -119,10 +124,12 @@ final class GenerateCommand {
                         out.flush();
                     });
             out.println(detok.flush());
-            err.printf("prompt: %d tokens, %.1f tok/s | decode: %d tokens, %.1f tok/s | %s, %d threads, seed %d%n",
+            err.printf("prompt: %d tokens, %.1f tok/s | decode: %d tokens, %.1f tok/s | %s, %d threads, seed %d,"
+                    + " KV cache %s %.1f MiB%n",
                     stats.promptTokens(), perSecond(stats.promptTokens(), stats.prefillNanos()),
                     stats.generatedTokens(), perSecond(Math.max(0, stats.generatedTokens() - 1), stats.decodeNanos()),
-                    model.config().architecture(), threads, seed);
+                    model.config().architecture(), threads, seed,
+                    kvType.name().toLowerCase(java.util.Locale.ROOT), generator.kvBytes() / (1024.0 * 1024.0));
             return 0;
         }
     }

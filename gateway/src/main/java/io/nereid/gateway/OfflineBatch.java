@@ -51,7 +51,8 @@ final class OfflineBatch {
         CountDownLatch done = new CountDownLatch(lines.size());
         long t0 = System.nanoTime();
         try (InflightEngine engine = new InflightEngine(config,
-                new CpuBackend(model.forward(Kernels.provider(), runner, context), new KvStorage(model.config(), blocks, 16)),
+                new CpuBackend(model.forward(Kernels.provider(), runner, context), new KvStorage(model.config(), blocks, 16,
+                        io.nereid.engine.model.KvPrecision.parse(opt.getOrDefault("--kv-type", "f16")))),
                 model.tokenizer())) {
             for (int i = 0; i < lines.size(); i++) {
                 Map<String, Object> line;

@@ -39,6 +39,31 @@ class GenerateCommandTest {
     }
 
     @Test
+    void theKvCacheIsF16ByDefaultAndF32OnRequestWithTheSameGreedyText() {
+        String expected = "Once upon a time, there was a little girl named Lily. She\n";
+        assertEquals(0, run("generate", "--model", storiesModel().toString(), "--prompt", "Once upon a time",
+                "--temperature", "0", "--max-tokens", "12", "--context", "512", "--threads", "1"));
+        assertEquals(expected, out.toString(StandardCharsets.UTF_8));
+        // stories260K: K and V x 5 layers x 34 blocks x 4 KV heads x 16 slots x 8 dims, 2 or 4 bytes.
+        String f16 = err.toString(StandardCharsets.UTF_8);
+        assertTrue(f16.contains("KV cache f16 0.3 MiB"), f16);
+        out.reset();
+        err.reset();
+        assertEquals(0, run("generate", "--model", storiesModel().toString(), "--prompt", "Once upon a time",
+                "--temperature", "0", "--max-tokens", "12", "--context", "512", "--threads", "1", "--kv-type", "f32"));
+        assertEquals(expected, out.toString(StandardCharsets.UTF_8));
+        String f32 = err.toString(StandardCharsets.UTF_8);
+        assertTrue(f32.contains("KV cache f32 0.7 MiB"), f32);
+    }
+
+    @Test
+    void anUnknownKvTypeIsNamedInTheError() {
+        assertEquals(1, run("generate", "--model", storiesModel().toString(), "--prompt", "x", "--kv-type", "q4"));
+        String e = err.toString(StandardCharsets.UTF_8);
+        assertTrue(e.contains("KV cache type 'q4' is not one of f16, f32"), e);
+    }
+
+    @Test
     void missingArgumentsAndBadFilesAreClearErrors() {
         assertEquals(64, run("generate", "--prompt", "x"));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("--model and --prompt (or --batch) are required"));

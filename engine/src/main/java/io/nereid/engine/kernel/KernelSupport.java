@@ -51,4 +51,16 @@ public interface KernelSupport {
      */
     void attention(float[] q, int qOff, float[] keys, float[] values, int[] blockTable, int numTokens, int blockSize,
             int numKvHeads, int kvHead, int headDim, float scale, float[] scores, float[] out, int outOff);
+
+    /**
+     * {@link #attention} over an F16 cache: the same layout, block table and result, with each K/V
+     * element an IEEE 754 binary16 value in a {@code short} (as written by
+     * {@link Float#floatToFloat16}) and widened exactly to float (as by {@link Float#float16ToFloat})
+     * before it is multiplied. The query, scores and output stay F32.
+     *
+     * @param scores scratch of at least {@code numTokens} floats
+     */
+    void attentionF16(float[] q, int qOff, short[] keys, short[] values, int[] blockTable, int numTokens,
+            int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores, float[] out,
+            int outOff);
 }

@@ -125,6 +125,28 @@ public final class ScalarKernels implements KernelSupport {
         }
     }
 
+    @Override
+    public void attentionF16(float[] q, int qOff, short[] keys, short[] values, int[] blockTable, int numTokens,
+            int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores, float[] out,
+            int outOff) {
+        for (int t = 0; t < numTokens; t++) {
+            int row = kvOffset(blockTable, t, blockSize, numKvHeads, kvHead, headDim);
+            float sum = 0f;
+            for (int d = 0; d < headDim; d++) {
+                sum += q[qOff + d] * Float.float16ToFloat(keys[row + d]);
+            }
+            scores[t] = sum * scale;
+        }
+        softmax(scores, 0, numTokens);
+        java.util.Arrays.fill(out, outOff, outOff + headDim, 0f);
+        for (int t = 0; t < numTokens; t++) {
+            int row = kvOffset(blockTable, t, blockSize, numKvHeads, kvHead, headDim);
+            for (int d = 0; d < headDim; d++) {
+                out[outOff + d] += scores[t] * Float.float16ToFloat(values[row + d]);
+            }
+        }
+    }
+
     /** Start of token {@code t}'s row for {@code kvHead} in the {@code [block][kvHead][slot][headDim]} layout. */
     static int kvOffset(int[] blockTable, int t, int blockSize, int numKvHeads, int kvHead, int headDim) {
         int block = blockTable[t / blockSize];

@@ -2,7 +2,11 @@ package io.nereid.engine.kernel;
 
 import java.lang.management.ManagementFactory;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -30,6 +34,16 @@ final class VectorKernels implements KernelSupport {
     private static final boolean FAST_FMA = vmOptionIsTrue("UseFMA");
 
     private static final ScalarKernels SCALAR = ScalarKernels.INSTANCE;
+
+    // F16 K/V: LANES halves load as one short vector of half the float width and widen to LANES
+    // ints of the float shape. Null below 4 lanes (no 32-bit shape exists), where Kernels never
+    // constructs this class but may still initialise it to ask for the lane count.
+    private static final VectorSpecies<Short> HALF_SPECIES = LANES >= Kernels.MIN_LANES
+            ? VectorSpecies.of(short.class, VectorShape.forBitSize(SPECIES.vectorBitSize() / 2))
+            : null;
+    private static final VectorSpecies<Integer> INT_SPECIES = SPECIES.withLanes(int.class);
+    private static final int HALF_EXPONENT = 0x7c00 << 13;   // binary16 exponent bits, moved to float position
+    private static final int FLOAT_EXPONENT = 0x7f800000;
 
     // For the adjacent-pair ("normal") rope: lane i reads table entry i/2, swaps with lane i^1,
     // and the swapped term is negated in even lanes: (x0, x1) -> (x0 c - x1 s, x1 c + x0 s).
@@ -260,6 +274,85 @@ final class VectorKernels implements KernelSupport {
                 axpy(scores[t], values, row, out, outOff, headDim);
             }
         }
+    }
+
+    @Override
+    public void attentionF16(float[] q, int qOff, short[] keys, short[] values, int[] blockTable, int numTokens,
+            int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores, float[] out,
+            int outOff) {
+        if (headDim < LANES) {
+            SCALAR.attentionF16(q, qOff, keys, values, blockTable, numTokens, blockSize, numKvHeads, kvHead, headDim,
+                    scale, scores, out, outOff);
+            return;
+        }
+        // The same two block-by-block passes as attention, with halves widened in registers.
+        for (int t = 0, b = 0; t < numTokens; b++) {
+            int row = rowOffset(blockTable[b], numKvHeads, kvHead, blockSize, headDim);
+            for (int end = Math.min(numTokens, t + blockSize); t < end; t++, row += headDim) {
+                scores[t] = dotF16(q, qOff, keys, row, headDim) * scale;
+            }
+        }
+        softmax(scores, 0, numTokens);
+        java.util.Arrays.fill(out, outOff, outOff + headDim, 0f);
+        for (int t = 0, b = 0; t < numTokens; b++) {
+            int row = rowOffset(blockTable[b], numKvHeads, kvHead, blockSize, headDim);
+            for (int end = Math.min(numTokens, t + blockSize); t < end; t++, row += headDim) {
+                axpyF16(scores[t], values, row, out, outOff, headDim);
+            }
+        }
+    }
+
+    /** {@code sum(q[i] * k[i])} with {@code k} in binary16; {@code n >= LANES}. */
+    private static float dotF16(float[] q, int qOff, short[] k, int kOff, int n) {
+        // Two accumulators, not four: each FMA here waits on a widening of several dependent
+        // integer ops anyway, which hides most of the FMA latency (see dotBody for the reason).
+        FloatVector acc0 = FloatVector.zero(SPECIES);
+        FloatVector acc1 = FloatVector.zero(SPECIES);
+        int limit = SPECIES.loopBound(n);
+        int i = 0;
+        for (int unrolled = limit - limit % (2 * LANES); i < unrolled; i += 2 * LANES) {
+            acc0 = fma(load(q, qOff + i), halfToFloat(k, kOff + i), acc0);
+            acc1 = fma(load(q, qOff + i + LANES), halfToFloat(k, kOff + i + LANES), acc1);
+        }
+        for (; i < limit; i += LANES) {
+            acc0 = fma(load(q, qOff + i), halfToFloat(k, kOff + i), acc0);
+        }
+        float sum = acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+        for (; i < n; i++) {
+            sum += q[qOff + i] * Float.float16ToFloat(k[kOff + i]);
+        }
+        return sum;
+    }
+
+    /** {@code y[i] += alpha * x[i]} with {@code x} in binary16; {@code n >= LANES}. */
+    private static void axpyF16(float alpha, short[] x, int xOff, float[] y, int yOff, int n) {
+        FloatVector va = FloatVector.broadcast(SPECIES, alpha);
+        int i = 0;
+        for (int bound = SPECIES.loopBound(n); i < bound; i += LANES) {
+            fma(va, halfToFloat(x, xOff + i), load(y, yOff + i)).intoArray(y, yOff + i);
+        }
+        for (; i < n; i++) {
+            y[yOff + i] += alpha * Float.float16ToFloat(x[xOff + i]);
+        }
+    }
+
+    /**
+     * {@code LANES} binary16 values from {@code a[off]}, widened to float exactly as
+     * {@link Float#float16ToFloat} does (a NaN stays a NaN, its payload kept). The JDK 25 Vector
+     * API has no half-precision conversion (only the scalar {@code jdk.incubator.vector.Float16}), so this is
+     * bit manipulation: the 15 magnitude bits shifted 13 up are a float whose exponent is biased
+     * by 15 instead of 127; multiplying by 2^112 re-biases it exactly, for normals and subnormals
+     * alike. The all-ones exponent (infinity, NaN) must become the float's all-ones exponent
+     * instead. Sign extension to int puts the half's sign in bit 31, where the float's goes.
+     */
+    static FloatVector halfToFloat(short[] a, int off) {
+        IntVector h = (IntVector) ShortVector.fromArray(HALF_SPECIES, a, off)
+                .convertShape(VectorOperators.S2I, INT_SPECIES, 0);
+        IntVector magnitude = h.and(0x7fff).lanewise(VectorOperators.LSHL, 13);
+        FloatVector finite = magnitude.reinterpretAsFloats().mul(0x1p112f);
+        VectorMask<Float> special = magnitude.compare(VectorOperators.GE, HALF_EXPONENT).cast(SPECIES);
+        FloatVector widened = finite.blend(magnitude.or(FLOAT_EXPONENT).reinterpretAsFloats(), special);
+        return widened.reinterpretAsInts().or(h.and(Integer.MIN_VALUE)).reinterpretAsFloats();
     }
 
     /** Slot 0 of {@code kvHead} in {@code block}: layout {@code [block][kvHead][slot][headDim]}. */

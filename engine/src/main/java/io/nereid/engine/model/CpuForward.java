@@ -10,7 +10,8 @@ import java.util.List;
  * One forward pass of a decoder-only transformer over a step: any mix of decode slices and
  * prefill chunks of different sequences. All tokens of the step go through each weight matrix
  * together ({@link WeightMatrix#matmul} reads a row once for all of them), which is what makes
- * batching pay on a CPU; attention is per token over its own sequence's paged K/V.
+ * batching pay on a CPU; attention is per token over its own sequence's paged K/V, in whichever
+ * precision the {@link KvStorage} was built with (F16 rounds K and V as they are stored).
  *
  * <p>Per layer, every K/V of the step is written to the cache before any attention reads it, so
  * a block shared within the step (a prefix hit on a block being computed) is read after it is
@@ -180,17 +181,11 @@ public final class CpuForward {
     private void writeKv(List<Slice> slices, int[] sliceOf, int[] posOf, KvStorage kv, int layer, float[] keys,
             float[] values, int n) {
         int bs = kv.blockSize();
-        float[] kc = kv.keys(layer);
-        float[] vc = kv.values(layer);
         for (int t = 0; t < n; t++) {
             int[] table = slices.get(sliceOf[t]).blockTable();
             int p = posOf[t];
-            int block = table[p / bs];
             for (int h = 0; h < c.kvHeads(); h++) {
-                int dst = kv.offset(block, h, p % bs);
-                int src = t * c.kvDim() + h * c.headDim();
-                System.arraycopy(keys, src, kc, dst, c.headDim());
-                System.arraycopy(values, src, vc, dst, c.headDim());
+                kv.write(layer, table[p / bs], h, p % bs, keys, values, t * c.kvDim() + h * c.headDim());
             }
         }
     }
@@ -200,16 +195,14 @@ public final class CpuForward {
         int heads = c.heads();
         int group = heads / c.kvHeads();
         float scale = (float) (1.0 / Math.sqrt(c.headDim()));
-        float[] kc = kv.keys(layer);
-        float[] vc = kv.values(layer);
         runner.run(0, n * heads, 4, (from, to) -> {
             float[] scores = new float[maxPositions];
             for (int task = from; task < to; task++) {
                 int t = task / heads;
                 int h = task % heads;
                 int off = t * c.qDim() + h * c.headDim();
-                k.attention(q, off, kc, vc, slices.get(sliceOf[t]).blockTable(), posOf[t] + 1, kv.blockSize(),
-                        c.kvHeads(), h / group, c.headDim(), scale, scores, out, off);
+                kv.attention(k, layer, q, off, slices.get(sliceOf[t]).blockTable(), posOf[t] + 1, h / group, scale,
+                        scores, out, off);
             }
         });
     }

@@ -21,17 +21,28 @@ public final class Generator {
     private final KvStorage storage;
     private final int prefillChunk;
 
+    /** A generator over an F32 KV cache. */
+    public Generator(CpuForward forward, int contextLength, int blockSize, int prefillChunk) {
+        this(forward, contextLength, blockSize, prefillChunk, KvPrecision.F32);
+    }
+
     /**
      * @param contextLength the most positions a sequence may use
      * @param blockSize     KV block size (8, 16, 32 or 64)
      * @param prefillChunk  prompt tokens per prefill step
+     * @param kvPrecision   element type of the KV cache (F16 halves its memory)
      */
-    public Generator(CpuForward forward, int contextLength, int blockSize, int prefillChunk) {
+    public Generator(CpuForward forward, int contextLength, int blockSize, int prefillChunk, KvPrecision kvPrecision) {
         this.forward = forward;
         int blocks = (contextLength + blockSize - 1) / blockSize + 1;
         this.cache = new KvCacheManager(new KvCacheConfig(blocks + 1, blockSize, 0, KvCacheConfig.randomSeed()));
-        this.storage = new KvStorage(forward.config(), blocks + 1, blockSize);
+        this.storage = new KvStorage(forward.config(), blocks + 1, blockSize, kvPrecision);
         this.prefillChunk = prefillChunk;
+    }
+
+    /** Bytes the KV cache holds (allocated up front for the whole context). */
+    public long kvBytes() {
+        return storage.bytes();
     }
 
     /** Timings of one {@link #generate} call, in nanoseconds. */

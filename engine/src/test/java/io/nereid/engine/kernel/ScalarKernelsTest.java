@@ -159,6 +159,34 @@ class ScalarKernelsTest {
         }
     }
 
+    @Test
+    void attentionF16EqualsAttentionOverTheWidenedValues() {
+        // Two blocks of 2 slots, 2 KV heads, headDim 3; 3 tokens in blocks 1, 0 of head 0.
+        int blockSize = 2, numKvHeads = 2, headDim = 3;
+        short[] keys = new short[2 * numKvHeads * blockSize * headDim];
+        short[] values = new short[keys.length];
+        java.util.Random r = new java.util.Random(5);
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = Float.floatToFloat16(r.nextFloat() * 4 - 2);
+            values[i] = Float.floatToFloat16(r.nextFloat() * 4 - 2);
+        }
+        float[] wideKeys = new float[keys.length];
+        float[] wideValues = new float[keys.length];
+        for (int i = 0; i < keys.length; i++) {
+            wideKeys[i] = Float.float16ToFloat(keys[i]);
+            wideValues[i] = Float.float16ToFloat(values[i]);
+        }
+        float[] q = {0.5f, -1, 2, 7};
+        int[] blockTable = {1, 0};
+        float[] expected = new float[4];
+        float[] actual = new float[4];
+        k.attention(q, 1, wideKeys, wideValues, blockTable, 3, blockSize, numKvHeads, 0, headDim, 0.5f, new float[3],
+                expected, 1);
+        k.attentionF16(q, 1, keys, values, blockTable, 3, blockSize, numKvHeads, 0, headDim, 0.5f, new float[3],
+                actual, 1);
+        assertArrayEquals(expected, actual);
+    }
+
     /** cos/sin tables {@code [pos * freqs.length + i]} for positions {@code [0, positions)}. */
     static float[][] tables(int positions, double[] freqs) {
         float[] cos = new float[positions * freqs.length];

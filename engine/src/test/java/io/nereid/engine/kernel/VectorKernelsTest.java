@@ -187,48 +187,114 @@ class VectorKernelsTest {
         return shapes.stream();
     }
 
+    /** One sequence's K/V rows for {@code kvHead} in shuffled blocks, NaN in every row it does not own. */
+    private record PagedCase(int[] blockTable, int numTokens, int blockSize, int numKvHeads, int kvHead, int headDim,
+            float[] keys, float[] values, float[] q, float scale) {
+
+        static PagedCase random(int numTokens, int headDim, int blockSize, int numKvHeads) {
+            Random r = new Random(31L * numTokens + headDim + 7L * blockSize + numKvHeads);
+            int blocksNeeded = (numTokens + blockSize - 1) / blockSize;
+            int numBlocks = blocksNeeded + 3;
+            List<Integer> ids = new ArrayList<>(IntStream.range(0, numBlocks).boxed().toList());
+            Collections.shuffle(ids, r);
+            int[] blockTable = ids.subList(0, blocksNeeded).stream().mapToInt(Integer::intValue).toArray();
+            int kvHead = numKvHeads - 1;
+            // NaN everywhere except the rows this sequence and head own: a wrong row poisons the output.
+            float[] keys = new float[numBlocks * numKvHeads * blockSize * headDim];
+            float[] values = new float[keys.length];
+            Arrays.fill(keys, Float.NaN);
+            Arrays.fill(values, Float.NaN);
+            for (int t = 0; t < numTokens; t++) {
+                int row = ScalarKernels.kvOffset(blockTable, t, blockSize, numKvHeads, kvHead, headDim);
+                for (int d = 0; d < headDim; d++) {
+                    keys[row + d] = r.nextFloat() * 2 - 1;
+                    values[row + d] = r.nextFloat() * 2 - 1;
+                }
+            }
+            return new PagedCase(blockTable, numTokens, blockSize, numKvHeads, kvHead, headDim, keys, values,
+                    guarded(r, headDim, 1), (float) (1 / Math.sqrt(headDim)));
+        }
+
+        float[] run(KernelSupport k) {
+            return into(out -> k.attention(q, OFF, keys, values, blockTable, numTokens, blockSize, numKvHeads, kvHead,
+                    headDim, scale, new float[numTokens], out, OFF));
+        }
+
+        float[] runF16(KernelSupport k) {
+            short[] hk = toHalves(keys);
+            short[] hv = toHalves(values);
+            return into(out -> k.attentionF16(q, OFF, hk, hv, blockTable, numTokens, blockSize, numKvHeads, kvHead,
+                    headDim, scale, new float[numTokens], out, OFF));
+        }
+
+        private float[] into(java.util.function.Consumer<float[]> kernel) {
+            float[] out = new float[headDim + 2 * OFF];
+            Arrays.fill(out, GUARD);
+            kernel.accept(out);
+            return out;
+        }
+
+        /**
+         * A score's error (headDim-term dot) becomes a relative error of its probability; the
+         * output mixes probabilities of values in [-1, 1], adding a numTokens-term sum.
+         */
+        double tolerance() {
+            double scoreError = headDim * ULP * headDim * scale;
+            return 2 * scoreError + 2 * (numTokens + 8) * ULP;
+        }
+    }
+
+    private static short[] toHalves(float[] a) {
+        short[] h = new short[a.length];
+        for (int i = 0; i < a.length; i++) {
+            h[i] = Float.floatToFloat16(a[i]);
+        }
+        return h;
+    }
+
+    private static void assertAttentionClose(float[] expected, float[] actual, double tol) {
+        for (int i = 0; i < expected.length; i++) {
+            assertTrue(Float.isFinite(expected[i]), "reference out[" + i + "] = " + expected[i]);
+            assertClose(expected[i], actual[i], tol, "attention out[" + i + "]");
+        }
+    }
+
     @ParameterizedTest(name = "tokens={0} headDim={1} blockSize={2} kvHeads={3}")
     @MethodSource("attentionShapes")
     void attention(int numTokens, int headDim, int blockSize, int numKvHeads) {
-        Random r = new Random(31L * numTokens + headDim + 7L * blockSize + numKvHeads);
-        int blocksNeeded = (numTokens + blockSize - 1) / blockSize;
-        int numBlocks = blocksNeeded + 3;
-        List<Integer> ids = new ArrayList<>(IntStream.range(0, numBlocks).boxed().toList());
-        Collections.shuffle(ids, r);
-        int[] blockTable = ids.subList(0, blocksNeeded).stream().mapToInt(Integer::intValue).toArray();
-        int kvHead = numKvHeads - 1;
+        PagedCase c = PagedCase.random(numTokens, headDim, blockSize, numKvHeads);
+        assertAttentionClose(c.run(SCALAR), c.run(VECTOR), c.tolerance());
+    }
 
-        // NaN everywhere except the rows this sequence and head own: a wrong row poisons the output.
-        float[] keys = new float[numBlocks * numKvHeads * blockSize * headDim];
-        float[] values = new float[keys.length];
-        Arrays.fill(keys, Float.NaN);
-        Arrays.fill(values, Float.NaN);
-        for (int t = 0; t < numTokens; t++) {
-            int row = ScalarKernels.kvOffset(blockTable, t, blockSize, numKvHeads, kvHead, headDim);
-            for (int d = 0; d < headDim; d++) {
-                keys[row + d] = r.nextFloat() * 2 - 1;
-                values[row + d] = r.nextFloat() * 2 - 1;
-            }
+    @ParameterizedTest(name = "tokens={0} headDim={1} blockSize={2} kvHeads={3}")
+    @MethodSource("attentionShapes")
+    void attentionF16(int numTokens, int headDim, int blockSize, int numKvHeads) {
+        PagedCase c = PagedCase.random(numTokens, headDim, blockSize, numKvHeads);
+        // Same inputs once widened, so the same rounding bound as the F32 kernels.
+        assertAttentionClose(c.runF16(SCALAR), c.runF16(VECTOR), c.tolerance());
+    }
+
+    /** All 65536 bit patterns: zeros, subnormals, normals, infinities and NaNs. */
+    @org.junit.jupiter.api.Test
+    void halfToFloatWidensEveryBinary16ValueExactly() {
+        int lanes = VectorKernels.preferredFloatLanes();
+        short[] all = new short[1 << 16];
+        for (int i = 0; i < all.length; i++) {
+            all[i] = (short) i;
         }
-        float[] q = guarded(r, headDim, 1);
-        float scale = (float) (1 / Math.sqrt(headDim));
-
-        float[] outS = new float[headDim + 2 * OFF];
-        float[] outV = new float[headDim + 2 * OFF];
-        Arrays.fill(outS, GUARD);
-        Arrays.fill(outV, GUARD);
-        SCALAR.attention(q, OFF, keys, values, blockTable, numTokens, blockSize, numKvHeads, kvHead, headDim, scale,
-                new float[numTokens], outS, OFF);
-        VECTOR.attention(q, OFF, keys, values, blockTable, numTokens, blockSize, numKvHeads, kvHead, headDim, scale,
-                new float[numTokens], outV, OFF);
-
-        // A score's error (headDim-term dot) becomes a relative error of its probability; the
-        // output mixes probabilities of values in [-1, 1], adding a numTokens-term sum.
-        double scoreError = headDim * ULP * headDim * scale;
-        double tol = 2 * scoreError + 2 * (numTokens + 8) * ULP;
-        for (int i = 0; i < outS.length; i++) {
-            assertTrue(Float.isFinite(outS[i]), "reference out[" + i + "] = " + outS[i]);
-            assertClose(outS[i], outV[i], tol, "attention out[" + i + "]");
+        float[] widened = new float[lanes];
+        for (int off = 0; off < all.length; off += lanes) {
+            VectorKernels.halfToFloat(all, off).intoArray(widened, 0);
+            for (int i = 0; i < lanes; i++) {
+                float reference = Float.float16ToFloat(all[off + i]);
+                int expected = Float.floatToRawIntBits(reference);
+                int actual = Float.floatToRawIntBits(widened[i]);
+                // A NaN stays a NaN; whether a signalling one comes back quiet is up to the
+                // hardware (x86's vcvtph2ps behind the JIT's float16ToFloat sets the quiet bit).
+                if (Float.isNaN(reference) ? !Float.isNaN(widened[i]) : expected != actual) {
+                    fail(String.format("half 0x%04x: expected 0x%08x but was 0x%08x", off + i, expected, actual));
+                }
+            }
         }
     }
 
