@@ -75,7 +75,7 @@ public final class EngineSpeed {
         blocks = Math.min(blocks, 40_000_000 / (m.config().layers() * m.config().kvDim() * 16 * 2) + 1);
         EngineConfig c = new EngineConfig(64, 512, 4096, context, blocks, 16, 0.01, true, chunked);
         return new InflightEngine(c, new CpuBackend(m.forward(Kernels.provider(), runner, context),
-                new KvStorage(m.config(), blocks, 16)), m.tokenizer());
+                new KvStorage(m.config(), blocks, 16, io.nereid.engine.model.KvPrecision.F16)), m.tokenizer());
     }
 
     private static void run(InflightEngine e, int concurrency, int prompt, int maxTokens, long salt) throws InterruptedException {

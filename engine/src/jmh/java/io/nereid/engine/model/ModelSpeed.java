@@ -127,7 +127,7 @@ public final class ModelSpeed {
     /** Aggregate decode tok/s of {@code seqs} sequences (16-token prompts) over {@code steps} steps. */
     private static double decode(CpuForward f, int seqs, int steps) {
         KvCacheManager cache = new KvCacheManager(new KvCacheConfig(seqs * 4 + 8, 16, 0, 1));
-        KvStorage kv = new KvStorage(f.config(), seqs * 4 + 8, 16);
+        KvStorage kv = new KvStorage(f.config(), seqs * 4 + 8, 16, KvPrecision.F16);
         List<BlockTable> tables = new ArrayList<>();
         List<Slice> prefill = new ArrayList<>();
         for (int s = 0; s < seqs; s++) {
@@ -161,7 +161,7 @@ public final class ModelSpeed {
         double best = 0;
         for (int run = 0; run < 2; run++) {
             KvCacheManager cache = new KvCacheManager(new KvCacheConfig(n / 16 + 4, 16, 0, 1));
-            KvStorage kv = new KvStorage(f.config(), n / 16 + 4, 16);
+            KvStorage kv = new KvStorage(f.config(), n / 16 + 4, 16, KvPrecision.F16);
             int[] prompt = new int[n];
             for (int i = 0; i < n; i++) {
                 prompt[i] = 300 + i % 1000;
