@@ -72,7 +72,8 @@ public final class EngineSpeed {
 
     private static InflightEngine engine(CpuModel m, RangeRunner runner, int context, boolean chunked) {
         int blocks = 64 * (context / 16 + 1);
-        blocks = Math.min(blocks, 40_000_000 / (m.config().layers() * m.config().kvDim() * 16 * 2) + 1);
+        // At most ~1 GB of F16 K/V: layers x kvDim x 16 slots x (K, V) x 2 bytes per block.
+        blocks = Math.min(blocks, (int) (1_000_000_000L / ((long) m.config().layers() * m.config().kvDim() * 16 * 2 * 2)) + 1);
         EngineConfig c = new EngineConfig(64, 512, 4096, context, blocks, 16, 0.01, true, chunked);
         return new InflightEngine(c, new CpuBackend(m.forward(Kernels.provider(), runner, context),
                 new KvStorage(m.config(), blocks, 16, io.nereid.engine.model.KvPrecision.F16)), m.tokenizer());
@@ -97,29 +98,40 @@ public final class EngineSpeed {
         return t.usage.firstTokenNanos();
     }
 
-    /** Four short requests arriving right after a long prompt: their TTFT and inter-token latencies. */
+    /**
+     * Four short requests are decoding when a long prompt arrives: their inter-token latency while
+     * it is prefilled (p50/p99), and the TTFT of a fifth short request arriving just after it.
+     */
     private static void interference(InflightEngine e, int longPrompt, boolean chunked) throws InterruptedException {
-        Timing big = new Timing();
-        e.submit(request("long", tokens(42, longPrompt), 1), big);
         List<Timing> small = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
             Timing t = new Timing();
-            e.submit(request("short-" + i, tokens(100 + i, 32), 32), t);
+            e.submit(request("short-" + i, tokens(100 + i, 32), 48), t);
             small.add(t);
         }
-        List<Long> ttfts = new ArrayList<>();
+        for (Timing t : small) {
+            t.awaitTokens(2);
+        }
+        long arrival = System.nanoTime();
+        Timing big = new Timing();
+        e.submit(request("long", tokens(42, longPrompt), 1), big);
+        Timing late = new Timing();
+        e.submit(request("late", tokens(200, 32), 4), late);
         List<Long> itls = new ArrayList<>();
         for (Timing t : small) {
             t.await();
-            ttfts.add(t.usage.firstTokenNanos());
             for (int i = 1; i < t.arrivals.size(); i++) {
-                itls.add(t.arrivals.get(i) - t.arrivals.get(i - 1));
+                if (t.arrivals.get(i) > arrival) {
+                    itls.add(t.arrivals.get(i) - t.arrivals.get(i - 1));
+                }
             }
         }
         big.await();
-        System.out.printf("%s prefill of a %d-token prompt: short requests TTFT p50 %.0f ms p99 %.0f ms, ITL p50 %.1f ms p99 %.1f ms%n",
-                chunked ? "chunked  " : "unchunked", longPrompt, pct(ttfts, 50) / 1e6, pct(ttfts, 99) / 1e6,
-                pct(itls, 50) / 1e6, pct(itls, 99) / 1e6);
+        late.await();
+        System.out.printf("%s prefill of a %d-token prompt: decoding requests ITL p50 %.1f ms p99 %.1f ms (%d gaps);"
+                        + " long prompt TTFT %.1f s; a short request arriving after it TTFT %.1f s%n",
+                chunked ? "chunked  " : "unchunked", longPrompt, pct(itls, 50) / 1e6, pct(itls, 99) / 1e6, itls.size(),
+                big.usage.firstTokenNanos() / 1e9, late.usage.firstTokenNanos() / 1e9);
     }
 
     private static double pct(List<Long> values, int p) {
@@ -153,7 +165,7 @@ public final class EngineSpeed {
         volatile Usage usage;
 
         @Override
-        public void onDelta(int choice, String text, int[] ids, List<TokenLogprob> logprobs) {
+        public synchronized void onDelta(int choice, String text, int[] ids, List<TokenLogprob> logprobs) {
             arrivals.add(System.nanoTime());
         }
 
@@ -167,6 +179,17 @@ public final class EngineSpeed {
         public void onError(int choice, EngineException error) {
             error.printStackTrace();
             done.countDown();
+        }
+
+        void awaitTokens(int n) throws InterruptedException {
+            long until = System.nanoTime() + 600_000_000_000L;
+            while (arrivalsSize() < n && done.getCount() > 0 && System.nanoTime() < until) {
+                Thread.sleep(1);
+            }
+        }
+
+        synchronized int arrivalsSize() {
+            return arrivals.size();
         }
 
         void await() throws InterruptedException {

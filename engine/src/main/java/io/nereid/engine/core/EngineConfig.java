@@ -12,8 +12,8 @@ package io.nereid.engine.core;
  * @param watermark           fraction of blocks kept free when admitting new prompts
  * @param prefixCaching       reuse cached prompt prefixes
  * @param chunkedPrefill      split long prompts into chunks within the token budget, so decoding
- *                            sequences keep streaming; off, a prompt is computed in one step of its
- *                            own size (decoders wait for it)
+ *                            sequences keep streaming; off, a waiting prompt is computed whole in a
+ *                            step of its own, ahead of the decodes (which stall for that step)
  */
 public record EngineConfig(int maxNumSeqs, int maxNumBatchedTokens, int maxWaiting, int maxModelLen, int numBlocks,
         int blockSize, double watermark, boolean prefixCaching, boolean chunkedPrefill) {

@@ -233,8 +233,12 @@ public final class InflightEngine implements Engine {
         for (Sequence s : running) {
             s.scheduledThisStep = false;
         }
+        // Without chunked prefill a waiting prompt gets a step of its own, ahead of the decodes
+        // (vLLM's prefill-first policy): the decodes stall for that step instead of the prompt
+        // waiting for a step with a free budget.
+        boolean prefillAlone = !config.chunkedPrefill() && !waiting.isEmpty() && running.size() < config.maxNumSeqs();
         // 1. Running sequences: a decode token, or the next chunk of a prompt being prefilled.
-        for (Sequence s : List.copyOf(running)) {
+        for (Sequence s : prefillAlone ? List.<Sequence>of() : List.copyOf(running)) {
             if (s.finished || s.table == null || budget == 0) {
                 continue;
             }
