@@ -8,14 +8,8 @@ import java.util.Properties;
 
 /**
  * Command-line entry point used by {@code bin/nereid}: {@code version}, {@code generate} and {@code serve}.
- *
- * <p>The HTTP server has not landed yet (issue #6): {@code serve} says so and exits with status
- * 2 instead of pretending to serve.
  */
 public final class Main {
-
-    /** Exit status of a command that exists in the CLI but is not implemented yet. */
-    static final int NOT_IMPLEMENTED = 2;
 
     private Main() {
     }
@@ -38,11 +32,7 @@ public final class Main {
                 return quantize(args, out, err);
             }
             case "serve" -> {
-                err.println(banner());
-                err.println("nereid serve: no HTTP server exists in this build yet; the OpenAI-compatible gateway"
-                        + " is still to come (see README.md, status table). This build contains the paged KV-cache"
-                        + " manager (kvcache/) only.");
-                return NOT_IMPLEMENTED;
+                return ServeCommand.run(args, System.getenv(), out, err);
             }
             default -> {
                 err.println("nereid: unknown command '" + command + "' (try: version, serve, generate, quantize)");

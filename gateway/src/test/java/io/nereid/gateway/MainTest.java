@@ -27,9 +27,16 @@ class MainTest {
     }
 
     @Test
-    void serveSaysNoServerExistsAndFails() {
-        assertEquals(Main.NOT_IMPLEMENTED, run("serve"));
-        assertTrue(err.toString(StandardCharsets.UTF_8).contains("no HTTP server exists"));
+    void serveHelpListsEveryOptionAndABadOptionIsAUsageError() {
+        assertEquals(0, run("serve", "--help"));
+        String help = out.toString(StandardCharsets.UTF_8);
+        for (String flag : new String[] {"--model", "--served-model-name", "--host", "--port", "--max-num-seqs",
+                "--max-num-batched-tokens", "--max-waiting", "--block-size", "--kv-cache-memory", "--chat-template",
+                "--threads", "NEREID_PORT"}) {
+            assertTrue(help.contains(flag), flag + " missing from:\n" + help);
+        }
+        assertEquals(64, run("serve", "--no-such-flag", "1"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("unknown option '--no-such-flag'"));
     }
 
     @Test

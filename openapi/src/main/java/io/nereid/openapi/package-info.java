@@ -1,5 +1,6 @@
 /**
- * The OpenAPI 3.1 contract of every HTTP route and the wire DTOs (Jackson). Empty until the
- * gateway lands; see the README status table.
+ * The wire DTOs of Nereid's OpenAI-compatible HTTP API (Jackson records, immutable). Field names
+ * are the wire names (snake_case, as OpenAI and vLLM send them). The OpenAPI 3.1 document is still
+ * to come (issue 6).
  */
 package io.nereid.openapi;

@@ -1,0 +1,137 @@
+package io.nereid.gateway;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Everything {@code bin/nereid serve} is configured with, built in one place ({@link #parse}) from
+ * command-line flags and, for flags not given, {@code NEREID_*} environment variables.
+ *
+ * @param model               GGUF file, or null: generate the random-weight demo model
+ * @param servedModelName     the {@code model} clients must send (default: the file name, or "nereid-demo")
+ * @param host                interface to bind
+ * @param port                TCP port; 0 picks a free one (printed at startup)
+ * @param maxNumSeqs          sequences per engine step
+ * @param maxNumBatchedTokens tokens per engine step
+ * @param maxWaiting          queued requests before 429
+ * @param blockSize           tokens per KV block
+ * @param kvCacheBytes        KV cache memory, or 0: enough for max-num-seqs full contexts, at most 512 MiB
+ * @param chatTemplate        built-in template name or Jinja file, or null: the model's own
+ * @param threads             kernel threads
+ * @param drainTimeout        on SIGTERM, how long in-flight requests may take to finish
+ */
+public record ServeConfig(Path model, String servedModelName, String host, int port, int maxNumSeqs,
+        int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
+        Duration drainTimeout) {
+
+    /** One flag: its name, environment variable, default (null: none) and help line. */
+    record Option(String flag, String defaultValue, String help) {
+        String env() {
+            return "NEREID_" + flag.substring(2).replace('-', '_').toUpperCase(Locale.ROOT);
+        }
+    }
+
+    static final List<Option> OPTIONS = List.of(
+            new Option("--model", null, "GGUF model file (default: a small random-weight demo model)"),
+            new Option("--served-model-name", null, "model name clients send (default: the file name without .gguf)"),
+            new Option("--host", "127.0.0.1", "interface to bind"),
+            new Option("--port", "8000", "TCP port; 0 = any free port (printed)"),
+            new Option("--max-num-seqs", "64", "sequences per engine step"),
+            new Option("--max-num-batched-tokens", "512", "tokens per engine step"),
+            new Option("--max-waiting", "1024", "queued requests before 429 rate_limit_error"),
+            new Option("--block-size", "16", "tokens per KV-cache block"),
+            new Option("--kv-cache-memory", null, "KV cache size, e.g. 512MiB, 2GiB (default: max-num-seqs full"
+                    + " contexts, at most 512MiB)"),
+            new Option("--chat-template", null, "built-in name (chatml, llama2, llama3, mistral, phi3, gemma) or a"
+                    + " .jinja file (default: the model's own)"),
+            new Option("--threads", null, "kernel threads (default: available processors)"),
+            new Option("--drain-timeout", "30", "seconds in-flight requests may take to finish after SIGTERM"));
+
+    public ServeConfig {
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("--port must be in [0, 65535], got " + port);
+        }
+        if (maxNumSeqs < 1 || maxNumBatchedTokens < 1 || maxWaiting < 1 || blockSize < 1 || threads < 1) {
+            throw new IllegalArgumentException("--max-num-seqs, --max-num-batched-tokens, --max-waiting, --block-size"
+                    + " and --threads must be positive");
+        }
+        if (kvCacheBytes < 0) {
+            throw new IllegalArgumentException("--kv-cache-memory must not be negative");
+        }
+    }
+
+    static String usage() {
+        StringBuilder sb = new StringBuilder("usage: bin/nereid serve [options]   (each option also as an environment"
+                + " variable, e.g. --port -> NEREID_PORT)\n");
+        for (Option o : OPTIONS) {
+            sb.append(String.format("  %-26s %s%s%n", o.flag() + " V", o.help(),
+                    o.defaultValue() == null ? "" : " (default " + o.defaultValue() + ")"));
+        }
+        return sb.append("  --help                     this text\n").toString();
+    }
+
+    /**
+     * Flags win over environment variables, which win over defaults.
+     *
+     * @throws IllegalArgumentException naming the flag that is unknown, missing its value or malformed
+     */
+    static ServeConfig parse(List<String> args, Map<String, String> env) {
+        Map<String, String> v = new LinkedHashMap<>();
+        for (Option o : OPTIONS) {
+            String e = env.get(o.env());
+            v.put(o.flag(), e != null && !e.isBlank() ? e : o.defaultValue());
+        }
+        for (int i = 0; i < args.size(); i++) {
+            String a = args.get(i);
+            String name = a.contains("=") ? a.substring(0, a.indexOf('=')) : a;
+            if (OPTIONS.stream().noneMatch(o -> o.flag().equals(name))) {
+                throw new IllegalArgumentException("unknown option '" + a + "'");
+            }
+            if (a.contains("=")) {
+                v.put(name, a.substring(a.indexOf('=') + 1));
+            } else if (i + 1 < args.size()) {
+                v.put(name, args.get(++i));
+            } else {
+                throw new IllegalArgumentException(name + " needs a value");
+            }
+        }
+        Path model = v.get("--model") == null ? null : Path.of(v.get("--model"));
+        String name = v.get("--served-model-name");
+        if (name == null) {
+            name = model == null ? "nereid-demo" : model.getFileName().toString().replaceFirst("\\.gguf$", "");
+        }
+        String kv = v.get("--kv-cache-memory");
+        return new ServeConfig(model, name, v.get("--host"), integer(v, "--port"), integer(v, "--max-num-seqs"),
+                integer(v, "--max-num-batched-tokens"), integer(v, "--max-waiting"), integer(v, "--block-size"),
+                kv == null ? 0 : bytes(kv), v.get("--chat-template"),
+                v.get("--threads") == null ? Runtime.getRuntime().availableProcessors() : integer(v, "--threads"),
+                Duration.ofSeconds(integer(v, "--drain-timeout")));
+    }
+
+    private static int integer(Map<String, String> v, String flag) {
+        try {
+            return Integer.parseInt(v.get(flag).trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(flag + " must be an integer, got '" + v.get(flag) + "'");
+        }
+    }
+
+    /** {@code 512MiB}, {@code 2GiB}, {@code 512M}, {@code 1G}, {@code 64KiB} or plain bytes. */
+    static long bytes(String s) {
+        String t = s.trim().toUpperCase(Locale.ROOT).replace("IB", "").replace("B", "");
+        long unit = 1;
+        if (!t.isEmpty() && "KMG".indexOf(t.charAt(t.length() - 1)) >= 0) {
+            unit = 1L << (10 * ("KMG".indexOf(t.charAt(t.length() - 1)) + 1));
+            t = t.substring(0, t.length() - 1);
+        }
+        try {
+            return Math.round(Double.parseDouble(t.trim()) * unit);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--kv-cache-memory must be a size like 512MiB or 2GiB, got '" + s + "'");
+        }
+    }
+}

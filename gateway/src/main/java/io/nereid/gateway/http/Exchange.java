@@ -1,0 +1,237 @@
+package io.nereid.gateway.http;
+
+import io.nereid.engine.api.EngineException;
+import io.nereid.engine.api.FinishReason;
+import io.nereid.engine.api.RequestHandle;
+import io.nereid.engine.api.TokenLogprob;
+import io.nereid.engine.api.TokenSink;
+import io.nereid.engine.api.Usage;
+import io.nereid.gateway.http.ParsedRequest.Kind;
+import io.nereid.openapi.ChatCompletion;
+import io.nereid.openapi.ErrorResponse;
+import io.nereid.openapi.TextCompletion;
+import io.nereid.openapi.UsageInfo;
+import io.vertx.core.Context;
+import io.vertx.core.http.HttpServerResponse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One admitted completion request: receives the engine's output and writes the HTTP response,
+ * streamed (SSE) or whole.
+ *
+ * <p>Threads: the {@link TokenSink} methods run on the engine thread and only enqueue an event and
+ * schedule {@link #drain} on the connection's context; everything else runs on that context. While
+ * the connection's write queue is full, events stay queued and consecutive deltas of a choice are
+ * later sent as one chunk (a slow reader gets bigger chunks, not an unbounded queue of frames).
+ * A client that disconnects cancels the engine request.
+ */
+final class Exchange implements TokenSink {
+
+    private sealed interface Event permits Delta, Finished, Failed {
+        int choice();
+    }
+
+    private record Delta(int choice, String text) implements Event {
+    }
+
+    private record Finished(int choice, FinishReason reason, Object stopReason, Usage usage) implements Event {
+    }
+
+    private record Failed(int choice, EngineException error) implements Event {
+    }
+
+    private final Context context;
+    private final HttpServerResponse response;
+    private final ParsedRequest request;
+    private final String id;
+    private final long created;
+    private final String model;
+    private final SseChunks chunks;
+    private final Runnable onDone;
+    private final ConcurrentLinkedQueue<Event> events = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean scheduled = new AtomicBoolean();
+
+    // Context-only state.
+    private final StringBuilder[] texts;
+    private final String[] finishReasons;
+    private final Object[] stopReasons;
+    private RequestHandle handle;
+    private int finished;
+    private int completionTokens;
+    private int promptTokens;
+    private int cachedTokens;
+    private boolean done;
+
+    Exchange(Context context, HttpServerResponse response, ParsedRequest request, String id, String model, Runnable onDone) {
+        this.context = context;
+        this.response = response;
+        this.request = request;
+        this.id = id;
+        this.created = System.currentTimeMillis() / 1000;
+        this.model = model;
+        this.chunks = new SseChunks(request.kind(), id, created, model);
+        this.onDone = onDone;
+        this.texts = new StringBuilder[request.n()];
+        this.finishReasons = new String[request.n()];
+        this.stopReasons = new Object[request.n()];
+        for (int i = 0; i < texts.length; i++) {
+            texts[i] = new StringBuilder();
+        }
+    }
+
+    /** On the context, right after the engine admitted the request: the 200 headers and role chunks. */
+    void start(RequestHandle h) {
+        this.handle = h;
+        response.closeHandler(v -> {
+            if (!done) {
+                done = true;
+                handle.cancel();
+                onDone.run();
+            }
+        });
+        if (request.stream()) {
+            response.setStatusCode(200).setChunked(true).putHeader("Content-Type", "text/event-stream")
+                    .putHeader("Cache-Control", "no-cache");
+            if (request.kind() == Kind.CHAT) {
+                for (int i = 0; i < request.n(); i++) {
+                    response.write(chunks.role(i));
+                }
+            }
+        }
+    }
+
+    @Override
+    public void onDelta(int choice, String text, int[] tokenIds, List<TokenLogprob> logprobs) {
+        if (!text.isEmpty()) {
+            enqueue(new Delta(choice, text));
+        }
+    }
+
+    @Override
+    public void onFinish(int choice, FinishReason reason, Object stopReason, Usage usage) {
+        enqueue(new Finished(choice, reason, stopReason, usage));
+    }
+
+    @Override
+    public void onError(int choice, EngineException error) {
+        enqueue(new Failed(choice, error));
+    }
+
+    private void enqueue(Event e) {
+        events.add(e);
+        if (scheduled.compareAndSet(false, true)) {
+            context.runOnContext(v -> drain());
+        }
+    }
+
+    private void drain() {
+        scheduled.set(false);
+        if (done) {
+            events.clear();
+            return;
+        }
+        if (request.stream() && response.writeQueueFull()) {
+            response.drainHandler(v -> drain());
+            return;
+        }
+        List<Event> batch = new ArrayList<>();
+        for (Event e; (e = events.poll()) != null; ) {
+            batch.add(e);
+        }
+        int[] pendingFrom = new int[request.n()]; // chars of texts[i] not yet streamed
+        for (int i = 0; i < pendingFrom.length; i++) {
+            pendingFrom[i] = texts[i].length();
+        }
+        for (Event e : batch) {
+            switch (e) {
+                case Delta d -> texts[d.choice()].append(d.text());
+                case Finished f -> {
+                    finishReasons[f.choice()] = finishReason(f.reason());
+                    stopReasons[f.choice()] = f.stopReason();
+                    promptTokens = f.usage().promptTokens();
+                    cachedTokens = f.usage().cachedTokens();
+                    completionTokens += f.usage().completionTokens();
+                    if (request.stream()) {
+                        response.write(chunks.content(f.choice(), texts[f.choice()].substring(pendingFrom[f.choice()]),
+                                finishReasons[f.choice()]));
+                        pendingFrom[f.choice()] = texts[f.choice()].length();
+                    }
+                    finished++;
+                }
+                case Failed x -> {
+                    fail(x.error());
+                    return;
+                }
+            }
+        }
+        if (request.stream()) {
+            for (int i = 0; i < pendingFrom.length; i++) {
+                if (finishReasons[i] == null && pendingFrom[i] < texts[i].length()) {
+                    response.write(chunks.content(i, texts[i].substring(pendingFrom[i]), null));
+                }
+            }
+        }
+        if (finished == request.n()) {
+            complete();
+        }
+    }
+
+    private void complete() {
+        UsageInfo usage = UsageInfo.of(promptTokens, completionTokens, cachedTokens);
+        if (request.stream()) {
+            if (request.includeUsage()) {
+                response.write(chunks.usage(usage));
+            }
+            response.end(SseChunks.DONE);
+        } else {
+            Object body;
+            if (request.kind() == Kind.CHAT) {
+                List<ChatCompletion.Choice> choices = new ArrayList<>();
+                for (int i = 0; i < texts.length; i++) {
+                    choices.add(new ChatCompletion.Choice(i, new ChatCompletion.Message("assistant", texts[i].toString(), null),
+                            null, finishReasons[i], stopReasons[i]));
+                }
+                body = new ChatCompletion.Response(id, created, model, choices, usage);
+            } else {
+                List<TextCompletion.Choice> choices = new ArrayList<>();
+                for (int i = 0; i < texts.length; i++) {
+                    choices.add(new TextCompletion.Choice(i, texts[i].toString(), null, finishReasons[i], stopReasons[i]));
+                }
+                body = new TextCompletion(id, created, model, choices, usage);
+            }
+            response.setStatusCode(200).putHeader("Content-Type", "application/json").end(SseChunks.json(body));
+        }
+        finish();
+    }
+
+    /** An engine failure: in-band after a streamed 200, else a 500. The other choices are cancelled. */
+    private void fail(EngineException error) {
+        handle.cancel();
+        ErrorResponse body = ErrorResponse.of("generation failed: " + error.getMessage(), "server_error", null, null);
+        if (request.stream()) {
+            response.write(SseChunks.error(body));
+            response.end(SseChunks.DONE);
+        } else {
+            response.setStatusCode(500).putHeader("Content-Type", "application/json").end(SseChunks.json(body));
+        }
+        finish();
+    }
+
+    private void finish() {
+        done = true;
+        events.clear();
+        onDone.run();
+    }
+
+    static String finishReason(FinishReason r) {
+        return switch (r) {
+            case STOP -> "stop";
+            case LENGTH -> "length";
+            case CANCELLED, DEADLINE -> "abort";
+        };
+    }
+
+}

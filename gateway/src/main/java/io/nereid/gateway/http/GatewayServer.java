@@ -1,0 +1,244 @@
+package io.nereid.gateway.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.nereid.engine.api.AdmissionException;
+import io.nereid.engine.api.GenerationRequest;
+import io.nereid.engine.api.RequestHandle;
+import io.nereid.engine.api.RequestValidationException;
+import io.nereid.engine.template.TemplateException;
+import io.nereid.gateway.http.ParsedRequest.Kind;
+import io.nereid.openapi.ErrorResponse;
+import io.nereid.openapi.ModelList;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
+import io.vertx.core.WorkerExecutor;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The OpenAI-compatible HTTP server: {@code GET /health}, {@code GET /v1/models[/{id}]},
+ * {@code POST /v1/completions}, {@code POST /v1/chat/completions}.
+ *
+ * <p>A completion request is parsed and validated on the event loop, rendered and tokenized on a
+ * bounded worker pool, checked against the context length and submitted to the engine back on the
+ * event loop; only once the engine has admitted it are the 200 headers written ({@link Exchange}).
+ * Lifecycle: {@link #start} binds; {@link #drain} stops admitting (503) and waits for in-flight
+ * requests; {@link #close} closes the server and Vert.x (not the model).
+ */
+public final class GatewayServer implements AutoCloseable {
+
+    static final long BODY_LIMIT = 8L << 20;
+
+    private final Vertx vertx;
+    private final ModelService model;
+    private final WorkerExecutor prep;
+    private final AtomicInteger inflight = new AtomicInteger();
+    private volatile boolean draining;
+    private HttpServer server;
+
+    private GatewayServer(ModelService model, int prepThreads) {
+        this.vertx = Vertx.vertx();
+        this.model = model;
+        this.prep = vertx.createSharedWorkerExecutor("nereid-prep", prepThreads);
+    }
+
+    /** Binds {@code host:port} (0: any free port) and returns the running server. */
+    public static GatewayServer start(ModelService model, String host, int port) throws Exception {
+        GatewayServer g = new GatewayServer(model, Math.max(2, Runtime.getRuntime().availableProcessors() / 2));
+        try {
+            g.server = g.vertx.createHttpServer().requestHandler(g.router()).listen(port, host)
+                    .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            g.close();
+            throw e;
+        }
+        return g;
+    }
+
+    public int port() {
+        return server.actualPort();
+    }
+
+    public int inflight() {
+        return inflight.get();
+    }
+
+    private Router router() {
+        Router r = Router.router(vertx);
+        r.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
+        r.get("/v1/models").handler(ctx -> json(ctx.response(), 200, new ModelList(List.of(card()))));
+        r.get("/v1/models/:id").handler(ctx -> {
+            if (ctx.pathParam("id").equals(model.name())) {
+                json(ctx.response(), 200, card());
+            } else {
+                error(ctx.response(), notFound(ctx.pathParam("id")));
+            }
+        });
+        r.post("/v1/*").handler(BodyHandler.create().setBodyLimit(BODY_LIMIT));
+        r.post("/v1/completions").handler(ctx -> complete(ctx, Kind.COMPLETION));
+        r.post("/v1/chat/completions").handler(ctx -> complete(ctx, Kind.CHAT));
+        r.route().last().handler(ctx -> error(ctx.response(), new ApiException(404, "invalid_request_error", null,
+                "not_found", "no route " + ctx.request().method() + " " + ctx.request().path(), 0)));
+        r.route().failureHandler(ctx -> error(ctx.response(), ctx.statusCode() == 413
+                ? new ApiException(413, "invalid_request_error", null, "request_too_large",
+                        "the request body is over " + BODY_LIMIT + " bytes", 0)
+                : mapFailure(ctx.failure() == null ? new IllegalStateException("status " + ctx.statusCode()) : ctx.failure())));
+        return r;
+    }
+
+    private ModelList.Model card() {
+        return new ModelList.Model(model.name(), model.created(), model.maxModelLen(), model.description());
+    }
+
+    private void complete(RoutingContext ctx, Kind kind) {
+        HttpServerResponse resp = ctx.response();
+        ParsedRequest req;
+        try {
+            if (draining) {
+                throw new ApiException(503, "service_unavailable", null, "draining", "the server is shutting down", 5);
+            }
+            JsonNode body;
+            try {
+                body = SseChunks.JSON.readTree(ctx.body().buffer() == null ? new byte[0] : ctx.body().buffer().getBytes());
+            } catch (com.fasterxml.jackson.core.JacksonException e) {
+                throw ApiException.invalid(null, "the request body is not valid JSON: " + e.getOriginalMessage());
+            } catch (java.io.IOException e) {
+                throw ApiException.invalid(null, "the request body cannot be read: " + e.getMessage());
+            }
+            req = RequestValidator.validate(body, kind);
+            if (!req.model().equals(model.name())) {
+                throw notFound(req.model());
+            }
+            if (kind == Kind.CHAT && !model.hasChatTemplate()) {
+                throw ApiException.invalid("messages", "the model has no chat template; start the server with"
+                        + " --chat-template NAME|FILE, or use /v1/completions");
+            }
+        } catch (RuntimeException e) {
+            error(resp, mapFailure(e));
+            return;
+        }
+        if (!req.ignoredFields().isEmpty()) {
+            resp.putHeader("x-nereid-ignored-fields", String.join(", ", req.ignoredFields()));
+        }
+        Context context = vertx.getOrCreateContext();
+        prep.executeBlocking(() -> tokens(req), false).onComplete(ar -> {
+            if (ar.failed()) {
+                error(resp, mapFailure(ar.cause()));
+            } else if (!resp.closed()) {
+                submit(context, resp, req, ar.result());
+            }
+        });
+    }
+
+    /** Worker pool: the prompt's token ids, template rendered. */
+    private int[] tokens(ParsedRequest req) {
+        if (req.kind() == Kind.CHAT) {
+            // A rendered chat template writes its own BOS text (vLLM: add_special_tokens=False).
+            return model.tokenize(model.renderChat(req.messages()), false);
+        }
+        return req.promptTokens() != null ? req.promptTokens() : model.tokenize(req.prompt(), true);
+    }
+
+    private void submit(Context context, HttpServerResponse resp, ParsedRequest req, int[] prompt) {
+        int ctxLen = model.maxModelLen();
+        String maxParam = req.kind() == Kind.CHAT ? "max_completion_tokens" : "max_tokens";
+        int maxTokens = req.maxTokens() == null ? ctxLen - prompt.length : req.maxTokens();
+        if (prompt.length >= ctxLen || prompt.length + maxTokens > ctxLen) {
+            error(resp, new ApiException(400, "invalid_request_error", req.maxTokens() == null ? (req.kind() == Kind.CHAT
+                    ? "messages" : "prompt") : maxParam, "context_length_exceeded", "this model's maximum context length is "
+                    + ctxLen + " tokens; the prompt has " + prompt.length + " tokens"
+                    + (req.maxTokens() == null ? "" : " and " + maxParam + " asks for " + maxTokens + " more"), 0));
+            return;
+        }
+        String id = (req.kind() == Kind.CHAT ? "chatcmpl-" : "cmpl-")
+                + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+        GenerationRequest g = new GenerationRequest(id, prompt, req.sampling(), req.stop(), req.stopTokenIds(), maxTokens,
+                req.minTokens(), req.ignoreEos(), req.n(), false, req.priority(), null);
+        Exchange exchange = new Exchange(context, resp, req, id, model.name(), inflight::decrementAndGet);
+        RequestHandle handle;
+        try {
+            handle = model.engine().submit(g, exchange);
+        } catch (RuntimeException e) {
+            error(resp, mapFailure(e));
+            return;
+        }
+        inflight.incrementAndGet();
+        exchange.start(handle);
+    }
+
+    static ApiException notFound(String name) {
+        return new ApiException(404, "invalid_request_error", "model", "model_not_found",
+                "the model '" + name + "' does not exist", 0);
+    }
+
+    /** The status a failure before the 200 maps to. */
+    static ApiException mapFailure(Throwable t) {
+        return switch (t) {
+            case ApiException a -> a;
+            case RequestValidationException v -> ApiException.invalid(v.param(), v.getMessage());
+            case AdmissionException a when a.reason() == AdmissionException.Reason.SHUTTING_DOWN ->
+                    new ApiException(503, "service_unavailable", null, "draining", a.getMessage(), seconds(a.retryAfter()));
+            case AdmissionException a -> new ApiException(429, "rate_limit_error", null, "rate_limit_exceeded", a.getMessage(),
+                    seconds(a.retryAfter()));
+            case TemplateException e -> ApiException.invalid("messages", "chat template: " + e.getMessage());
+            case IllegalArgumentException e -> ApiException.invalid(null, e.getMessage());
+            default -> new ApiException(500, "server_error", null, null, "internal error: " + t, 0);
+        };
+    }
+
+    private static long seconds(Duration d) {
+        return Math.max(1, (d.toMillis() + 999) / 1000);
+    }
+
+    private static void error(HttpServerResponse resp, ApiException e) {
+        if (resp.headWritten()) {
+            resp.reset();
+            return;
+        }
+        if (e.retryAfterSeconds() > 0) {
+            resp.putHeader("Retry-After", Long.toString(e.retryAfterSeconds()));
+        }
+        json(resp, e.status(), ErrorResponse.of(e.getMessage(), e.type(), e.param(), e.code()));
+    }
+
+    private static void json(HttpServerResponse resp, int status, Object body) {
+        if (!resp.closed()) {
+            resp.setStatusCode(status).putHeader("Content-Type", "application/json").end(SseChunks.json(body));
+        }
+    }
+
+    /**
+     * Stops admitting new completions (503) and waits up to {@code timeout} for in-flight ones to
+     * finish; returns how many are still running. Any thread but an event loop.
+     */
+    public int drain(Duration timeout) throws InterruptedException {
+        draining = true;
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (inflight.get() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        return inflight.get();
+    }
+
+    @Override
+    public void close() {
+        try {
+            if (server != null) {
+                server.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            }
+            prep.close();
+            vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

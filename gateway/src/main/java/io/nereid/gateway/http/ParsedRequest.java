@@ -1,0 +1,22 @@
+package io.nereid.gateway.http;
+
+import io.nereid.engine.sampling.SamplingParams;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A validated {@code /v1/chat/completions} or {@code /v1/completions} request, defaults applied.
+ *
+ * @param messages      chat: the conversation, text content flattened to strings; else null
+ * @param prompt        completions: the prompt text, or null when {@code promptTokens} is given
+ * @param promptTokens  completions: a prompt already tokenized, or null
+ * @param maxTokens     most tokens per choice, or null: up to the context length
+ * @param ignoredFields unknown fields, ignored (reported in {@code x-nereid-ignored-fields})
+ */
+public record ParsedRequest(Kind kind, String model, List<Map<String, Object>> messages, String prompt,
+        int[] promptTokens, SamplingParams sampling, List<String> stop, int[] stopTokenIds, Integer maxTokens,
+        int minTokens, boolean ignoreEos, int n, boolean stream, boolean includeUsage, int priority,
+        List<String> ignoredFields) {
+
+    public enum Kind { CHAT, COMPLETION }
+}

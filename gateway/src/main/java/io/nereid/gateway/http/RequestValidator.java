@@ -1,0 +1,323 @@
+package io.nereid.gateway.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.nereid.engine.sampling.SamplingParams;
+import io.nereid.gateway.http.ParsedRequest.Kind;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Turns the JSON body of a completion request into a {@link ParsedRequest}: checks every field's
+ * type and range, applies OpenAI's defaults, and fails with a 400 {@link ApiException} naming the
+ * field. Fields Nereid does not implement yet are a 400 that says so; unknown fields are collected
+ * so the caller can name them in {@code x-nereid-ignored-fields}. Pure and stateless.
+ */
+public final class RequestValidator {
+
+    private static final Set<String> COMMON = Set.of("model", "max_tokens", "max_completion_tokens", "temperature",
+            "top_p", "top_k", "min_p", "presence_penalty", "frequency_penalty", "repetition_penalty", "seed", "stop",
+            "stop_token_ids", "n", "min_tokens", "ignore_eos", "stream", "stream_options", "user", "priority",
+            "logit_bias");
+    /** Known, not implemented: a 400 unless absent, null, false, empty or the neutral value. */
+    private static final Set<String> UNSUPPORTED = Set.of("tools", "tool_choice", "functions", "function_call",
+            "parallel_tool_calls", "response_format", "logprobs", "top_logprobs", "echo", "suffix", "best_of", "audio",
+            "modalities", "prediction", "reasoning_effort", "web_search_options", "guided_json", "guided_regex",
+            "guided_choice", "guided_grammar", "structured_outputs", "prompt_logprobs");
+    private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant");
+
+    private RequestValidator() {
+    }
+
+    /** @throws ApiException 400 naming the first bad field */
+    public static ParsedRequest validate(JsonNode body, Kind kind) {
+        if (body == null || !body.isObject()) {
+            throw ApiException.invalid(null, "the request body must be a JSON object");
+        }
+        List<String> ignored = new ArrayList<>();
+        for (Iterator<String> it = body.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            if (UNSUPPORTED.contains(f)) {
+                if (!neutral(f, body.get(f))) {
+                    throw ApiException.unsupported(f, "remove it or send null");
+                }
+            } else if (!COMMON.contains(f) && !f.equals(kind == Kind.CHAT ? "messages" : "prompt")) {
+                ignored.add(f);
+            }
+        }
+        String model = string(body, "model", true);
+        List<Map<String, Object>> messages = null;
+        String prompt = null;
+        int[] promptTokens = null;
+        if (kind == Kind.CHAT) {
+            messages = messages(body.get("messages"));
+        } else {
+            JsonNode p = body.get("prompt");
+            if (p == null || p.isNull()) {
+                throw ApiException.invalid("prompt", "'prompt' is required");
+            } else if (p.isTextual()) {
+                prompt = p.asText();
+            } else if (p.isArray() && p.size() == 1 && p.get(0).isTextual()) {
+                prompt = p.get(0).asText();
+            } else if (p.isArray() && !p.isEmpty() && p.get(0).isIntegralNumber()) {
+                promptTokens = intArray(p, "prompt");
+            } else if (p.isArray() && p.size() > 1) {
+                throw ApiException.unsupported("prompt", "a batch of several prompts; send one request per prompt");
+            } else {
+                throw ApiException.invalid("prompt", "'prompt' must be a string or an array of token ids");
+            }
+            if (prompt != null && prompt.isEmpty()) {
+                throw ApiException.invalid("prompt", "'prompt' must not be empty");
+            }
+        }
+        Integer maxTokens = optInt(body, "max_completion_tokens");
+        if (maxTokens == null) {
+            maxTokens = optInt(body, "max_tokens");
+        }
+        if (maxTokens != null && maxTokens < 1) {
+            throw ApiException.invalid(body.hasNonNull("max_completion_tokens") ? "max_completion_tokens" : "max_tokens",
+                    "max_tokens must be at least 1, got " + maxTokens);
+        }
+        float temperature = optFloat(body, "temperature", 1f);
+        if (temperature > 2) {
+            throw ApiException.invalid("temperature", "temperature must be in [0, 2], got " + temperature);
+        }
+        Long seedValue = null;
+        if (body.hasNonNull("seed")) {
+            JsonNode s = body.get("seed");
+            if (!s.isIntegralNumber() || !s.canConvertToLong()) {
+                throw ApiException.invalid("seed", "'seed' must be an integer");
+            }
+            seedValue = s.asLong();
+        }
+        SamplingParams sampling;
+        try {
+            sampling = new SamplingParams(temperature, optInt(body, "top_k", -1), optFloat(body, "top_p", 1f),
+                    optFloat(body, "min_p", 0f), optFloat(body, "repetition_penalty", 1f),
+                    optFloat(body, "presence_penalty", 0f), optFloat(body, "frequency_penalty", 0f), logitBias(body),
+                    seedValue, 0);
+        } catch (IllegalArgumentException e) {
+            // SamplingParams names the field first: "top_p must be in (0, 1], got 2.0".
+            String msg = e.getMessage();
+            String field = msg.contains(" ") ? msg.substring(0, msg.indexOf(' ')) : null;
+            throw ApiException.invalid(field, msg);
+        }
+        int n = optInt(body, "n", 1);
+        if (n < 1) {
+            throw ApiException.invalid("n", "n must be at least 1, got " + n);
+        }
+        int minTokens = optInt(body, "min_tokens", 0);
+        if (minTokens < 0 || (maxTokens != null && minTokens > maxTokens)) {
+            throw ApiException.invalid("min_tokens", "min_tokens must be in [0, max_tokens], got " + minTokens);
+        }
+        boolean stream = optBool(body, "stream", false);
+        boolean includeUsage = false;
+        if (body.hasNonNull("stream_options")) {
+            JsonNode so = body.get("stream_options");
+            if (!so.isObject()) {
+                throw ApiException.invalid("stream_options", "'stream_options' must be an object");
+            }
+            if (!stream) {
+                throw ApiException.invalid("stream_options", "'stream_options' is only allowed when 'stream' is true");
+            }
+            includeUsage = optBool(so, "include_usage", false, "stream_options.include_usage");
+        }
+        string(body, "user", false);
+        return new ParsedRequest(kind, model, messages, prompt, promptTokens, sampling, stop(body.get("stop")),
+                body.hasNonNull("stop_token_ids") ? intArray(body.get("stop_token_ids"), "stop_token_ids") : new int[0],
+                maxTokens, minTokens, optBool(body, "ignore_eos", false), n, stream, includeUsage,
+                optInt(body, "priority", 0), List.copyOf(ignored));
+    }
+
+    private static boolean neutral(String field, JsonNode v) {
+        return v.isNull() || (v.isBoolean() && !v.asBoolean()) || ((v.isArray() || v.isObject()) && v.isEmpty())
+                || (field.equals("best_of") && v.isIntegralNumber() && v.asInt() == 1)
+                || (field.equals("top_logprobs") && v.isIntegralNumber() && v.asInt() == 0)
+                || (field.equals("tool_choice") && v.isTextual() && v.asText().equals("none"));
+    }
+
+    private static List<Map<String, Object>> messages(JsonNode m) {
+        if (m == null || m.isNull()) {
+            throw ApiException.invalid("messages", "'messages' is required");
+        }
+        if (!m.isArray() || m.isEmpty()) {
+            throw ApiException.invalid("messages", "'messages' must be a non-empty array");
+        }
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (int i = 0; i < m.size(); i++) {
+            String at = "messages[" + i + "]";
+            JsonNode msg = m.get(i);
+            if (!msg.isObject()) {
+                throw ApiException.invalid(at, at + " must be an object");
+            }
+            JsonNode role = msg.get("role");
+            if (role == null || !role.isTextual()) {
+                throw ApiException.invalid(at + ".role", at + ".role must be a string");
+            }
+            if (role.asText().equals("tool") || msg.hasNonNull("tool_calls") && !msg.get("tool_calls").isEmpty()) {
+                throw ApiException.unsupported(at + ".role", "tool messages and tool calls");
+            }
+            if (!ROLES.contains(role.asText())) {
+                throw ApiException.invalid(at + ".role", at + ".role must be one of " + ROLES + ", got '"
+                        + role.asText() + "'");
+            }
+            Map<String, Object> converted = new LinkedHashMap<>();
+            converted.put("role", role.asText());
+            converted.put("content", content(msg.get("content"), at + ".content"));
+            if (msg.hasNonNull("name")) {
+                converted.put("name", string(msg, "name", false));
+            }
+            out.add(converted);
+        }
+        return out;
+    }
+
+    /** A string, or text content parts joined with newlines (vLLM's "string" content format). */
+    private static String content(JsonNode c, String at) {
+        if (c == null || c.isNull()) {
+            return "";
+        }
+        if (c.isTextual()) {
+            return c.asText();
+        }
+        if (!c.isArray()) {
+            throw ApiException.invalid(at, at + " must be a string or an array of content parts");
+        }
+        List<String> texts = new ArrayList<>();
+        for (int j = 0; j < c.size(); j++) {
+            JsonNode part = c.get(j);
+            String type = part.isObject() && part.get("type") != null ? part.get("type").asText() : null;
+            if ("text".equals(type) && part.hasNonNull("text") && part.get("text").isTextual()) {
+                texts.add(part.get("text").asText());
+            } else if (type != null && !type.equals("text")) {
+                throw ApiException.unsupported(at + "[" + j + "].type", "content parts of type '" + type
+                        + "' (only text)");
+            } else {
+                throw ApiException.invalid(at + "[" + j + "]", at + "[" + j
+                        + "] must be {\"type\": \"text\", \"text\": string}");
+            }
+        }
+        return String.join("\n", texts);
+    }
+
+    private static List<String> stop(JsonNode s) {
+        if (s == null || s.isNull()) {
+            return List.of();
+        }
+        if (s.isTextual()) {
+            return s.asText().isEmpty() ? List.of() : List.of(s.asText());
+        }
+        if (!s.isArray()) {
+            throw ApiException.invalid("stop", "'stop' must be a string or an array of strings");
+        }
+        List<String> out = new ArrayList<>();
+        for (JsonNode e : s) {
+            if (!e.isTextual() || e.asText().isEmpty()) {
+                throw ApiException.invalid("stop", "'stop' must contain non-empty strings only");
+            }
+            out.add(e.asText());
+        }
+        return out;
+    }
+
+    private static Map<Integer, Float> logitBias(JsonNode body) {
+        JsonNode b = body.get("logit_bias");
+        if (b == null || b.isNull()) {
+            return Map.of();
+        }
+        if (!b.isObject()) {
+            throw ApiException.invalid("logit_bias", "'logit_bias' must be an object of token id -> bias");
+        }
+        Map<Integer, Float> out = new HashMap<>();
+        for (Iterator<Map.Entry<String, JsonNode>> it = b.fields(); it.hasNext(); ) {
+            var e = it.next();
+            try {
+                if (!e.getValue().isNumber()) {
+                    throw new NumberFormatException();
+                }
+                out.put(Integer.parseInt(e.getKey()), e.getValue().floatValue());
+            } catch (NumberFormatException ex) {
+                throw ApiException.invalid("logit_bias", "'logit_bias' keys must be token ids and values numbers, got '"
+                        + e.getKey() + "'");
+            }
+        }
+        return out;
+    }
+
+    private static int[] intArray(JsonNode a, String field) {
+        if (!a.isArray()) {
+            throw ApiException.invalid(field, "'" + field + "' must be an array of integers");
+        }
+        int[] out = new int[a.size()];
+        for (int i = 0; i < out.length; i++) {
+            if (!a.get(i).isIntegralNumber() || !a.get(i).canConvertToInt()) {
+                throw ApiException.invalid(field, "'" + field + "' must be an array of integers");
+            }
+            out[i] = a.get(i).asInt();
+        }
+        return out;
+    }
+
+    private static String string(JsonNode body, String field, boolean required) {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) {
+            if (required) {
+                throw ApiException.invalid(field, "'" + field + "' is required");
+            }
+            return null;
+        }
+        if (!v.isTextual()) {
+            throw ApiException.invalid(field, "'" + field + "' must be a string");
+        }
+        return v.asText();
+    }
+
+    private static Integer optInt(JsonNode body, String field) {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        if (v.isIntegralNumber() && v.canConvertToInt()) {
+            return v.asInt();
+        }
+        if (v.isFloatingPointNumber() && v.asDouble() == Math.rint(v.asDouble()) && Math.abs(v.asDouble()) < 1e9) {
+            return (int) v.asDouble();
+        }
+        throw ApiException.invalid(field, "'" + field + "' must be an integer");
+    }
+
+    private static int optInt(JsonNode body, String field, int dflt) {
+        Integer v = optInt(body, field);
+        return v == null ? dflt : v;
+    }
+
+    private static float optFloat(JsonNode body, String field, float dflt) {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) {
+            return dflt;
+        }
+        if (!v.isNumber()) {
+            throw ApiException.invalid(field, "'" + field + "' must be a number");
+        }
+        return v.floatValue();
+    }
+
+    private static boolean optBool(JsonNode body, String field, boolean dflt) {
+        return optBool(body, field, dflt, field);
+    }
+
+    private static boolean optBool(JsonNode body, String field, boolean dflt, String name) {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) {
+            return dflt;
+        }
+        if (!v.isBoolean()) {
+            throw ApiException.invalid(name, "'" + name + "' must be a boolean");
+        }
+        return v.asBoolean();
+    }
+}

@@ -1,0 +1,203 @@
+package io.nereid.gateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.nereid.gateway.http.GatewayServer;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The server on 127.0.0.1 (ephemeral port) with stories260K and the chatml template, driven by the JDK client. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class GatewayEndToEndTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static ServingModel model;
+    private static GatewayServer server;
+    private static HttpClient client;
+
+    @BeforeAll
+    static void start() throws Exception {
+        Path p = Path.of("").toAbsolutePath().getParent().resolveSibling("shared").resolve("fixtures/models/stories260K.gguf");
+        if (!Files.exists(p)) {
+            throw new IllegalStateException("fixture missing: " + p);
+        }
+        model = ServingModel.open(new ServeConfig(p, "stories260K", "127.0.0.1", 0, 8, 256, 16, 16, 0, "chatml", 2,
+                Duration.ofSeconds(5)));
+        server = GatewayServer.start(model, "127.0.0.1", 0);
+        client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (server != null) {
+            server.close();
+        }
+        if (model != null) {
+            model.close();
+        }
+    }
+
+    private static HttpResponse<String> get(String path) throws Exception {
+        return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path))
+                .timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static HttpResponse<String> post(String path, String body) throws Exception {
+        return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path))
+                .timeout(Duration.ofSeconds(60)).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static JsonNode error(HttpResponse<String> r, int status) throws Exception {
+        assertEquals(status, r.statusCode(), r.body());
+        JsonNode e = JSON.readTree(r.body()).get("error");
+        assertTrue(e.has("message") && e.has("type") && e.has("param") && e.has("code"), r.body());
+        return e;
+    }
+
+    @Test
+    void greedyCompletionReturnsLlamaCppsContinuation() throws Exception {
+        HttpResponse<String> r = post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\","
+                + "\"temperature\":0,\"max_tokens\":12,\"unknown_thing\":1}");
+        assertEquals(200, r.statusCode(), r.body());
+        assertEquals("unknown_thing", r.headers().firstValue("x-nereid-ignored-fields").orElse(null));
+        JsonNode b = JSON.readTree(r.body());
+        assertEquals("text_completion", b.get("object").asText());
+        assertTrue(b.get("id").asText().startsWith("cmpl-"));
+        assertEquals("stories260K", b.get("model").asText());
+        JsonNode c = b.get("choices").get(0);
+        assertEquals(", there was a little girl named Lily. She", c.get("text").asText());
+        assertEquals("length", c.get("finish_reason").asText());
+        JsonNode u = b.get("usage");
+        assertEquals(5, u.get("prompt_tokens").asInt());
+        assertEquals(12, u.get("completion_tokens").asInt());
+        assertEquals(17, u.get("total_tokens").asInt());
+        assertTrue(u.get("prompt_tokens_details").has("cached_tokens"));
+    }
+
+    @Test
+    void streamedCompletionEqualsTheWholeOne() throws Exception {
+        HttpResponse<String> r = post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\","
+                + "\"temperature\":0,\"max_tokens\":12,\"stream\":true}");
+        assertEquals(200, r.statusCode(), r.body());
+        StringBuilder text = new StringBuilder();
+        List<JsonNode> chunks = events(r);
+        for (JsonNode c : chunks) {
+            text.append(c.get("choices").get(0).get("text").asText());
+        }
+        assertEquals(", there was a little girl named Lily. She", text.toString());
+        assertEquals("length", chunks.getLast().get("choices").get(0).get("finish_reason").asText());
+    }
+
+    /** The data payloads before [DONE], checking the SSE framing and that [DONE] ends the stream. */
+    private static List<JsonNode> events(HttpResponse<String> r) throws Exception {
+        assertEquals("text/event-stream", r.headers().firstValue("Content-Type").orElse(""));
+        assertEquals("no-cache", r.headers().firstValue("Cache-Control").orElse(""));
+        String body = r.body();
+        assertTrue(body.endsWith("data: [DONE]\n\n"), body);
+        List<JsonNode> out = new ArrayList<>();
+        String[] frames = body.split("\n\n");
+        for (int i = 0; i < frames.length - 1; i++) {
+            assertTrue(frames[i].startsWith("data: "), frames[i]);
+            out.add(JSON.readTree(frames[i].substring(6)));
+        }
+        return out;
+    }
+
+    @Test
+    void streamedChatStartsWithTheRoleChunkAndEndsWithUsageAndDone() throws Exception {
+        HttpResponse<String> r = post("/v1/chat/completions", "{\"model\":\"stories260K\",\"messages\":[{\"role\":\"user\","
+                + "\"content\":[{\"type\":\"text\",\"text\":\"Tell me a story\"}]}],\"temperature\":0,\"max_tokens\":8,"
+                + "\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
+        assertEquals(200, r.statusCode(), r.body());
+        List<JsonNode> chunks = events(r);
+        JsonNode first = chunks.getFirst();
+        assertEquals("chat.completion.chunk", first.get("object").asText());
+        assertEquals("assistant", first.get("choices").get(0).get("delta").get("role").asText());
+        assertEquals("", first.get("choices").get(0).get("delta").get("content").asText());
+        String id = first.get("id").asText();
+        long created = first.get("created").asLong();
+        int finishes = 0;
+        for (JsonNode c : chunks) {
+            assertEquals(id, c.get("id").asText());
+            assertEquals(created, c.get("created").asLong());
+            assertEquals("stories260K", c.get("model").asText());
+        }
+        for (JsonNode c : chunks.subList(1, chunks.size() - 1)) {
+            assertFalse(c.get("choices").get(0).get("delta").has("role"));
+            finishes += c.get("choices").get(0).get("finish_reason").isNull() ? 0 : 1;
+        }
+        assertEquals(1, finishes);
+        JsonNode usage = chunks.getLast();
+        assertEquals(0, usage.get("choices").size());
+        assertEquals(usage.get("usage").get("prompt_tokens").asInt() + usage.get("usage").get("completion_tokens").asInt(),
+                usage.get("usage").get("total_tokens").asInt());
+        assertTrue(usage.get("usage").get("completion_tokens").asInt() >= 1);
+    }
+
+    @Test
+    void wholeChatHasTheOpenAiShape() throws Exception {
+        HttpResponse<String> r = post("/v1/chat/completions", "{\"model\":\"stories260K\",\"messages\":[{\"role\":\"user\","
+                + "\"content\":\"Hi\"}],\"max_completion_tokens\":4,\"seed\":1,\"n\":2}");
+        assertEquals(200, r.statusCode(), r.body());
+        JsonNode b = JSON.readTree(r.body());
+        assertEquals("chat.completion", b.get("object").asText());
+        assertEquals(2, b.get("choices").size());
+        JsonNode m = b.get("choices").get(1).get("message");
+        assertEquals("assistant", m.get("role").asText());
+        assertTrue(m.get("content").isTextual());
+        assertTrue(m.has("refusal") && b.get("choices").get(0).has("logprobs"));
+    }
+
+    @Test
+    void modelsAndHealth() throws Exception {
+        assertEquals(200, get("/health").statusCode());
+        JsonNode list = JSON.readTree(get("/v1/models").body());
+        assertEquals("list", list.get("object").asText());
+        assertEquals("stories260K", list.get("data").get(0).get("id").asText());
+        assertEquals("model", list.get("data").get(0).get("object").asText());
+        assertNull(list.get("data").get(0).get("description"));
+        assertEquals("stories260K", JSON.readTree(get("/v1/models/stories260K").body()).get("id").asText());
+        assertEquals("model_not_found", error(get("/v1/models/gpt-4"), 404).get("code").asText());
+    }
+
+    @Test
+    void badRequestsGetTheRightStatusAndTheServerKeepsServing() throws Exception {
+        assertEquals("invalid_request_error", error(post("/v1/completions", "{not json"), 400).get("type").asText());
+        assertEquals("temperature", error(post("/v1/chat/completions", "{\"model\":\"stories260K\",\"messages\":"
+                + "[{\"role\":\"user\",\"content\":\"x\"}],\"temperature\":3}"), 400).get("param").asText());
+        assertEquals("messages", error(post("/v1/chat/completions", "{\"model\":\"stories260K\",\"messages\":[]}"), 400)
+                .get("param").asText());
+        assertEquals("model_not_found", error(post("/v1/completions", "{\"model\":\"gpt-4\",\"prompt\":\"x\"}"), 404)
+                .get("code").asText());
+        assertEquals("context_length_exceeded", error(post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"x\","
+                + "\"max_tokens\":100000}"), 400).get("code").asText());
+        assertEquals("context_length_exceeded", error(post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"x\","
+                + "\"max_tokens\":100000,\"stream\":true}"), 400).get("code").asText());
+        assertEquals("unsupported_parameter", error(post("/v1/chat/completions", "{\"model\":\"stories260K\",\"messages\":"
+                + "[{\"role\":\"user\",\"content\":\"x\"}],\"response_format\":{\"type\":\"json_object\"}}"), 400)
+                .get("code").asText());
+        error(get("/v1/nothing"), 404);
+        HttpResponse<String> ok = post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\","
+                + "\"temperature\":0,\"max_tokens\":3}");
+        assertEquals(200, ok.statusCode(), ok.body());
+        assertEquals(", there was", JSON.readTree(ok.body()).get("choices").get(0).get("text").asText());
+    }
+}

@@ -1,0 +1,125 @@
+package io.nereid.gateway.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.nereid.gateway.http.ParsedRequest.Kind;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.api.Test;
+
+class RequestValidatorTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private static ParsedRequest chat(String json) throws Exception {
+        return RequestValidator.validate(JSON.readTree(json), Kind.CHAT);
+    }
+
+    @Test
+    void defaultsAreOpenAisAndContentPartsAreFlattened() throws Exception {
+        ParsedRequest r = chat("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a\"},"
+                + "{\"type\":\"text\",\"text\":\"b\"}]}],\"stop\":\"x\",\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
+        assertEquals(1f, r.sampling().temperature());
+        assertEquals(1f, r.sampling().topP());
+        assertNull(r.maxTokens());
+        assertEquals(1, r.n());
+        assertEquals(List.of(Map.of("role", "user", "content", "a\nb")), r.messages());
+        assertEquals(List.of("x"), r.stop());
+        assertTrue(r.stream() && r.includeUsage());
+    }
+
+    @Test
+    void unknownFieldsAreCollectedAndNeutralUnsupportedOnesAccepted() throws Exception {
+        ParsedRequest r = chat("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"foo\":1,\"bar\":{},"
+                + "\"logprobs\":false,\"tools\":null,\"max_completion_tokens\":7}");
+        assertEquals(List.of("foo", "bar"), r.ignoredFields());
+        assertEquals(7, r.maxTokens());
+    }
+
+    @Test
+    void aCompletionPromptMayBeTokenIds() throws Exception {
+        ParsedRequest r = RequestValidator.validate(JSON.readTree("{\"model\":\"m\",\"prompt\":[1,2,3]}"), Kind.COMPLETION);
+        assertEquals(3, r.promptTokens().length);
+    }
+
+    @ParameterizedTest(name = "{0} -> 400 naming {1}")
+    @CsvSource(delimiter = '|', value = {
+            "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}|model",
+            "{\"model\":1,\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}|model",
+            "{\"model\":\"m\"}|messages",
+            "{\"model\":\"m\",\"messages\":[]}|messages",
+            "{\"model\":\"m\",\"messages\":[{\"content\":\"x\"}]}|messages[0].role",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"wizard\",\"content\":\"x\"}]}|messages[0].role",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":5}]}|messages[0].content",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\"}]}]}|messages[0].content[0].type",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"temperature\":-1}|temperature",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"temperature\":2.5}|temperature",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"temperature\":\"hot\"}|temperature",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"top_p\":0}|top_p",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"top_k\":-5}|top_k",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"min_p\":2}|min_p",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"presence_penalty\":3}|presence_penalty",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"frequency_penalty\":-3}|frequency_penalty",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"repetition_penalty\":0}|repetition_penalty",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":0}|max_tokens",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_completion_tokens\":-1}|max_completion_tokens",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":1.5}|max_tokens",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"n\":0}|n",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"seed\":\"s\"}|seed",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stop\":5}|stop",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stop_token_ids\":[\"a\"]}|stop_token_ids",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"min_tokens\":9,\"max_tokens\":2}|min_tokens",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"ignore_eos\":1}|ignore_eos",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stream\":\"yes\"}|stream",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stream_options\":{}}|stream_options",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stream\":true,\"stream_options\":{\"include_usage\":3}}|stream_options.include_usage",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"priority\":\"high\"}|priority",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"user\":7}|user",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logit_bias\":{\"a\":1}}|logit_bias",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logit_bias\":{\"5\":500}}|logit_bias",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[{\"type\":\"function\"}]}|tools",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"response_format\":{\"type\":\"json_object\"}}|response_format",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logprobs\":true}|logprobs",
+    })
+    void everyBadFieldIsA400NamingIt(String body, String param) {
+        ApiException e = assertThrows(ApiException.class, () -> chat(body));
+        assertEquals(400, e.status());
+        assertEquals("invalid_request_error", e.type());
+        assertEquals(param, e.param(), e.getMessage());
+    }
+
+    @ParameterizedTest(name = "{0} -> 400 naming {1}")
+    @CsvSource(delimiter = '|', value = {
+            "{\"model\":\"m\"}|prompt",
+            "{\"model\":\"m\",\"prompt\":\"\"}|prompt",
+            "{\"model\":\"m\",\"prompt\":{}}|prompt",
+            "{\"model\":\"m\",\"prompt\":[\"a\",\"b\"]}|prompt",
+            "{\"model\":\"m\",\"prompt\":\"x\",\"echo\":true}|echo",
+            "{\"model\":\"m\",\"prompt\":\"x\",\"suffix\":\"y\"}|suffix",
+            "{\"model\":\"m\",\"prompt\":\"x\",\"best_of\":3}|best_of",
+    })
+    void badCompletionFieldsAre400s(String body, String param) {
+        ApiException e = assertThrows(ApiException.class,
+                () -> RequestValidator.validate(JSON.readTree(body), Kind.COMPLETION));
+        assertEquals(400, e.status());
+        assertEquals(param, e.param(), e.getMessage());
+    }
+
+    @Test
+    void unsupportedFieldsSaySo() {
+        ApiException e = assertThrows(ApiException.class, () -> chat("{\"model\":\"m\",\"messages\":[{\"role\":\"user\","
+                + "\"content\":\"x\"}],\"tools\":[{}]}"));
+        assertTrue(e.getMessage().contains("not supported by Nereid yet"), e.getMessage());
+    }
+
+    @Test
+    void aBodyThatIsNotAnObjectIsA400() {
+        assertEquals(400, assertThrows(ApiException.class, () -> chat("[1]")).status());
+    }
+}

@@ -1,0 +1,55 @@
+package io.nereid.openapi;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import java.util.List;
+
+/** {@code POST /v1/chat/completions} responses: the whole completion, and the stream's chunks. */
+public final class ChatCompletion {
+
+    private ChatCompletion() {
+    }
+
+    /** {@code object: "chat.completion"}. */
+    public record Response(@JsonProperty("id") String id, @JsonProperty("object") String object,
+            @JsonProperty("created") long created, @JsonProperty("model") String model,
+            @JsonProperty("choices") List<Choice> choices, @JsonProperty("usage") UsageInfo usage) {
+
+        public Response(String id, long created, String model, List<Choice> choices, UsageInfo usage) {
+            this(id, "chat.completion", created, model, choices, usage);
+        }
+    }
+
+    public record Choice(@JsonProperty("index") int index, @JsonProperty("message") Message message,
+            @JsonProperty("logprobs") Object logprobs, @JsonProperty("finish_reason") String finishReason,
+            @JsonProperty("stop_reason") Object stopReason) {
+    }
+
+    /** The assistant's message; {@code refusal} is always null (Nereid never refuses). */
+    public record Message(@JsonProperty("role") String role, @JsonProperty("content") String content,
+            @JsonProperty("refusal") String refusal) {
+    }
+
+    /**
+     * {@code object: "chat.completion.chunk"}; {@code usage} is left out of the JSON when null
+     * (only the final chunk of a stream with {@code include_usage} has it).
+     */
+    public record Chunk(@JsonProperty("id") String id, @JsonProperty("object") String object,
+            @JsonProperty("created") long created, @JsonProperty("model") String model,
+            @JsonProperty("choices") List<ChunkChoice> choices,
+            @JsonInclude(JsonInclude.Include.NON_NULL) @JsonProperty("usage") UsageInfo usage) {
+
+        public Chunk(String id, long created, String model, List<ChunkChoice> choices, UsageInfo usage) {
+            this(id, "chat.completion.chunk", created, model, choices, usage);
+        }
+    }
+
+    public record ChunkChoice(@JsonProperty("index") int index, @JsonProperty("delta") Delta delta,
+            @JsonProperty("logprobs") Object logprobs, @JsonProperty("finish_reason") String finishReason) {
+    }
+
+    /** What a chunk adds to the message: role only in the first chunk, absent fields left out. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Delta(@JsonProperty("role") String role, @JsonProperty("content") String content) {
+    }
+}
