@@ -14,11 +14,9 @@ import io.nereid.engine.text.IncrementalDetokenizer;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.security.SecureRandom;
-import io.nereid.engine.template.ChatRequestContext;
 import io.nereid.engine.template.ChatTemplate;
 import io.nereid.engine.template.ChatTemplates;
 import io.nereid.engine.template.TemplateException;
-import io.nereid.engine.tokenizer.SpecialTokens;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -143,10 +141,7 @@ final class GenerateCommand {
             messages.add(Map.of("role", "system", "content", opt.get("--system")));
         }
         messages.add(Map.of("role", "user", "content", opt.get("--prompt")));
-        SpecialTokens sp = model.tokenizer().specialTokens();
-        return template.render(new ChatRequestContext(messages, null, true,
-                sp.bos() >= 0 ? model.tokenizer().piece(sp.bos()) : null,
-                sp.eos() >= 0 ? model.tokenizer().piece(sp.eos()) : null, Map.of(), null));
+        return ChatTemplates.renderForGeneration(template, messages, model.tokenizer());
     }
 
     private static double perSecond(int tokens, long nanos) {

@@ -14,11 +14,8 @@ import io.nereid.engine.model.KvStorage;
 import io.nereid.engine.model.ModelConfig;
 import io.nereid.engine.model.RandomModelWriter;
 import io.nereid.engine.model.RangeRunner;
-import io.nereid.engine.template.ChatRequestContext;
 import io.nereid.engine.template.ChatTemplate;
 import io.nereid.engine.template.ChatTemplates;
-import io.nereid.engine.tokenizer.SpecialTokens;
-import io.nereid.engine.tokenizer.Tokenizer;
 import io.nereid.gateway.http.ModelService;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -140,10 +137,7 @@ final class ServingModel implements ModelService, AutoCloseable {
 
     @Override
     public String renderChat(List<Map<String, Object>> messages) {
-        Tokenizer tok = model.tokenizer();
-        SpecialTokens sp = tok.specialTokens();
-        return template.render(new ChatRequestContext(messages, null, true, sp.bos() >= 0 ? tok.piece(sp.bos()) : null,
-                sp.eos() >= 0 ? tok.piece(sp.eos()) : null, Map.of(), null));
+        return ChatTemplates.renderForGeneration(template, messages, model.tokenizer());
     }
 
     @Override

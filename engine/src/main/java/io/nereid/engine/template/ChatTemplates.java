@@ -22,6 +22,17 @@ public final class ChatTemplates {
     private ChatTemplates() {
     }
 
+    /**
+     * Renders {@code messages} with the generation prompt on, passing the model's BOS and EOS text
+     * from its tokenizer, as {@code apply_chat_template} does.
+     */
+    public static String renderForGeneration(ChatTemplate template, List<Map<String, Object>> messages,
+            io.nereid.engine.tokenizer.Tokenizer tokenizer) {
+        io.nereid.engine.tokenizer.SpecialTokens sp = tokenizer.specialTokens();
+        return template.render(new ChatRequestContext(messages, null, true, sp.bos() >= 0 ? tokenizer.piece(sp.bos()) : null,
+                sp.eos() >= 0 ? tokenizer.piece(sp.eos()) : null, Map.of(), null));
+    }
+
     /** The template in GGUF metadata: {@code name} null for the default one. */
     public static Optional<ChatTemplate> fromGguf(GgufMetadata meta, String name) {
         String key = name == null ? "tokenizer.chat_template" : "tokenizer.chat_template." + name;
