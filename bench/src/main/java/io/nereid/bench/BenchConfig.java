@@ -1,0 +1,165 @@
+package io.nereid.bench;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Everything one {@code bin/nereid bench} run needs, built from its flags in one place
+ * ({@link #parse}). Load is either closed loop ({@code --concurrency N}: N requests always in flight)
+ * or open loop ({@code --request-rate R}: Poisson arrivals at R requests/s from a fixed seed).
+ * Several comma-separated concurrencies ({@code --concurrency 1,4,16}) make a sweep.
+ *
+ * @param numRequests      requests to measure; ignored when {@code durationS > 0}
+ * @param durationS        measure for this long (seconds) instead of a request count; 0 = off
+ * @param outputTokensMean 0 = let the server decide (no max_tokens/min_tokens/ignore_eos sent)
+ * @param timeoutS         a request that has not finished after this long counts as a timeout
+ */
+public record BenchConfig(String url, String model, String endpoint, String apiKey, List<Integer> concurrencies,
+                          double requestRate, int numRequests, double durationS, int warmupRequests,
+                          int inputTokensMean, int inputTokensStddev, int outputTokensMean,
+                          int outputTokensStddev, int sharedPrefixTokens, long seed, Path inputFile,
+                          Path outputDir, double timeoutS, boolean progress) {
+
+    public BenchConfig {
+        if (!endpoint.equals("chat") && !endpoint.equals("completions")) {
+            throw new IllegalArgumentException("--endpoint: expected chat or completions, got '" + endpoint + "'");
+        }
+        if (requestRate < 0 || (requestRate == 0 && concurrencies.isEmpty())) {
+            throw new IllegalArgumentException("--request-rate: must be > 0, got " + requestRate);
+        }
+        for (int c : concurrencies) {
+            if (c < 1) {
+                throw new IllegalArgumentException("--concurrency: must be >= 1, got " + c);
+            }
+        }
+        if (numRequests < 1 && durationS <= 0) {
+            throw new IllegalArgumentException("--num-requests: must be >= 1, got " + numRequests);
+        }
+        if (inputTokensMean < 1 || inputTokensStddev < 0 || outputTokensMean < 0 || outputTokensStddev < 0
+                || sharedPrefixTokens < 0 || warmupRequests < 0) {
+            throw new IllegalArgumentException("token counts: means must be >= 1 (output >= 0), stddevs and"
+                    + " --shared-prefix-tokens/--warmup-requests >= 0");
+        }
+        if (timeoutS <= 0) {
+            throw new IllegalArgumentException("--request-timeout: must be > 0, got " + timeoutS);
+        }
+        concurrencies = List.copyOf(concurrencies);
+    }
+
+    public boolean openLoop() {
+        return requestRate > 0;
+    }
+
+    /** This configuration with one concurrency (a sweep runs one of these per point). */
+    public BenchConfig withConcurrency(int c, Path dir) {
+        return new BenchConfig(url, model, endpoint, apiKey, List.of(c), 0, numRequests, durationS, warmupRequests,
+                inputTokensMean, inputTokensStddev, outputTokensMean, outputTokensStddev, sharedPrefixTokens, seed,
+                inputFile, dir, timeoutS, progress);
+    }
+
+    public BenchConfig withModel(String m) {
+        return new BenchConfig(url, m, endpoint, apiKey, concurrencies, requestRate, numRequests, durationS,
+                warmupRequests, inputTokensMean, inputTokensStddev, outputTokensMean, outputTokensStddev,
+                sharedPrefixTokens, seed, inputFile, outputDir, timeoutS, progress);
+    }
+
+    public static final String USAGE = """
+            usage: bin/nereid bench [OPTIONS]
+
+            Measures an OpenAI-compatible server the way GenAI-Perf does (streaming requests; TTFT,
+            inter-token latency, throughput) and writes a console table, profile_export.json,
+            profile_export_genai_perf.json/.csv and report.html to --output-dir.
+
+              --url URL                    server base URL (default http://127.0.0.1:8000)
+              --model NAME                 model to request (default: the first of GET /v1/models)
+              --endpoint chat|completions  /v1/chat/completions (default) or /v1/completions
+              --api-key KEY                sent as Authorization: Bearer KEY
+              --concurrency N[,N...]       closed loop, N requests in flight (default 1); a list sweeps
+              --request-rate R             open loop: Poisson arrivals, R requests/s (fixed by --seed)
+              --num-requests N             requests to measure (default 100)
+              --duration S                 measure for S seconds instead of a request count
+              --warmup-requests N          sent first and not measured (default 0)
+              --input-tokens-mean N        synthetic prompt length (default 128; ~1 token per word)
+              --input-tokens-stddev N      (default 0)
+              --output-tokens-mean N       sent as max_tokens = min_tokens with ignore_eos (default 128;
+                                           0 = let the server stop)
+              --output-tokens-stddev N     (default 0)
+              --shared-prefix-tokens N     a common system prompt before every prompt (default 0)
+              --seed N                     prompts, lengths and arrivals (default 0)
+              --input-file F               JSONL prompts ({"text": ...} or {"prompt": ...}), cycled
+              --output-dir D               where reports go (default artifacts/bench)
+              --request-timeout S          a request unfinished after S seconds is a timeout (default 600)
+              --no-progress                no progress line on stderr
+            """;
+
+    public static BenchConfig parse(String[] args) {
+        String url = "http://127.0.0.1:8000";
+        String model = null;
+        String endpoint = "chat";
+        String apiKey = System.getenv("OPENAI_API_KEY");
+        List<Integer> concurrencies = new ArrayList<>();
+        double rate = 0;
+        int num = 100;
+        double duration = 0;
+        int warmup = 0;
+        int inMean = 128;
+        int inStd = 0;
+        int outMean = 128;
+        int outStd = 0;
+        int prefix = 0;
+        long seed = 0;
+        Path inputFile = null;
+        Path outputDir = Path.of("artifacts", "bench");
+        double timeout = 600;
+        boolean progress = true;
+        for (int i = 0; i < args.length; i++) {
+            String flag = args[i];
+            if (flag.equals("--no-progress")) {
+                progress = false;
+                continue;
+            }
+            if (i + 1 >= args.length) {
+                throw new IllegalArgumentException(flag + ": missing value");
+            }
+            String v = args[++i];
+            try {
+                switch (flag) {
+                    case "--url" -> url = v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
+                    case "--model" -> model = v;
+                    case "--endpoint" -> endpoint = v;
+                    case "--api-key" -> apiKey = v;
+                    case "--concurrency" -> {
+                        for (String c : v.split(",")) {
+                            concurrencies.add(Integer.parseInt(c.strip()));
+                        }
+                    }
+                    case "--request-rate" -> rate = Double.parseDouble(v);
+                    case "--num-requests" -> num = Integer.parseInt(v);
+                    case "--duration" -> duration = Double.parseDouble(v);
+                    case "--warmup-requests" -> warmup = Integer.parseInt(v);
+                    case "--input-tokens-mean" -> inMean = Integer.parseInt(v);
+                    case "--input-tokens-stddev" -> inStd = Integer.parseInt(v);
+                    case "--output-tokens-mean" -> outMean = Integer.parseInt(v);
+                    case "--output-tokens-stddev" -> outStd = Integer.parseInt(v);
+                    case "--shared-prefix-tokens" -> prefix = Integer.parseInt(v);
+                    case "--seed" -> seed = Long.parseLong(v);
+                    case "--input-file" -> inputFile = Path.of(v);
+                    case "--output-dir" -> outputDir = Path.of(v);
+                    case "--request-timeout" -> timeout = Double.parseDouble(v);
+                    default -> throw new IllegalArgumentException("unknown option '" + flag + "'");
+                }
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(flag + ": not a number: '" + v + "'");
+            }
+        }
+        if (rate > 0 && !concurrencies.isEmpty()) {
+            throw new IllegalArgumentException("--concurrency and --request-rate are exclusive (closed vs open loop)");
+        }
+        if (rate == 0 && concurrencies.isEmpty()) {
+            concurrencies.add(1);
+        }
+        return new BenchConfig(url, model, endpoint, apiKey, concurrencies, rate, num, duration, warmup, inMean,
+                inStd, outMean, outStd, prefix, seed, inputFile, outputDir, timeout, progress);
+    }
+}

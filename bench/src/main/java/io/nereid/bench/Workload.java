@@ -1,0 +1,112 @@
+package io.nereid.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+/**
+ * Builds the request bodies of a run, deterministically from the seed: synthetic prompts of
+ * common English words (about one token each in BPE vocabularies; the true ISL is taken from the
+ * server's usage), or prompts from a JSONL file, each behind an optional shared prefix. Output
+ * lengths are pinned with {@code max_tokens = min_tokens} and {@code ignore_eos} so every request
+ * generates exactly the sampled count. Not thread-safe; the generator builds bodies up front.
+ */
+public final class Workload {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String[] WORDS = ("the of and to in is was he for it with as his on be at by had are but from"
+            + " or have an they which one you were her all she there would their we him been has when who will more"
+            + " no if out so said what up its about into than them can only other new some could time these two may"
+            + " then do first any my now such like our over man me even most made after also did many before must"
+            + " through back years where much your way well down should because each just those people how too little"
+            + " state good very make world still own see men work long get here between both life being under never day"
+            + " same another know while last might us great old year off come since against go came right used take"
+            + " three house small story cat dog tree river happy sun play friend garden bird boat").split(" ");
+
+    private final BenchConfig config;
+    private final Random random;
+    private final String prefix;
+    private final List<String> filePrompts;
+    private int next;
+
+    public Workload(BenchConfig config) {
+        this.config = config;
+        this.random = new Random(config.seed());
+        this.prefix = config.sharedPrefixTokens() > 0 ? words(new Random(config.seed() ^ 0x5eed), config.sharedPrefixTokens()) : "";
+        this.filePrompts = config.inputFile() == null ? List.of() : readPrompts(config);
+    }
+
+    /** The next request body (streaming, with usage). */
+    public String nextPayload() {
+        String prompt = filePrompts.isEmpty()
+                ? words(random, sample(config.inputTokensMean(), config.inputTokensStddev()))
+                : filePrompts.get(next++ % filePrompts.size());
+        ObjectNode body = JSON.createObjectNode();
+        body.put("model", config.model());
+        if (config.endpoint().equals("chat")) {
+            var messages = body.putArray("messages");
+            if (!prefix.isEmpty()) {
+                messages.addObject().put("role", "system").put("content", prefix);
+            }
+            messages.addObject().put("role", "user").put("content", prompt);
+        } else {
+            body.put("prompt", prefix.isEmpty() ? prompt : prefix + "\n" + prompt);
+        }
+        if (config.outputTokensMean() > 0) {
+            int out = sample(config.outputTokensMean(), config.outputTokensStddev());
+            body.put("max_tokens", out);
+            body.put("min_tokens", out);
+            body.put("ignore_eos", true);
+        }
+        body.put("stream", true);
+        body.putObject("stream_options").put("include_usage", true);
+        return body.toString();
+    }
+
+    private int sample(int mean, int stddev) {
+        return Math.max(1, (int) Math.round(mean + stddev * random.nextGaussian()));
+    }
+
+    private static String words(Random r, int n) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < n; i++) {
+            if (i > 0) {
+                b.append(' ');
+            }
+            b.append(WORDS[r.nextInt(WORDS.length)]);
+        }
+        return b.toString();
+    }
+
+    private static List<String> readPrompts(BenchConfig config) {
+        List<String> prompts = new ArrayList<>();
+        try {
+            int line = 0;
+            for (String l : Files.readAllLines(config.inputFile())) {
+                line++;
+                if (l.isBlank()) {
+                    continue;
+                }
+                JsonNode n = JSON.readTree(l);
+                JsonNode text = n.hasNonNull("text") ? n.get("text") : n.get("prompt");
+                if (text == null || !text.isTextual()) {
+                    throw new IllegalArgumentException("--input-file " + config.inputFile() + ": line " + line
+                            + " has no \"text\" or \"prompt\" string");
+                }
+                prompts.add(text.asText());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("--input-file " + config.inputFile() + ": " + e.getMessage(), e);
+        }
+        if (prompts.isEmpty()) {
+            throw new IllegalArgumentException("--input-file " + config.inputFile() + ": no prompts");
+        }
+        return prompts;
+    }
+}
