@@ -1,0 +1,108 @@
+package io.nereid.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The bench against an in-test fake SSE server: the files parse and their counts match what was sent. */
+class EndToEndTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private static String run(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int rc = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertEquals(0, rc, () -> err.toString(StandardCharsets.UTF_8));
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    private static void assertReports(Path dir, int requests, int outputTokens, String mode) throws Exception {
+        JsonNode profile = JSON.readTree(dir.resolve(GenAiPerfExport.PROFILE).toFile());
+        JsonNode experiment = profile.path("experiments").get(0);
+        assertEquals(mode, experiment.path("experiment").path("mode").asText());
+        JsonNode reqs = experiment.path("requests");
+        assertEquals(requests, reqs.size());
+        for (JsonNode r : reqs) {
+            // role chunk (chat only), the tokens, usage, [DONE]; arrivals never before the send
+            assertTrue(r.path("response_timestamps").size() >= outputTokens + 2);
+            assertEquals(r.path("response_timestamps").size(), r.path("response_outputs").size());
+            assertTrue(r.path("response_timestamps").get(0).asLong() >= r.path("timestamp").asLong());
+        }
+        JsonNode summary = JSON.readTree(dir.resolve(GenAiPerfExport.JSON_FILE).toFile());
+        assertEquals(requests, summary.path("request_count").path("avg").asInt());
+        assertEquals(outputTokens, summary.path("output_sequence_length").path("avg").asDouble(), 1e-9);
+        assertEquals("ms", summary.path("time_to_first_token").path("unit").asText());
+        assertTrue(summary.path("inter_token_latency").path("p99").asDouble() >= 0);
+        assertEquals("usage", summary.path("input_config").path("token_count_source").asText());
+        List<String> csv = Files.readAllLines(dir.resolve(GenAiPerfExport.CSV_FILE));
+        assertEquals("Metric,avg,min,max,p99,p95,p90,p75,p50,p25", csv.get(0));
+        assertTrue(csv.get(1).startsWith("Time To First Token (ms),"));
+        assertTrue(csv.contains("Request Count (count)," + requests + ".00"), csv::toString);
+        String html = Files.readString(dir.resolve("report.html"));
+        assertTrue(html.contains("<svg"));
+        assertFalse(html.contains("http://") && html.contains("<script"), "self-contained: no scripts");
+        assertFalse(html.contains("<link"), "self-contained: no external stylesheets or fonts");
+    }
+
+    @Test
+    void concurrencyModeRecordsEveryRequestAndWritesParsableReports(@TempDir Path dir) throws Exception {
+        try (FakeSseServer server = new FakeSseServer(1)) {
+            String out = run("--url", server.url(), "--concurrency", "3", "--num-requests", "12", "--warmup-requests",
+                    "2", "--input-tokens-mean", "16", "--output-tokens-mean", "5", "--output-dir", dir.toString(),
+                    "--no-progress");
+            assertTrue(out.contains("Time To First Token (ms)"), out);
+            assertEquals(14, server.requests.get(), "12 measured + 2 warm-up");
+            assertReports(dir, 12, 5, "concurrency");
+        }
+    }
+
+    @Test
+    void poissonModeOnCompletionsRecordsEveryRequest(@TempDir Path dir) throws Exception {
+        try (FakeSseServer server = new FakeSseServer(0)) {
+            run("--url", server.url(), "--model", "fake-model", "--endpoint", "completions", "--request-rate", "200",
+                    "--num-requests", "10", "--output-tokens-mean", "4", "--seed", "3", "--output-dir", dir.toString(),
+                    "--no-progress");
+            assertEquals(10, server.requests.get());
+            assertReports(dir, 10, 4, "request_rate");
+        }
+    }
+
+    @Test
+    void hungAndFailingRequestsAreCountedAsErrors(@TempDir Path dir) throws Exception {
+        Path prompts = dir.resolve("prompts.jsonl");
+        Files.writeString(prompts, "{\"text\":\"hello\"}\n{\"text\":\"HANG\"}\n{\"text\":\"FAIL\"}\n");
+        try (FakeSseServer server = new FakeSseServer(0)) {
+            run("--url", server.url(), "--concurrency", "3", "--num-requests", "3", "--input-file", prompts.toString(),
+                    "--output-tokens-mean", "3", "--request-timeout", "1", "--output-dir", dir.resolve("out").toString(),
+                    "--no-progress");
+        }
+        JsonNode summary = JSON.readTree(dir.resolve("out").resolve(GenAiPerfExport.JSON_FILE).toFile());
+        assertEquals(1, summary.path("request_count").path("avg").asInt());
+        assertEquals(2, summary.path("error_count").path("avg").asInt());
+        assertEquals(1, summary.path("error_count").path("by_status").path("timeout").asInt());
+        assertEquals(1, summary.path("error_count").path("by_status").path("500").asInt());
+    }
+
+    @Test
+    void sweepWritesOneReportPerConcurrencyAndAFrontierChart(@TempDir Path dir) throws Exception {
+        try (FakeSseServer server = new FakeSseServer(0)) {
+            run("--url", server.url(), "--concurrency", "1,2", "--num-requests", "4", "--output-tokens-mean", "3",
+                    "--output-dir", dir.toString(), "--no-progress");
+        }
+        assertReports(dir.resolve("concurrency1"), 4, 3, "concurrency");
+        assertReports(dir.resolve("concurrency2"), 4, 3, "concurrency");
+        assertTrue(Files.readString(dir.resolve("sweep.html")).contains("<polyline"));
+    }
+}

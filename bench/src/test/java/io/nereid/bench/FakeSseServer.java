@@ -1,0 +1,99 @@
+package io.nereid.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A trivial OpenAI-compatible streaming server on 127.0.0.1 (ephemeral port), for tests and the
+ * load generator's capacity measurement: each request streams a role-only chunk, then exactly
+ * {@code max_tokens} one-token content chunks ({@code delayMs} apart), a usage chunk and
+ * {@code [DONE]}. A prompt containing "HANG" gets its head and one token, then nothing; "FAIL" gets
+ * an HTTP 500. Handlers run on virtual threads.
+ */
+final class FakeSseServer implements AutoCloseable {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private final HttpServer server;
+    private final long delayMs;
+    final AtomicInteger requests = new AtomicInteger();
+
+    FakeSseServer(long delayMs) throws IOException {
+        this.delayMs = delayMs;
+        server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 512);
+        server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
+        server.createContext("/v1/models", ex -> reply(ex, 200, "{\"object\":\"list\",\"data\":[{\"id\":\"fake-model\"}]}"));
+        server.createContext("/v1/chat/completions", ex -> stream(ex, true));
+        server.createContext("/v1/completions", ex -> stream(ex, false));
+        server.start();
+    }
+
+    String url() {
+        return "http://127.0.0.1:" + server.getAddress().getPort();
+    }
+
+    private static void reply(HttpExchange ex, int status, String body) throws IOException {
+        byte[] b = body.getBytes(StandardCharsets.UTF_8);
+        ex.getResponseHeaders().set("Content-Type", "application/json");
+        ex.sendResponseHeaders(status, b.length);
+        try (OutputStream os = ex.getResponseBody()) {
+            os.write(b);
+        }
+    }
+
+    private void stream(HttpExchange ex, boolean chat) throws IOException {
+        requests.incrementAndGet();
+        JsonNode body = JSON.readTree(ex.getRequestBody());
+        String prompt = body.toString();
+        if (prompt.contains("FAIL")) {
+            reply(ex, 500, "{\"error\":{\"message\":\"asked to fail\"}}");
+            return;
+        }
+        int n = body.path("max_tokens").asInt(16);
+        ex.getResponseHeaders().set("Content-Type", "text/event-stream");
+        ex.sendResponseHeaders(200, 0);
+        try (OutputStream os = ex.getResponseBody()) {
+            if (chat) {
+                event(os, "{\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"}}]}");
+            }
+            for (int i = 0; i < n; i++) {
+                sleep();
+                event(os, chat ? "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\" tok" + i + "\"}}]}"
+                        : "{\"choices\":[{\"index\":0,\"text\":\" tok" + i + "\"}]}");
+                if (prompt.contains("HANG")) {
+                    Thread.sleep(60_000); // interrupted when the server stops
+                }
+            }
+            event(os, "{\"choices\":[],\"usage\":{\"prompt_tokens\":" + prompt.split(" ").length
+                    + ",\"completion_tokens\":" + n + ",\"total_tokens\":0}}");
+            event(os, "[DONE]");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (IOException e) {
+            // the client went away (a timeout under test): nothing to do
+        }
+    }
+
+    private void sleep() throws InterruptedException {
+        if (delayMs > 0) {
+            Thread.sleep(delayMs);
+        }
+    }
+
+    private static void event(OutputStream os, String data) throws IOException {
+        os.write(("data: " + data + "\n\n").getBytes(StandardCharsets.UTF_8));
+        os.flush();
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+    }
+}
