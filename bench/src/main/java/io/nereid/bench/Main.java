@@ -97,11 +97,15 @@ public final class Main {
             AtomicInteger done = new AtomicInteger();
             AtomicInteger failed = new AtomicInteger();
             long start = System.nanoTime();
+            java.util.concurrent.atomic.AtomicLong lastPrint = new java.util.concurrent.atomic.AtomicLong(start);
             String total = config.durationS() > 0 ? "(" + config.durationS() + " s)" : Integer.toString(config.numRequests());
             List<RecordedRequest> recorded = generator.run(new Workload(config), r -> {
                 int d = done.incrementAndGet();
                 int f = r.ok() ? failed.get() : failed.incrementAndGet();
-                if (config.progress()) {
+                long now = System.nanoTime();
+                long last = lastPrint.get();
+                // At most five updates a second: the line is for people, not a log.
+                if (config.progress() && now - last >= 200_000_000L && lastPrint.compareAndSet(last, now)) {
                     synchronized (err) {
                         err.printf("\r[bench] %d/%s requests, %d failed, %.1f s", d, total, f,
                                 (System.nanoTime() - start) / 1e9);
@@ -109,7 +113,8 @@ public final class Main {
                 }
             });
             if (config.progress()) {
-                err.println();
+                err.printf("\r[bench] %d requests, %d failed, %.1f s%n", done.get(), failed.get(),
+                        (System.nanoTime() - start) / 1e9);
             }
             if (!finished.compareAndSet(false, true)) {
                 return RunMetrics.of(recorded); // the hook is writing the partial report
