@@ -200,4 +200,41 @@ class GatewayEndToEndTest {
         assertEquals(200, ok.statusCode(), ok.body());
         assertEquals(", there was", JSON.readTree(ok.body()).get("choices").get(0).get("text").asText());
     }
+
+    @Test
+    void tokenizeAndDetokenizeRoundTripWithVllmsShapes() throws Exception {
+        HttpResponse<String> r = post("/tokenize", "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\"}");
+        assertEquals(200, r.statusCode(), r.body());
+        JsonNode t = JSON.readTree(r.body());
+        assertEquals(5, t.get("count").asInt());   // BOS + 4, as the completion's prompt_tokens
+        assertEquals(5, t.get("tokens").size());
+        assertEquals(model.maxModelLen(), t.get("max_model_len").asInt());
+        JsonNode noBos = JSON.readTree(post("/tokenize", "{\"prompt\":\"Once upon a time\",\"add_special_tokens\":false}")
+                .body());
+        assertEquals(4, noBos.get("count").asInt());
+        HttpResponse<String> d = post("/detokenize", "{\"model\":\"stories260K\",\"tokens\":" + noBos.get("tokens") + "}");
+        assertEquals(200, d.statusCode(), d.body());
+        assertEquals("Once upon a time", JSON.readTree(d.body()).get("prompt").asText());
+
+        String messages = "\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]";
+        int withHeader = JSON.readTree(post("/tokenize", "{" + messages + "}").body()).get("count").asInt();
+        int without = JSON.readTree(post("/tokenize", "{" + messages + ",\"add_generation_prompt\":false}").body())
+                .get("count").asInt();
+        assertTrue(withHeader > without, withHeader + " vs " + without);
+    }
+
+    @Test
+    void badTokenizeInputIsA400NamingTheField() throws Exception {
+        assertEquals("prompt", error(post("/tokenize", "{}"), 400).get("param").asText());
+        assertEquals("prompt", error(post("/tokenize", "{\"prompt\":3}"), 400).get("param").asText());
+        assertEquals("messages", error(post("/tokenize", "{\"messages\":[]}"), 400).get("param").asText());
+        assertEquals("add_special_tokens", error(post("/tokenize", "{\"prompt\":\"x\",\"add_special_tokens\":\"yes\"}"),
+                400).get("param").asText());
+        assertEquals("model_not_found", error(post("/tokenize", "{\"model\":\"gpt-4\",\"prompt\":\"x\"}"), 404)
+                .get("code").asText());
+        assertEquals("tokens", error(post("/detokenize", "{}"), 400).get("param").asText());
+        assertEquals("tokens", error(post("/detokenize", "{\"tokens\":[1,\"a\"]}"), 400).get("param").asText());
+        assertEquals("tokens", error(post("/detokenize", "{\"tokens\":[99999999]}"), 400).get("param").asText());
+        error(post("/detokenize", "[1"), 400);
+    }
 }

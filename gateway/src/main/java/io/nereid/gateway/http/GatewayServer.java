@@ -9,6 +9,7 @@ import io.nereid.engine.template.TemplateException;
 import io.nereid.gateway.http.ParsedRequest.Kind;
 import io.nereid.openapi.ErrorResponse;
 import io.nereid.openapi.ModelList;
+import io.nereid.openapi.Tokenization;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.WorkerExecutor;
@@ -26,7 +27,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The OpenAI-compatible HTTP server: {@code GET /health}, {@code GET /v1/models[/{id}]},
- * {@code POST /v1/completions}, {@code POST /v1/chat/completions}.
+ * {@code POST /v1/completions}, {@code POST /v1/chat/completions}, {@code POST /tokenize},
+ * {@code POST /detokenize}.
  *
  * <p>A completion request is parsed and validated on the event loop, rendered and tokenized on a
  * bounded worker pool, checked against the context length and submitted to the engine back on the
@@ -83,9 +85,11 @@ public final class GatewayServer implements AutoCloseable {
                 error(ctx.response(), notFound(ctx.pathParam("id")));
             }
         });
-        r.post("/v1/*").handler(BodyHandler.create().setBodyLimit(BODY_LIMIT));
+        r.post().handler(BodyHandler.create().setBodyLimit(BODY_LIMIT));
         r.post("/v1/completions").handler(ctx -> complete(ctx, Kind.COMPLETION));
         r.post("/v1/chat/completions").handler(ctx -> complete(ctx, Kind.CHAT));
+        r.post("/tokenize").handler(this::tokenize);
+        r.post("/detokenize").handler(this::detokenize);
         r.route().last().handler(ctx -> error(ctx.response(), new ApiException(404, "invalid_request_error", null,
                 "not_found", "no route " + ctx.request().method() + " " + ctx.request().path(), 0)));
         r.route().failureHandler(ctx -> error(ctx.response(), ctx.statusCode() == 413
@@ -106,15 +110,7 @@ public final class GatewayServer implements AutoCloseable {
             if (draining) {
                 throw new ApiException(503, "service_unavailable", null, "draining", "the server is shutting down", 5);
             }
-            JsonNode body;
-            try {
-                body = SseChunks.JSON.readTree(ctx.body().buffer() == null ? new byte[0] : ctx.body().buffer().getBytes());
-            } catch (com.fasterxml.jackson.core.JacksonException e) {
-                throw ApiException.invalid(null, "the request body is not valid JSON: " + e.getOriginalMessage());
-            } catch (java.io.IOException e) {
-                throw ApiException.invalid(null, "the request body cannot be read: " + e.getMessage());
-            }
-            req = RequestValidator.validate(body, kind);
+            req = RequestValidator.validate(body(ctx), kind);
             if (!req.model().equals(model.name())) {
                 throw notFound(req.model());
             }
@@ -135,6 +131,65 @@ public final class GatewayServer implements AutoCloseable {
                 error(resp, mapFailure(ar.cause()));
             } else if (!resp.closed()) {
                 submit(context, resp, req, ar.result());
+            }
+        });
+    }
+
+    private static JsonNode body(RoutingContext ctx) {
+        try {
+            return SseChunks.JSON.readTree(ctx.body().buffer() == null ? new byte[0] : ctx.body().buffer().getBytes());
+        } catch (com.fasterxml.jackson.core.JacksonException e) {
+            throw ApiException.invalid(null, "the request body is not valid JSON: " + e.getOriginalMessage());
+        } catch (java.io.IOException e) {
+            throw ApiException.invalid(null, "the request body cannot be read: " + e.getMessage());
+        }
+    }
+
+    /** {@code POST /tokenize}: validated here, rendered and tokenized on the worker pool. */
+    private void tokenize(RoutingContext ctx) {
+        TokenizeRequest req;
+        try {
+            req = RequestValidator.tokenize(body(ctx));
+            if (req.model() != null && !req.model().equals(model.name())) {
+                throw notFound(req.model());
+            }
+            if (req.messages() != null && !model.hasChatTemplate()) {
+                throw ApiException.invalid("messages", "the model has no chat template; start the server with"
+                        + " --chat-template NAME|FILE, or send 'prompt'");
+            }
+        } catch (RuntimeException e) {
+            error(ctx.response(), mapFailure(e));
+            return;
+        }
+        prep.executeBlocking(() -> model.tokenize(req.messages() == null ? req.prompt()
+                : model.renderChat(req.messages(), req.addGenerationPrompt()), req.addSpecialTokens()), false)
+                .onComplete(ar -> {
+                    if (ar.failed()) {
+                        error(ctx.response(), mapFailure(ar.cause()));
+                    } else {
+                        json(ctx.response(), 200, new Tokenization.Tokens(ar.result(), model.maxModelLen()));
+                    }
+                });
+    }
+
+    /** {@code POST /detokenize}. */
+    private void detokenize(RoutingContext ctx) {
+        int[] tokens;
+        try {
+            JsonNode body = body(ctx);
+            tokens = RequestValidator.detokenize(body, model.vocabSize());
+            if (body.hasNonNull("model") && !body.get("model").asText().equals(model.name())) {
+                throw notFound(body.get("model").asText());
+            }
+        } catch (RuntimeException e) {
+            error(ctx.response(), mapFailure(e));
+            return;
+        }
+        prep.executeBlocking(() -> model.detokenize(tokens), false).onComplete(ar -> {
+            if (ar.failed()) {
+                error(ctx.response(), mapFailure(ar.cause()));
+            } else {
+                json(ctx.response(), 200, new Tokenization.Prompt(ar.result()));
             }
         });
     }

@@ -35,9 +35,7 @@ public final class RequestValidator {
 
     /** @throws ApiException 400 naming the first bad field */
     public static ParsedRequest validate(JsonNode body, Kind kind) {
-        if (body == null || !body.isObject()) {
-            throw ApiException.invalid(null, "the request body must be a JSON object");
-        }
+        object(body);
         List<String> ignored = new ArrayList<>();
         for (Iterator<String> it = body.fieldNames(); it.hasNext(); ) {
             String f = it.next();
@@ -131,6 +129,44 @@ public final class RequestValidator {
                 body.hasNonNull("stop_token_ids") ? intArray(body.get("stop_token_ids"), "stop_token_ids") : new int[0],
                 maxTokens, minTokens, optBool(body, "ignore_eos", false), n, stream, includeUsage,
                 optInt(body, "priority", 0), List.copyOf(ignored));
+    }
+
+    /** {@code POST /tokenize}: {@code prompt} or {@code messages}, as vLLM takes them. */
+    public static TokenizeRequest tokenize(JsonNode body) {
+        object(body);
+        String model = string(body, "model", false);
+        boolean hasPrompt = body.hasNonNull("prompt");
+        boolean hasMessages = body.hasNonNull("messages");
+        if (hasPrompt == hasMessages) {
+            throw ApiException.invalid(hasPrompt ? "messages" : "prompt", "send exactly one of 'prompt' and 'messages'");
+        }
+        if (hasPrompt) {
+            return new TokenizeRequest(model, string(body, "prompt", true), null, false,
+                    optBool(body, "add_special_tokens", true));
+        }
+        return new TokenizeRequest(model, null, messages(body.get("messages")),
+                optBool(body, "add_generation_prompt", true), optBool(body, "add_special_tokens", false));
+    }
+
+    /** {@code POST /detokenize}: the {@code tokens}, each in {@code [0, vocabSize)}. */
+    public static int[] detokenize(JsonNode body, int vocabSize) {
+        object(body);
+        if (!body.hasNonNull("tokens")) {
+            throw ApiException.invalid("tokens", "'tokens' is required");
+        }
+        int[] tokens = intArray(body.get("tokens"), "tokens");
+        for (int t : tokens) {
+            if (t < 0 || t >= vocabSize) {
+                throw ApiException.invalid("tokens", "token id " + t + " is outside the vocabulary [0, " + vocabSize + ")");
+            }
+        }
+        return tokens;
+    }
+
+    private static void object(JsonNode body) {
+        if (body == null || !body.isObject()) {
+            throw ApiException.invalid(null, "the request body must be a JSON object");
+        }
     }
 
     private static boolean neutral(String field, JsonNode v) {
