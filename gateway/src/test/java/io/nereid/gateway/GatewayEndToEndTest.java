@@ -237,4 +237,30 @@ class GatewayEndToEndTest {
         assertEquals("tokens", error(post("/detokenize", "{\"tokens\":[99999999]}"), 400).get("param").asText());
         error(post("/detokenize", "[1"), 400);
     }
+
+    @Test
+    void readyWhileTheEngineIsIdleOrStepping() throws Exception {
+        HttpResponse<String> r = get("/health/ready");
+        assertEquals(200, r.statusCode(), r.body());
+        assertEquals("ready", JSON.readTree(r.body()).get("status").asText());
+    }
+
+    @Test
+    void metricsUseVllmNamesAndCountCompletedRequests() throws Exception {
+        assertEquals(200, post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\","
+                + "\"temperature\":0,\"max_tokens\":2}").statusCode());
+        HttpResponse<String> r = get("/metrics");
+        assertEquals(200, r.statusCode());
+        assertTrue(r.headers().firstValue("Content-Type").orElse("").startsWith("text/plain; version=0.0.4"));
+        List<String> lines = r.body().lines().toList();
+        // Values of the gauges depend on when the engine frees the finished request; names and labels do not.
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("vllm:num_requests_running{model_name=\"stories260K\"} ")), r.body());
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("vllm:kv_cache_usage_perc{model_name=\"stories260K\"} ")), r.body());
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("vllm:request_success_total{finished_reason=\"length\","
+                + "model_name=\"stories260K\"} ") && !l.endsWith(" 0.0")), r.body());
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("vllm:generation_tokens_total{model_name=\"stories260K\"} ")
+                && !l.endsWith(" 0.0")), r.body());
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("vllm:time_to_first_token_seconds_count{")
+                && !l.endsWith(" 0.0")), r.body());
+    }
 }

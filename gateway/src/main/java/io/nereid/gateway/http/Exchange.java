@@ -50,7 +50,9 @@ final class Exchange implements TokenSink {
     private final long created;
     private final String model;
     private final SseChunks chunks;
+    private final ServingMetrics metrics;
     private final Runnable onDone;
+    private final long[] lastTokenNanos;   // engine thread only: per choice, 0 before the first token
     private final ConcurrentLinkedQueue<Event> events = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean scheduled = new AtomicBoolean();
 
@@ -65,7 +67,8 @@ final class Exchange implements TokenSink {
     private int cachedTokens;
     private boolean done;
 
-    Exchange(Context context, HttpServerResponse response, ParsedRequest request, String id, String model, Runnable onDone) {
+    Exchange(Context context, HttpServerResponse response, ParsedRequest request, String id, String model,
+            ServingMetrics metrics, Runnable onDone) {
         this.context = context;
         this.response = response;
         this.request = request;
@@ -73,7 +76,9 @@ final class Exchange implements TokenSink {
         this.created = System.currentTimeMillis() / 1000;
         this.model = model;
         this.chunks = new SseChunks(request.kind(), id, created, model);
+        this.metrics = metrics;
         this.onDone = onDone;
+        this.lastTokenNanos = new long[request.n()];
         this.texts = new StringBuilder[request.n()];
         this.finishReasons = new String[request.n()];
         this.stopReasons = new Object[request.n()];
@@ -88,6 +93,7 @@ final class Exchange implements TokenSink {
         response.closeHandler(v -> {
             if (!done) {
                 done = true;
+                metrics.clientDisconnected();
                 handle.cancel();
                 onDone.run();
             }
@@ -105,6 +111,13 @@ final class Exchange implements TokenSink {
 
     @Override
     public void onDelta(int choice, String text, int[] tokenIds, List<TokenLogprob> logprobs) {
+        long now = System.nanoTime();
+        if (tokenIds.length > 0) {
+            if (lastTokenNanos[choice] != 0) {
+                metrics.tokenGap(now - lastTokenNanos[choice], tokenIds.length);
+            }
+            lastTokenNanos[choice] = now;
+        }
         if (!text.isEmpty()) {
             enqueue(new Delta(choice, text));
         }
@@ -112,6 +125,7 @@ final class Exchange implements TokenSink {
 
     @Override
     public void onFinish(int choice, FinishReason reason, Object stopReason, Usage usage) {
+        metrics.finished(reason, usage);
         enqueue(new Finished(choice, reason, stopReason, usage));
     }
 

@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The OpenAI-compatible HTTP server: {@code GET /health}, {@code GET /v1/models[/{id}]},
  * {@code POST /v1/completions}, {@code POST /v1/chat/completions}, {@code POST /tokenize},
- * {@code POST /detokenize}.
+ * {@code POST /detokenize}, {@code GET /health/ready}, {@code GET /metrics}.
  *
  * <p>A completion request is parsed and validated on the event loop, rendered and tokenized on a
  * bounded worker pool, checked against the context length and submitted to the engine back on the
@@ -43,19 +43,33 @@ public final class GatewayServer implements AutoCloseable {
     private final Vertx vertx;
     private final ModelService model;
     private final WorkerExecutor prep;
+    private final GatewayOptions options;
+    private final Readiness readiness;
+    private final ServingMetrics metrics;
     private final AtomicInteger inflight = new AtomicInteger();
     private volatile boolean draining;
     private HttpServer server;
 
-    private GatewayServer(ModelService model, int prepThreads) {
+    private GatewayServer(ModelService model, GatewayOptions options, int prepThreads) {
         this.vertx = Vertx.vertx();
         this.model = model;
+        this.options = options;
+        this.readiness = new Readiness(options.stallTimeout());
+        this.metrics = new ServingMetrics(model.name());
         this.prep = vertx.createSharedWorkerExecutor("nereid-prep", prepThreads);
+        // Sample the engine between probes too, so a loop that stops between two probes is noticed.
+        vertx.setPeriodic(1000, id -> readiness.observe(model.engine().stats(), System.nanoTime()));
+    }
+
+    /** {@link #start(ModelService, GatewayOptions, String, int)} with {@link GatewayOptions#DEFAULTS}. */
+    public static GatewayServer start(ModelService model, String host, int port) throws Exception {
+        return start(model, GatewayOptions.DEFAULTS, host, port);
     }
 
     /** Binds {@code host:port} (0: any free port) and returns the running server. */
-    public static GatewayServer start(ModelService model, String host, int port) throws Exception {
-        GatewayServer g = new GatewayServer(model, Math.max(2, Runtime.getRuntime().availableProcessors() / 2));
+    public static GatewayServer start(ModelService model, GatewayOptions options, String host, int port)
+            throws Exception {
+        GatewayServer g = new GatewayServer(model, options, Math.max(2, Runtime.getRuntime().availableProcessors() / 2));
         try {
             g.server = g.vertx.createHttpServer().requestHandler(g.router()).listen(port, host)
                     .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
@@ -77,6 +91,10 @@ public final class GatewayServer implements AutoCloseable {
     private Router router() {
         Router r = Router.router(vertx);
         r.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
+        r.get("/health/ready").handler(this::ready);
+        r.get("/metrics").handler(ctx -> ctx.response().setStatusCode(200)
+                .putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+                .end(metrics.render(model.engine().stats(), model.blockSize(), model.numKvBlocks())));
         r.get("/v1/models").handler(ctx -> json(ctx.response(), 200, new ModelList(List.of(card()))));
         r.get("/v1/models/:id").handler(ctx -> {
             if (ctx.pathParam("id").equals(model.name())) {
@@ -97,6 +115,21 @@ public final class GatewayServer implements AutoCloseable {
                         "the request body is over " + BODY_LIMIT + " bytes", 0)
                 : mapFailure(ctx.failure() == null ? new IllegalStateException("status " + ctx.statusCode()) : ctx.failure())));
         return r;
+    }
+
+    /** 200 while not draining and the engine is idle or made progress within the stall timeout, else 503. */
+    private void ready(RoutingContext ctx) {
+        long now = System.nanoTime();
+        if (draining) {
+            error(ctx.response(), new ApiException(503, "service_unavailable", null, "draining",
+                    "the server is shutting down", 0));
+        } else if (!readiness.observe(model.engine().stats(), now)) {
+            error(ctx.response(), new ApiException(503, "service_unavailable", null, "engine_stalled", String.format(
+                    "the engine has work pending and made no progress for %.1f s (stall timeout %d s)",
+                    readiness.secondsSinceProgress(now), options.stallTimeout().toSeconds()), 0));
+        } else {
+            json(ctx.response(), 200, java.util.Map.of("status", "ready"));
+        }
     }
 
     private ModelList.Model card() {
@@ -218,11 +251,14 @@ public final class GatewayServer implements AutoCloseable {
                 + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
         GenerationRequest g = new GenerationRequest(id, prompt, req.sampling(), req.stop(), req.stopTokenIds(), maxTokens,
                 req.minTokens(), req.ignoreEos(), req.n(), false, req.priority(), null);
-        Exchange exchange = new Exchange(context, resp, req, id, model.name(), inflight::decrementAndGet);
+        Exchange exchange = new Exchange(context, resp, req, id, model.name(), metrics, inflight::decrementAndGet);
         RequestHandle handle;
         try {
             handle = model.engine().submit(g, exchange);
         } catch (RuntimeException e) {
+            if (e instanceof AdmissionException a) {
+                metrics.admissionRejected(a.reason().name().toLowerCase(java.util.Locale.ROOT));
+            }
             error(resp, mapFailure(e));
             return;
         }
