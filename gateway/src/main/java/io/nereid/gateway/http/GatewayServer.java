@@ -90,6 +90,7 @@ public final class GatewayServer implements AutoCloseable {
 
     private Router router() {
         Router r = Router.router(vertx);
+        r.route().handler(new AccessControl(options, (ctx, e) -> error(ctx.response(), e)));
         r.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
         r.get("/health/ready").handler(this::ready);
         r.get("/metrics").handler(ctx -> ctx.response().setStatusCode(200)
