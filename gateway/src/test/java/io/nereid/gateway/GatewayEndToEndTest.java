@@ -263,4 +263,51 @@ class GatewayEndToEndTest {
         assertTrue(lines.stream().anyMatch(l -> l.startsWith("vllm:time_to_first_token_seconds_count{")
                 && !l.endsWith(" 0.0")), r.body());
     }
+
+    @Test
+    void chatLogprobsHaveOpenAisShapeStreamedAndWhole() throws Exception {
+        String req = "{\"model\":\"stories260K\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],"
+                + "\"temperature\":0,\"max_tokens\":5,\"logprobs\":true,\"top_logprobs\":3";
+        HttpResponse<String> r = post("/v1/chat/completions", req + "}");
+        assertEquals(200, r.statusCode(), r.body());
+        JsonNode choice = JSON.readTree(r.body()).get("choices").get(0);
+        JsonNode content = choice.get("logprobs").get("content");
+        assertEquals(JSON.readTree(r.body()).get("usage").get("completion_tokens").asInt(), content.size());
+        JsonNode first = content.get(0);
+        assertTrue(first.get("token").isTextual() && first.get("logprob").asDouble() <= 0 && first.get("bytes").isArray());
+        assertEquals(3, first.get("top_logprobs").size());
+        // Greedy: the chosen token is the most likely one.
+        assertEquals(first.get("token").asText(), first.get("top_logprobs").get(0).get("token").asText());
+
+        StringBuilder streamed = new StringBuilder();
+        int tokens = 0;
+        for (JsonNode c : events(post("/v1/chat/completions", req + ",\"stream\":true}"))) {
+            JsonNode lp = c.get("choices").get(0).get("logprobs");
+            if (lp != null && !lp.isNull()) {
+                for (JsonNode t : lp.get("content")) {
+                    streamed.append(t.get("token").asText());
+                    tokens++;
+                }
+            }
+        }
+        assertEquals(content.size(), tokens);
+        StringBuilder whole = new StringBuilder();
+        content.forEach(t -> whole.append(t.get("token").asText()));
+        assertEquals(whole.toString(), streamed.toString());
+    }
+
+    @Test
+    void legacyCompletionLogprobsHaveTokensOffsetsAndTopMaps() throws Exception {
+        HttpResponse<String> r = post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\","
+                + "\"temperature\":0,\"max_tokens\":4,\"logprobs\":2}");
+        assertEquals(200, r.statusCode(), r.body());
+        JsonNode lp = JSON.readTree(r.body()).get("choices").get(0).get("logprobs");
+        assertEquals(4, lp.get("tokens").size());
+        assertEquals(4, lp.get("token_logprobs").size());
+        assertEquals(4, lp.get("top_logprobs").size());
+        assertEquals(0, lp.get("text_offset").get(0).asInt());
+        assertEquals(lp.get("tokens").get(0).asText().length(), lp.get("text_offset").get(1).asInt());
+        assertTrue(lp.get("top_logprobs").get(0).size() >= 1 && lp.get("top_logprobs").get(0).size() <= 2);
+        assertTrue(lp.get("top_logprobs").get(0).has(lp.get("tokens").get(0).asText()));
+    }
 }

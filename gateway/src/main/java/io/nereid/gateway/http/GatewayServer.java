@@ -46,6 +46,7 @@ public final class GatewayServer implements AutoCloseable {
     private final GatewayOptions options;
     private final Readiness readiness;
     private final ServingMetrics metrics;
+    private final LogprobFormat logprobFormat;
     private final AtomicInteger inflight = new AtomicInteger();
     private volatile boolean draining;
     private HttpServer server;
@@ -56,6 +57,7 @@ public final class GatewayServer implements AutoCloseable {
         this.options = options;
         this.readiness = new Readiness(options.stallTimeout());
         this.metrics = new ServingMetrics(model.name());
+        this.logprobFormat = new LogprobFormat(model::tokenBytes);
         this.prep = vertx.createSharedWorkerExecutor("nereid-prep", prepThreads);
         // Sample the engine between probes too, so a loop that stops between two probes is noticed.
         vertx.setPeriodic(1000, id -> readiness.observe(model.engine().stats(), System.nanoTime()));
@@ -251,8 +253,9 @@ public final class GatewayServer implements AutoCloseable {
         String id = (req.kind() == Kind.CHAT ? "chatcmpl-" : "cmpl-")
                 + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
         GenerationRequest g = new GenerationRequest(id, prompt, req.sampling(), req.stop(), req.stopTokenIds(), maxTokens,
-                req.minTokens(), req.ignoreEos(), req.n(), false, req.priority(), null);
-        Exchange exchange = new Exchange(context, resp, req, id, model.name(), metrics, inflight::decrementAndGet);
+                req.minTokens(), req.ignoreEos(), req.n(), req.logprobs(), req.priority(), null);
+        Exchange exchange = new Exchange(context, resp, req, id, model.name(), metrics, logprobFormat,
+                inflight::decrementAndGet);
         RequestHandle handle;
         try {
             handle = model.engine().submit(g, exchange);
