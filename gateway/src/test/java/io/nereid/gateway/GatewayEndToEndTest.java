@@ -310,4 +310,19 @@ class GatewayEndToEndTest {
         assertTrue(lp.get("top_logprobs").get(0).size() >= 1 && lp.get("top_logprobs").get(0).size() <= 2);
         assertTrue(lp.get("top_logprobs").get(0).has(lp.get("tokens").get(0).asText()));
     }
+
+    @Test
+    void theOpenApiDocumentListsEveryRegisteredRouteAndNoOther() throws Exception {
+        HttpResponse<String> r = get("/openapi.json");
+        assertEquals(200, r.statusCode());
+        JsonNode doc = JSON.readTree(r.body());
+        assertEquals("3.1.0", doc.get("openapi").asText());
+        java.util.Set<String> documented = new java.util.TreeSet<>();
+        doc.get("paths").properties().forEach(p -> p.getValue().properties().forEach(m -> {
+            if (!m.getKey().equals("parameters")) {
+                documented.add(m.getKey().toUpperCase(java.util.Locale.ROOT) + " " + p.getKey());
+            }
+        }));
+        assertEquals(new java.util.TreeSet<>(server.routes()), documented);
+    }
 }

@@ -9,6 +9,7 @@ import io.nereid.engine.template.TemplateException;
 import io.nereid.gateway.http.ParsedRequest.Kind;
 import io.nereid.openapi.ErrorResponse;
 import io.nereid.openapi.ModelList;
+import io.nereid.openapi.OpenApiDocument;
 import io.nereid.openapi.Tokenization;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
@@ -28,7 +29,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The OpenAI-compatible HTTP server: {@code GET /health}, {@code GET /v1/models[/{id}]},
  * {@code POST /v1/completions}, {@code POST /v1/chat/completions}, {@code POST /tokenize},
- * {@code POST /detokenize}, {@code GET /health/ready}, {@code GET /metrics}.
+ * {@code POST /detokenize}, {@code GET /health/ready}, {@code GET /metrics}, {@code GET /openapi.json}.
  *
  * <p>A completion request is parsed and validated on the event loop, rendered and tokenized on a
  * bounded worker pool, checked against the context length and submitted to the engine back on the
@@ -50,6 +51,7 @@ public final class GatewayServer implements AutoCloseable {
     private final AtomicInteger inflight = new AtomicInteger();
     private volatile boolean draining;
     private HttpServer server;
+    private Router router;
 
     private GatewayServer(ModelService model, GatewayOptions options, int prepThreads) {
         this.vertx = Vertx.vertx();
@@ -73,7 +75,8 @@ public final class GatewayServer implements AutoCloseable {
             throws Exception {
         GatewayServer g = new GatewayServer(model, options, Math.max(2, Runtime.getRuntime().availableProcessors() / 2));
         try {
-            g.server = g.vertx.createHttpServer().requestHandler(g.router()).listen(port, host)
+            g.router = g.router();
+            g.server = g.vertx.createHttpServer().requestHandler(g.router).listen(port, host)
                     .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         } catch (Exception e) {
             g.close();
@@ -86,6 +89,19 @@ public final class GatewayServer implements AutoCloseable {
         return server.actualPort();
     }
 
+    /** Every registered route as {@code "METHOD /path"}, path parameters written {@code {name}} as in OpenAPI. */
+    public List<String> routes() {
+        List<String> out = new java.util.ArrayList<>();
+        for (io.vertx.ext.web.Route route : router.getRoutes()) {
+            if (route.getPath() != null && route.methods() != null) {
+                for (io.vertx.core.http.HttpMethod m : route.methods()) {
+                    out.add(m.name() + " " + route.getPath().replaceAll(":([A-Za-z0-9_]+)", "{$1}"));
+                }
+            }
+        }
+        return out;
+    }
+
     public int inflight() {
         return inflight.get();
     }
@@ -95,6 +111,8 @@ public final class GatewayServer implements AutoCloseable {
         r.route().handler(new AccessControl(options, (ctx, e) -> error(ctx.response(), e)));
         r.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
         r.get("/health/ready").handler(this::ready);
+        io.vertx.core.buffer.Buffer openapi = io.vertx.core.buffer.Buffer.buffer(OpenApiDocument.bytes());
+        r.get("/openapi.json").handler(ctx -> ctx.response().putHeader("Content-Type", "application/json").end(openapi));
         r.get("/metrics").handler(ctx -> ctx.response().setStatusCode(200)
                 .putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
                 .end(metrics.render(model.engine().stats(), model.blockSize(), model.numKvBlocks())));
