@@ -44,7 +44,7 @@ final class ServeCommand {
             return 1;
         }
         try {
-            server = GatewayServer.start(model, config.host(), config.port());
+            server = GatewayServer.start(model, config.gateway(), config.host(), config.port());
         } catch (Exception e) {
             model.close();
             err.println("nereid serve: cannot listen on " + config.host() + ":" + config.port() + ": " + e.getMessage());

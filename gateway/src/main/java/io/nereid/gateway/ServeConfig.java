@@ -1,7 +1,12 @@
 package io.nereid.gateway;
 
+import io.nereid.gateway.http.GatewayOptions;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -23,10 +28,19 @@ import java.util.Map;
  * @param chatTemplate        built-in template name or Jinja file, or null: the model's own
  * @param threads             kernel threads
  * @param drainTimeout        on SIGTERM, how long in-flight requests may take to finish
+ * @param gateway             API keys, CORS origins and the engine stall timeout of the HTTP layer
  */
 public record ServeConfig(Path model, String servedModelName, String host, int port, int maxNumSeqs,
         int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
-        Duration drainTimeout) {
+        Duration drainTimeout, GatewayOptions gateway) {
+
+    /** Without HTTP-layer options: {@link GatewayOptions#DEFAULTS}. */
+    public ServeConfig(Path model, String servedModelName, String host, int port, int maxNumSeqs,
+            int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
+            Duration drainTimeout) {
+        this(model, servedModelName, host, port, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize, kvCacheBytes,
+                chatTemplate, threads, drainTimeout, GatewayOptions.DEFAULTS);
+    }
 
     /** One flag: its name, environment variable, default (null: none) and help line. */
     record Option(String flag, String defaultValue, String help) {
@@ -49,7 +63,13 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             new Option("--chat-template", null, "built-in name (chatml, llama2, llama3, mistral, phi3, gemma) or a"
                     + " .jinja file (default: the model's own)"),
             new Option("--threads", null, "kernel threads (default: available processors)"),
-            new Option("--drain-timeout", "30", "seconds in-flight requests may take to finish after SIGTERM"));
+            new Option("--drain-timeout", "30", "seconds in-flight requests may take to finish after SIGTERM"),
+            new Option("--stall-timeout", "30", "seconds the engine may make no progress while work is pending"
+                    + " before GET /health/ready answers 503"),
+            new Option("--api-key", null, "require 'Authorization: Bearer KEY' on every route but /health*;"
+                    + " repeatable (environment: comma-separated)"),
+            new Option("--api-key-file", null, "file of API keys, one per line ('#' comments), added to --api-key"),
+            new Option("--allowed-origins", null, "comma-separated CORS origins, or '*' (default: none)"));
 
     public ServeConfig {
         if (port < 0 || port > 65535) {
@@ -81,6 +101,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
      */
     static ServeConfig parse(List<String> args, Map<String, String> env) {
         Map<String, String> v = new LinkedHashMap<>();
+        List<String> keys = new ArrayList<>();
         for (Option o : OPTIONS) {
             String e = env.get(o.env());
             v.put(o.flag(), e != null && !e.isBlank() ? e : o.defaultValue());
@@ -91,14 +112,28 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             if (OPTIONS.stream().noneMatch(o -> o.flag().equals(name))) {
                 throw new IllegalArgumentException("unknown option '" + a + "'");
             }
+            String value;
             if (a.contains("=")) {
-                v.put(name, a.substring(a.indexOf('=') + 1));
+                value = a.substring(a.indexOf('=') + 1);
             } else if (i + 1 < args.size()) {
-                v.put(name, args.get(++i));
+                value = args.get(++i);
             } else {
                 throw new IllegalArgumentException(name + " needs a value");
             }
+            if (name.equals("--api-key")) {
+                keys.add(value);   // repeatable
+            } else {
+                v.put(name, value);
+            }
         }
+        if (keys.isEmpty() && v.get("--api-key") != null) {
+            keys.addAll(list(v.get("--api-key")));
+        }
+        if (v.get("--api-key-file") != null) {
+            keys.addAll(keyFile(Path.of(v.get("--api-key-file"))));
+        }
+        GatewayOptions gateway = new GatewayOptions(keys, v.get("--allowed-origins") == null ? List.of()
+                : list(v.get("--allowed-origins")), Duration.ofSeconds(integer(v, "--stall-timeout")));
         Path model = v.get("--model") == null ? null : Path.of(v.get("--model"));
         String name = v.get("--served-model-name");
         if (name == null) {
@@ -109,7 +144,20 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
                 integer(v, "--max-num-batched-tokens"), integer(v, "--max-waiting"), integer(v, "--block-size"),
                 kv == null ? 0 : bytes(kv), v.get("--chat-template"),
                 v.get("--threads") == null ? Runtime.getRuntime().availableProcessors() : integer(v, "--threads"),
-                Duration.ofSeconds(integer(v, "--drain-timeout")));
+                Duration.ofSeconds(integer(v, "--drain-timeout")), gateway);
+    }
+
+    private static List<String> list(String commaSeparated) {
+        return Arrays.stream(commaSeparated.split(",")).map(String::trim).filter(t -> !t.isEmpty()).toList();
+    }
+
+    private static List<String> keyFile(Path file) {
+        try {
+            return Files.readAllLines(file).stream().map(String::trim).filter(t -> !t.isEmpty() && !t.startsWith("#"))
+                    .toList();
+        } catch (IOException e) {
+            throw new IllegalArgumentException("--api-key-file " + file + ": cannot read: " + e.getMessage());
+        }
     }
 
     private static int integer(Map<String, String> v, String flag) {

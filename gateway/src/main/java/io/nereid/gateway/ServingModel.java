@@ -14,8 +14,11 @@ import io.nereid.engine.model.KvStorage;
 import io.nereid.engine.model.ModelConfig;
 import io.nereid.engine.model.RandomModelWriter;
 import io.nereid.engine.model.RangeRunner;
+import io.nereid.engine.template.ChatRequestContext;
 import io.nereid.engine.template.ChatTemplate;
 import io.nereid.engine.template.ChatTemplates;
+import io.nereid.engine.tokenizer.SpecialTokens;
+import io.nereid.engine.tokenizer.Tokenizer;
 import io.nereid.gateway.http.ModelService;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -136,13 +139,44 @@ final class ServingModel implements ModelService, AutoCloseable {
     }
 
     @Override
-    public String renderChat(List<Map<String, Object>> messages) {
-        return ChatTemplates.renderForGeneration(template, messages, model.tokenizer());
+    public String renderChat(List<Map<String, Object>> messages, boolean addGenerationPrompt) {
+        if (addGenerationPrompt) {
+            return ChatTemplates.renderForGeneration(template, messages, model.tokenizer());
+        }
+        Tokenizer t = model.tokenizer();
+        SpecialTokens sp = t.specialTokens();
+        return template.render(new ChatRequestContext(messages, null, false, sp.bos() >= 0 ? t.piece(sp.bos()) : null,
+                sp.eos() >= 0 ? t.piece(sp.eos()) : null, Map.of(), null));
     }
 
     @Override
     public int[] tokenize(String text, boolean addSpecial) {
         return model.tokenizer().encode(text, addSpecial, true);
+    }
+
+    @Override
+    public String detokenize(int[] ids) {
+        return model.tokenizer().decode(ids);
+    }
+
+    @Override
+    public byte[] tokenBytes(int id) {
+        return model.tokenizer().tokenBytes(id);
+    }
+
+    @Override
+    public int vocabSize() {
+        return model.tokenizer().vocabSize();
+    }
+
+    @Override
+    public int blockSize() {
+        return blockSize;
+    }
+
+    @Override
+    public int numKvBlocks() {
+        return numBlocks;
     }
 
     @Override

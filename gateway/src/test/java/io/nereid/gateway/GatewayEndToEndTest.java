@@ -200,4 +200,129 @@ class GatewayEndToEndTest {
         assertEquals(200, ok.statusCode(), ok.body());
         assertEquals(", there was", JSON.readTree(ok.body()).get("choices").get(0).get("text").asText());
     }
+
+    @Test
+    void tokenizeAndDetokenizeRoundTripWithVllmsShapes() throws Exception {
+        HttpResponse<String> r = post("/tokenize", "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\"}");
+        assertEquals(200, r.statusCode(), r.body());
+        JsonNode t = JSON.readTree(r.body());
+        assertEquals(5, t.get("count").asInt());   // BOS + 4, as the completion's prompt_tokens
+        assertEquals(5, t.get("tokens").size());
+        assertEquals(model.maxModelLen(), t.get("max_model_len").asInt());
+        JsonNode noBos = JSON.readTree(post("/tokenize", "{\"prompt\":\"Once upon a time\",\"add_special_tokens\":false}")
+                .body());
+        assertEquals(4, noBos.get("count").asInt());
+        HttpResponse<String> d = post("/detokenize", "{\"model\":\"stories260K\",\"tokens\":" + noBos.get("tokens") + "}");
+        assertEquals(200, d.statusCode(), d.body());
+        assertEquals("Once upon a time", JSON.readTree(d.body()).get("prompt").asText());
+
+        String messages = "\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]";
+        int withHeader = JSON.readTree(post("/tokenize", "{" + messages + "}").body()).get("count").asInt();
+        int without = JSON.readTree(post("/tokenize", "{" + messages + ",\"add_generation_prompt\":false}").body())
+                .get("count").asInt();
+        assertTrue(withHeader > without, withHeader + " vs " + without);
+    }
+
+    @Test
+    void badTokenizeInputIsA400NamingTheField() throws Exception {
+        assertEquals("prompt", error(post("/tokenize", "{}"), 400).get("param").asText());
+        assertEquals("prompt", error(post("/tokenize", "{\"prompt\":3}"), 400).get("param").asText());
+        assertEquals("messages", error(post("/tokenize", "{\"messages\":[]}"), 400).get("param").asText());
+        assertEquals("add_special_tokens", error(post("/tokenize", "{\"prompt\":\"x\",\"add_special_tokens\":\"yes\"}"),
+                400).get("param").asText());
+        assertEquals("model_not_found", error(post("/tokenize", "{\"model\":\"gpt-4\",\"prompt\":\"x\"}"), 404)
+                .get("code").asText());
+        assertEquals("tokens", error(post("/detokenize", "{}"), 400).get("param").asText());
+        assertEquals("tokens", error(post("/detokenize", "{\"tokens\":[1,\"a\"]}"), 400).get("param").asText());
+        assertEquals("tokens", error(post("/detokenize", "{\"tokens\":[99999999]}"), 400).get("param").asText());
+        error(post("/detokenize", "[1"), 400);
+    }
+
+    @Test
+    void readyWhileTheEngineIsIdleOrStepping() throws Exception {
+        HttpResponse<String> r = get("/health/ready");
+        assertEquals(200, r.statusCode(), r.body());
+        assertEquals("ready", JSON.readTree(r.body()).get("status").asText());
+    }
+
+    @Test
+    void metricsUseVllmNamesAndCountCompletedRequests() throws Exception {
+        assertEquals(200, post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\","
+                + "\"temperature\":0,\"max_tokens\":2}").statusCode());
+        HttpResponse<String> r = get("/metrics");
+        assertEquals(200, r.statusCode());
+        assertTrue(r.headers().firstValue("Content-Type").orElse("").startsWith("text/plain; version=0.0.4"));
+        List<String> lines = r.body().lines().toList();
+        // Values of the gauges depend on when the engine frees the finished request; names and labels do not.
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("vllm:num_requests_running{model_name=\"stories260K\"} ")), r.body());
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("vllm:kv_cache_usage_perc{model_name=\"stories260K\"} ")), r.body());
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("vllm:request_success_total{finished_reason=\"length\","
+                + "model_name=\"stories260K\"} ") && !l.endsWith(" 0.0")), r.body());
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("vllm:generation_tokens_total{model_name=\"stories260K\"} ")
+                && !l.endsWith(" 0.0")), r.body());
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("vllm:time_to_first_token_seconds_count{")
+                && !l.endsWith(" 0.0")), r.body());
+    }
+
+    @Test
+    void chatLogprobsHaveOpenAisShapeStreamedAndWhole() throws Exception {
+        String req = "{\"model\":\"stories260K\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],"
+                + "\"temperature\":0,\"max_tokens\":5,\"logprobs\":true,\"top_logprobs\":3";
+        HttpResponse<String> r = post("/v1/chat/completions", req + "}");
+        assertEquals(200, r.statusCode(), r.body());
+        JsonNode choice = JSON.readTree(r.body()).get("choices").get(0);
+        JsonNode content = choice.get("logprobs").get("content");
+        assertEquals(JSON.readTree(r.body()).get("usage").get("completion_tokens").asInt(), content.size());
+        JsonNode first = content.get(0);
+        assertTrue(first.get("token").isTextual() && first.get("logprob").asDouble() <= 0 && first.get("bytes").isArray());
+        assertEquals(3, first.get("top_logprobs").size());
+        // Greedy: the chosen token is the most likely one.
+        assertEquals(first.get("token").asText(), first.get("top_logprobs").get(0).get("token").asText());
+
+        StringBuilder streamed = new StringBuilder();
+        int tokens = 0;
+        for (JsonNode c : events(post("/v1/chat/completions", req + ",\"stream\":true}"))) {
+            JsonNode lp = c.get("choices").get(0).get("logprobs");
+            if (lp != null && !lp.isNull()) {
+                for (JsonNode t : lp.get("content")) {
+                    streamed.append(t.get("token").asText());
+                    tokens++;
+                }
+            }
+        }
+        assertEquals(content.size(), tokens);
+        StringBuilder whole = new StringBuilder();
+        content.forEach(t -> whole.append(t.get("token").asText()));
+        assertEquals(whole.toString(), streamed.toString());
+    }
+
+    @Test
+    void legacyCompletionLogprobsHaveTokensOffsetsAndTopMaps() throws Exception {
+        HttpResponse<String> r = post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\","
+                + "\"temperature\":0,\"max_tokens\":4,\"logprobs\":2}");
+        assertEquals(200, r.statusCode(), r.body());
+        JsonNode lp = JSON.readTree(r.body()).get("choices").get(0).get("logprobs");
+        assertEquals(4, lp.get("tokens").size());
+        assertEquals(4, lp.get("token_logprobs").size());
+        assertEquals(4, lp.get("top_logprobs").size());
+        assertEquals(0, lp.get("text_offset").get(0).asInt());
+        assertEquals(lp.get("tokens").get(0).asText().length(), lp.get("text_offset").get(1).asInt());
+        assertTrue(lp.get("top_logprobs").get(0).size() >= 1 && lp.get("top_logprobs").get(0).size() <= 2);
+        assertTrue(lp.get("top_logprobs").get(0).has(lp.get("tokens").get(0).asText()));
+    }
+
+    @Test
+    void theOpenApiDocumentListsEveryRegisteredRouteAndNoOther() throws Exception {
+        HttpResponse<String> r = get("/openapi.json");
+        assertEquals(200, r.statusCode());
+        JsonNode doc = JSON.readTree(r.body());
+        assertEquals("3.1.0", doc.get("openapi").asText());
+        java.util.Set<String> documented = new java.util.TreeSet<>();
+        doc.get("paths").properties().forEach(p -> p.getValue().properties().forEach(m -> {
+            if (!m.getKey().equals("parameters")) {
+                documented.add(m.getKey().toUpperCase(java.util.Locale.ROOT) + " " + p.getKey());
+            }
+        }));
+        assertEquals(new java.util.TreeSet<>(server.routes()), documented);
+    }
 }

@@ -34,7 +34,7 @@ final class Exchange implements TokenSink {
         int choice();
     }
 
-    private record Delta(int choice, String text) implements Event {
+    private record Delta(int choice, String text, List<TokenLogprob> logprobs) implements Event {
     }
 
     private record Finished(int choice, FinishReason reason, Object stopReason, Usage usage) implements Event {
@@ -50,12 +50,17 @@ final class Exchange implements TokenSink {
     private final long created;
     private final String model;
     private final SseChunks chunks;
+    private final ServingMetrics metrics;
+    private final LogprobFormat logprobFormat;   // null unless the request asked for logprobs
     private final Runnable onDone;
+    private final long[] lastTokenNanos;   // engine thread only: per choice, 0 before the first token
     private final ConcurrentLinkedQueue<Event> events = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean scheduled = new AtomicBoolean();
 
     // Context-only state.
     private final StringBuilder[] texts;
+    private final List<List<TokenLogprob>> logprobs = new ArrayList<>();   // per choice, every token so far
+    private final int[] logprobChars;   // per choice: characters of the tokens already sent (legacy text_offset)
     private final String[] finishReasons;
     private final Object[] stopReasons;
     private RequestHandle handle;
@@ -65,7 +70,8 @@ final class Exchange implements TokenSink {
     private int cachedTokens;
     private boolean done;
 
-    Exchange(Context context, HttpServerResponse response, ParsedRequest request, String id, String model, Runnable onDone) {
+    Exchange(Context context, HttpServerResponse response, ParsedRequest request, String id, String model,
+            ServingMetrics metrics, LogprobFormat logprobFormat, Runnable onDone) {
         this.context = context;
         this.response = response;
         this.request = request;
@@ -73,12 +79,17 @@ final class Exchange implements TokenSink {
         this.created = System.currentTimeMillis() / 1000;
         this.model = model;
         this.chunks = new SseChunks(request.kind(), id, created, model);
+        this.metrics = metrics;
+        this.logprobFormat = request.logprobs() ? logprobFormat : null;
+        this.logprobChars = new int[request.n()];
         this.onDone = onDone;
+        this.lastTokenNanos = new long[request.n()];
         this.texts = new StringBuilder[request.n()];
         this.finishReasons = new String[request.n()];
         this.stopReasons = new Object[request.n()];
         for (int i = 0; i < texts.length; i++) {
             texts[i] = new StringBuilder();
+            logprobs.add(new ArrayList<>());
         }
     }
 
@@ -88,6 +99,7 @@ final class Exchange implements TokenSink {
         response.closeHandler(v -> {
             if (!done) {
                 done = true;
+                metrics.clientDisconnected();
                 handle.cancel();
                 onDone.run();
             }
@@ -105,13 +117,21 @@ final class Exchange implements TokenSink {
 
     @Override
     public void onDelta(int choice, String text, int[] tokenIds, List<TokenLogprob> logprobs) {
-        if (!text.isEmpty()) {
-            enqueue(new Delta(choice, text));
+        long now = System.nanoTime();
+        if (tokenIds.length > 0) {
+            if (lastTokenNanos[choice] != 0) {
+                metrics.tokenGap(now - lastTokenNanos[choice], tokenIds.length);
+            }
+            lastTokenNanos[choice] = now;
+        }
+        if (!text.isEmpty() || !logprobs.isEmpty()) {
+            enqueue(new Delta(choice, text, logprobs));
         }
     }
 
     @Override
     public void onFinish(int choice, FinishReason reason, Object stopReason, Usage usage) {
+        metrics.finished(reason, usage);
         enqueue(new Finished(choice, reason, stopReason, usage));
     }
 
@@ -142,12 +162,17 @@ final class Exchange implements TokenSink {
             batch.add(e);
         }
         int[] pendingFrom = new int[request.n()]; // chars of texts[i] not yet streamed
+        int[] logprobsFrom = new int[request.n()]; // entries of logprobs[i] not yet streamed
         for (int i = 0; i < pendingFrom.length; i++) {
             pendingFrom[i] = texts[i].length();
+            logprobsFrom[i] = logprobs.get(i).size();
         }
         for (Event e : batch) {
             switch (e) {
-                case Delta d -> texts[d.choice()].append(d.text());
+                case Delta d -> {
+                    texts[d.choice()].append(d.text());
+                    logprobs.get(d.choice()).addAll(d.logprobs());
+                }
                 case Finished f -> {
                     finishReasons[f.choice()] = finishReason(f.reason());
                     stopReasons[f.choice()] = f.stopReason();
@@ -155,9 +180,7 @@ final class Exchange implements TokenSink {
                     cachedTokens = f.usage().cachedTokens();
                     completionTokens += f.usage().completionTokens();
                     if (request.stream()) {
-                        response.write(chunks.content(f.choice(), texts[f.choice()].substring(pendingFrom[f.choice()]),
-                                finishReasons[f.choice()]));
-                        pendingFrom[f.choice()] = texts[f.choice()].length();
+                        response.write(chunk(f.choice(), pendingFrom, logprobsFrom));
                     }
                     finished++;
                 }
@@ -169,14 +192,38 @@ final class Exchange implements TokenSink {
         }
         if (request.stream()) {
             for (int i = 0; i < pendingFrom.length; i++) {
-                if (finishReasons[i] == null && pendingFrom[i] < texts[i].length()) {
-                    response.write(chunks.content(i, texts[i].substring(pendingFrom[i]), null));
+                if (finishReasons[i] == null && (pendingFrom[i] < texts[i].length()
+                        || logprobsFrom[i] < logprobs.get(i).size())) {
+                    response.write(chunk(i, pendingFrom, logprobsFrom));
                 }
             }
         }
         if (finished == request.n()) {
             complete();
         }
+    }
+
+    /** The next stream chunk of choice {@code i}: its text and logprobs not yet sent; advances both marks. */
+    private String chunk(int i, int[] pendingFrom, int[] logprobsFrom) {
+        String text = texts[i].substring(pendingFrom[i]);
+        List<TokenLogprob> lps = logprobs.get(i).subList(logprobsFrom[i], logprobs.get(i).size());
+        Object lp = logprobsJson(i, lps);
+        pendingFrom[i] = texts[i].length();
+        logprobsFrom[i] = logprobs.get(i).size();
+        return chunks.content(i, text, lp, finishReasons[i]);
+    }
+
+    /** {@code choices[i].logprobs} for these tokens of choice {@code i} (null when not requested). */
+    private Object logprobsJson(int i, List<TokenLogprob> tokens) {
+        if (logprobFormat == null) {
+            return null;
+        }
+        if (request.kind() == Kind.CHAT) {
+            return logprobFormat.chat(tokens);
+        }
+        Object lp = logprobFormat.completion(tokens, logprobChars[i]);
+        logprobChars[i] += logprobFormat.chars(tokens);
+        return lp;
     }
 
     private void complete() {
@@ -192,13 +239,14 @@ final class Exchange implements TokenSink {
                 List<ChatCompletion.Choice> choices = new ArrayList<>();
                 for (int i = 0; i < texts.length; i++) {
                     choices.add(new ChatCompletion.Choice(i, new ChatCompletion.Message("assistant", texts[i].toString(), null),
-                            null, finishReasons[i], stopReasons[i]));
+                            logprobsJson(i, logprobs.get(i)), finishReasons[i], stopReasons[i]));
                 }
                 body = new ChatCompletion.Response(id, created, model, choices, usage);
             } else {
                 List<TextCompletion.Choice> choices = new ArrayList<>();
                 for (int i = 0; i < texts.length; i++) {
-                    choices.add(new TextCompletion.Choice(i, texts[i].toString(), null, finishReasons[i], stopReasons[i]));
+                    choices.add(new TextCompletion.Choice(i, texts[i].toString(), logprobsJson(i, logprobs.get(i)),
+                            finishReasons[i], stopReasons[i]));
                 }
                 body = new TextCompletion(id, created, model, choices, usage);
             }

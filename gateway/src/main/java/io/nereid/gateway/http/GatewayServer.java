@@ -9,6 +9,8 @@ import io.nereid.engine.template.TemplateException;
 import io.nereid.gateway.http.ParsedRequest.Kind;
 import io.nereid.openapi.ErrorResponse;
 import io.nereid.openapi.ModelList;
+import io.nereid.openapi.OpenApiDocument;
+import io.nereid.openapi.Tokenization;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.WorkerExecutor;
@@ -26,7 +28,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The OpenAI-compatible HTTP server: {@code GET /health}, {@code GET /v1/models[/{id}]},
- * {@code POST /v1/completions}, {@code POST /v1/chat/completions}.
+ * {@code POST /v1/completions}, {@code POST /v1/chat/completions}, {@code POST /tokenize},
+ * {@code POST /detokenize}, {@code GET /health/ready}, {@code GET /metrics}, {@code GET /openapi.json}.
  *
  * <p>A completion request is parsed and validated on the event loop, rendered and tokenized on a
  * bounded worker pool, checked against the context length and submitted to the engine back on the
@@ -41,21 +44,39 @@ public final class GatewayServer implements AutoCloseable {
     private final Vertx vertx;
     private final ModelService model;
     private final WorkerExecutor prep;
+    private final GatewayOptions options;
+    private final Readiness readiness;
+    private final ServingMetrics metrics;
+    private final LogprobFormat logprobFormat;
     private final AtomicInteger inflight = new AtomicInteger();
     private volatile boolean draining;
     private HttpServer server;
+    private Router router;
 
-    private GatewayServer(ModelService model, int prepThreads) {
+    private GatewayServer(ModelService model, GatewayOptions options, int prepThreads) {
         this.vertx = Vertx.vertx();
         this.model = model;
+        this.options = options;
+        this.readiness = new Readiness(options.stallTimeout());
+        this.metrics = new ServingMetrics(model.name());
+        this.logprobFormat = new LogprobFormat(model::tokenBytes);
         this.prep = vertx.createSharedWorkerExecutor("nereid-prep", prepThreads);
+        // Sample the engine between probes too, so a loop that stops between two probes is noticed.
+        vertx.setPeriodic(1000, id -> readiness.observe(model.engine().stats(), System.nanoTime()));
+    }
+
+    /** {@link #start(ModelService, GatewayOptions, String, int)} with {@link GatewayOptions#DEFAULTS}. */
+    public static GatewayServer start(ModelService model, String host, int port) throws Exception {
+        return start(model, GatewayOptions.DEFAULTS, host, port);
     }
 
     /** Binds {@code host:port} (0: any free port) and returns the running server. */
-    public static GatewayServer start(ModelService model, String host, int port) throws Exception {
-        GatewayServer g = new GatewayServer(model, Math.max(2, Runtime.getRuntime().availableProcessors() / 2));
+    public static GatewayServer start(ModelService model, GatewayOptions options, String host, int port)
+            throws Exception {
+        GatewayServer g = new GatewayServer(model, options, Math.max(2, Runtime.getRuntime().availableProcessors() / 2));
         try {
-            g.server = g.vertx.createHttpServer().requestHandler(g.router()).listen(port, host)
+            g.router = g.router();
+            g.server = g.vertx.createHttpServer().requestHandler(g.router).listen(port, host)
                     .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         } catch (Exception e) {
             g.close();
@@ -68,13 +89,33 @@ public final class GatewayServer implements AutoCloseable {
         return server.actualPort();
     }
 
+    /** Every registered route as {@code "METHOD /path"}, path parameters written {@code {name}} as in OpenAPI. */
+    public List<String> routes() {
+        List<String> out = new java.util.ArrayList<>();
+        for (io.vertx.ext.web.Route route : router.getRoutes()) {
+            if (route.getPath() != null && route.methods() != null) {
+                for (io.vertx.core.http.HttpMethod m : route.methods()) {
+                    out.add(m.name() + " " + route.getPath().replaceAll(":([A-Za-z0-9_]+)", "{$1}"));
+                }
+            }
+        }
+        return out;
+    }
+
     public int inflight() {
         return inflight.get();
     }
 
     private Router router() {
         Router r = Router.router(vertx);
+        r.route().handler(new AccessControl(options, (ctx, e) -> error(ctx.response(), e)));
         r.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
+        r.get("/health/ready").handler(this::ready);
+        io.vertx.core.buffer.Buffer openapi = io.vertx.core.buffer.Buffer.buffer(OpenApiDocument.bytes());
+        r.get("/openapi.json").handler(ctx -> ctx.response().putHeader("Content-Type", "application/json").end(openapi));
+        r.get("/metrics").handler(ctx -> ctx.response().setStatusCode(200)
+                .putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+                .end(metrics.render(model.engine().stats(), model.blockSize(), model.numKvBlocks())));
         r.get("/v1/models").handler(ctx -> json(ctx.response(), 200, new ModelList(List.of(card()))));
         r.get("/v1/models/:id").handler(ctx -> {
             if (ctx.pathParam("id").equals(model.name())) {
@@ -83,9 +124,11 @@ public final class GatewayServer implements AutoCloseable {
                 error(ctx.response(), notFound(ctx.pathParam("id")));
             }
         });
-        r.post("/v1/*").handler(BodyHandler.create().setBodyLimit(BODY_LIMIT));
+        r.post().handler(BodyHandler.create().setBodyLimit(BODY_LIMIT));
         r.post("/v1/completions").handler(ctx -> complete(ctx, Kind.COMPLETION));
         r.post("/v1/chat/completions").handler(ctx -> complete(ctx, Kind.CHAT));
+        r.post("/tokenize").handler(this::tokenize);
+        r.post("/detokenize").handler(this::detokenize);
         r.route().last().handler(ctx -> error(ctx.response(), new ApiException(404, "invalid_request_error", null,
                 "not_found", "no route " + ctx.request().method() + " " + ctx.request().path(), 0)));
         r.route().failureHandler(ctx -> error(ctx.response(), ctx.statusCode() == 413
@@ -93,6 +136,21 @@ public final class GatewayServer implements AutoCloseable {
                         "the request body is over " + BODY_LIMIT + " bytes", 0)
                 : mapFailure(ctx.failure() == null ? new IllegalStateException("status " + ctx.statusCode()) : ctx.failure())));
         return r;
+    }
+
+    /** 200 while not draining and the engine is idle or made progress within the stall timeout, else 503. */
+    private void ready(RoutingContext ctx) {
+        long now = System.nanoTime();
+        if (draining) {
+            error(ctx.response(), new ApiException(503, "service_unavailable", null, "draining",
+                    "the server is shutting down", 0));
+        } else if (!readiness.observe(model.engine().stats(), now)) {
+            error(ctx.response(), new ApiException(503, "service_unavailable", null, "engine_stalled", String.format(
+                    "the engine has work pending and made no progress for %.1f s (stall timeout %d s)",
+                    readiness.secondsSinceProgress(now), options.stallTimeout().toSeconds()), 0));
+        } else {
+            json(ctx.response(), 200, java.util.Map.of("status", "ready"));
+        }
     }
 
     private ModelList.Model card() {
@@ -106,15 +164,7 @@ public final class GatewayServer implements AutoCloseable {
             if (draining) {
                 throw new ApiException(503, "service_unavailable", null, "draining", "the server is shutting down", 5);
             }
-            JsonNode body;
-            try {
-                body = SseChunks.JSON.readTree(ctx.body().buffer() == null ? new byte[0] : ctx.body().buffer().getBytes());
-            } catch (com.fasterxml.jackson.core.JacksonException e) {
-                throw ApiException.invalid(null, "the request body is not valid JSON: " + e.getOriginalMessage());
-            } catch (java.io.IOException e) {
-                throw ApiException.invalid(null, "the request body cannot be read: " + e.getMessage());
-            }
-            req = RequestValidator.validate(body, kind);
+            req = RequestValidator.validate(body(ctx), kind);
             if (!req.model().equals(model.name())) {
                 throw notFound(req.model());
             }
@@ -135,6 +185,65 @@ public final class GatewayServer implements AutoCloseable {
                 error(resp, mapFailure(ar.cause()));
             } else if (!resp.closed()) {
                 submit(context, resp, req, ar.result());
+            }
+        });
+    }
+
+    private static JsonNode body(RoutingContext ctx) {
+        try {
+            return SseChunks.JSON.readTree(ctx.body().buffer() == null ? new byte[0] : ctx.body().buffer().getBytes());
+        } catch (com.fasterxml.jackson.core.JacksonException e) {
+            throw ApiException.invalid(null, "the request body is not valid JSON: " + e.getOriginalMessage());
+        } catch (java.io.IOException e) {
+            throw ApiException.invalid(null, "the request body cannot be read: " + e.getMessage());
+        }
+    }
+
+    /** {@code POST /tokenize}: validated here, rendered and tokenized on the worker pool. */
+    private void tokenize(RoutingContext ctx) {
+        TokenizeRequest req;
+        try {
+            req = RequestValidator.tokenize(body(ctx));
+            if (req.model() != null && !req.model().equals(model.name())) {
+                throw notFound(req.model());
+            }
+            if (req.messages() != null && !model.hasChatTemplate()) {
+                throw ApiException.invalid("messages", "the model has no chat template; start the server with"
+                        + " --chat-template NAME|FILE, or send 'prompt'");
+            }
+        } catch (RuntimeException e) {
+            error(ctx.response(), mapFailure(e));
+            return;
+        }
+        prep.executeBlocking(() -> model.tokenize(req.messages() == null ? req.prompt()
+                : model.renderChat(req.messages(), req.addGenerationPrompt()), req.addSpecialTokens()), false)
+                .onComplete(ar -> {
+                    if (ar.failed()) {
+                        error(ctx.response(), mapFailure(ar.cause()));
+                    } else {
+                        json(ctx.response(), 200, new Tokenization.Tokens(ar.result(), model.maxModelLen()));
+                    }
+                });
+    }
+
+    /** {@code POST /detokenize}. */
+    private void detokenize(RoutingContext ctx) {
+        int[] tokens;
+        try {
+            JsonNode body = body(ctx);
+            tokens = RequestValidator.detokenize(body, model.vocabSize());
+            if (body.hasNonNull("model") && !body.get("model").asText().equals(model.name())) {
+                throw notFound(body.get("model").asText());
+            }
+        } catch (RuntimeException e) {
+            error(ctx.response(), mapFailure(e));
+            return;
+        }
+        prep.executeBlocking(() -> model.detokenize(tokens), false).onComplete(ar -> {
+            if (ar.failed()) {
+                error(ctx.response(), mapFailure(ar.cause()));
+            } else {
+                json(ctx.response(), 200, new Tokenization.Prompt(ar.result()));
             }
         });
     }
@@ -162,12 +271,16 @@ public final class GatewayServer implements AutoCloseable {
         String id = (req.kind() == Kind.CHAT ? "chatcmpl-" : "cmpl-")
                 + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
         GenerationRequest g = new GenerationRequest(id, prompt, req.sampling(), req.stop(), req.stopTokenIds(), maxTokens,
-                req.minTokens(), req.ignoreEos(), req.n(), false, req.priority(), null);
-        Exchange exchange = new Exchange(context, resp, req, id, model.name(), inflight::decrementAndGet);
+                req.minTokens(), req.ignoreEos(), req.n(), req.logprobs(), req.priority(), null);
+        Exchange exchange = new Exchange(context, resp, req, id, model.name(), metrics, logprobFormat,
+                inflight::decrementAndGet);
         RequestHandle handle;
         try {
             handle = model.engine().submit(g, exchange);
         } catch (RuntimeException e) {
+            if (e instanceof AdmissionException a) {
+                metrics.admissionRejected(a.reason().name().toLowerCase(java.util.Locale.ROOT));
+            }
             error(resp, mapFailure(e));
             return;
         }

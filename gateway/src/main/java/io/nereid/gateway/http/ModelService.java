@@ -5,8 +5,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What the HTTP layer needs of the served model. {@link #renderChat} and {@link #tokenize} may
- * block and are called on the worker pool only; the rest is cheap and thread-safe.
+ * What the HTTP layer needs of the served model. {@link #renderChat}, {@link #tokenize} and
+ * {@link #detokenize} may block and are called on the worker pool only; the rest is cheap and
+ * thread-safe.
  */
 public interface ModelService {
 
@@ -27,7 +28,27 @@ public interface ModelService {
     boolean hasChatTemplate();
 
     /** The conversation through the chat template, ending with the assistant header. */
-    String renderChat(List<Map<String, Object>> messages);
+    default String renderChat(List<Map<String, Object>> messages) {
+        return renderChat(messages, true);
+    }
+
+    /** The conversation through the chat template; the assistant header only with {@code addGenerationPrompt}. */
+    String renderChat(List<Map<String, Object>> messages, boolean addGenerationPrompt);
 
     int[] tokenize(String text, boolean addSpecial);
+
+    /** The text of {@code ids} (special tokens included as their text). */
+    String detokenize(int[] ids);
+
+    /** The bytes token {@code id} adds to decoded text (may be part of a UTF-8 character). */
+    byte[] tokenBytes(int id);
+
+    /** Token ids are in {@code [0, vocabSize)}. */
+    int vocabSize();
+
+    /** Tokens per KV-cache block. */
+    int blockSize();
+
+    /** KV-cache blocks the engine may use. */
+    int numKvBlocks();
 }

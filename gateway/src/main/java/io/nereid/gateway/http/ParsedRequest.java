@@ -11,12 +11,13 @@ import java.util.Map;
  * @param prompt        completions: the prompt text, or null when {@code promptTokens} is given
  * @param promptTokens  completions: a prompt already tokenized, or null
  * @param maxTokens     most tokens per choice, or null: up to the context length
+ * @param logprobs      report per-token log-probabilities ({@code sampling.topLogprobs()} alternatives)
  * @param ignoredFields unknown fields, ignored (reported in {@code x-nereid-ignored-fields})
  */
 public record ParsedRequest(Kind kind, String model, List<Map<String, Object>> messages, String prompt,
         int[] promptTokens, SamplingParams sampling, List<String> stop, int[] stopTokenIds, Integer maxTokens,
         int minTokens, boolean ignoreEos, int n, boolean stream, boolean includeUsage, int priority,
-        List<String> ignoredFields) {
+        boolean logprobs, List<String> ignoredFields) {
 
     public enum Kind { CHAT, COMPLETION }
 }

@@ -22,10 +22,10 @@ public final class RequestValidator {
     private static final Set<String> COMMON = Set.of("model", "max_tokens", "max_completion_tokens", "temperature",
             "top_p", "top_k", "min_p", "presence_penalty", "frequency_penalty", "repetition_penalty", "seed", "stop",
             "stop_token_ids", "n", "min_tokens", "ignore_eos", "stream", "stream_options", "user", "priority",
-            "logit_bias");
+            "logit_bias", "logprobs");
     /** Known, not implemented: a 400 unless absent, null, false, empty or the neutral value. */
     private static final Set<String> UNSUPPORTED = Set.of("tools", "tool_choice", "functions", "function_call",
-            "parallel_tool_calls", "response_format", "logprobs", "top_logprobs", "echo", "suffix", "best_of", "audio",
+            "parallel_tool_calls", "response_format", "echo", "suffix", "best_of", "audio",
             "modalities", "prediction", "reasoning_effort", "web_search_options", "guided_json", "guided_regex",
             "guided_choice", "guided_grammar", "structured_outputs", "prompt_logprobs");
     private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant");
@@ -35,9 +35,7 @@ public final class RequestValidator {
 
     /** @throws ApiException 400 naming the first bad field */
     public static ParsedRequest validate(JsonNode body, Kind kind) {
-        if (body == null || !body.isObject()) {
-            throw ApiException.invalid(null, "the request body must be a JSON object");
-        }
+        object(body);
         List<String> ignored = new ArrayList<>();
         for (Iterator<String> it = body.fieldNames(); it.hasNext(); ) {
             String f = it.next();
@@ -45,7 +43,8 @@ public final class RequestValidator {
                 if (!neutral(f, body.get(f))) {
                     throw ApiException.unsupported(f, "remove it or send null");
                 }
-            } else if (!COMMON.contains(f) && !f.equals(kind == Kind.CHAT ? "messages" : "prompt")) {
+            } else if (!COMMON.contains(f) && !f.equals(kind == Kind.CHAT ? "messages" : "prompt")
+                    && !(kind == Kind.CHAT && f.equals("top_logprobs"))) {
                 ignored.add(f);
             }
         }
@@ -94,12 +93,32 @@ public final class RequestValidator {
             }
             seedValue = s.asLong();
         }
+        // Chat: logprobs: bool + top_logprobs: 0..20; legacy completions: logprobs: int 0..20 alternatives.
+        boolean logprobs;
+        int topLogprobs;
+        if (kind == Kind.CHAT) {
+            logprobs = optBool(body, "logprobs", false);
+            topLogprobs = optInt(body, "top_logprobs", 0);
+            if (topLogprobs < 0 || topLogprobs > 20) {
+                throw ApiException.invalid("top_logprobs", "top_logprobs must be in [0, 20], got " + topLogprobs);
+            }
+            if (topLogprobs > 0 && !logprobs) {
+                throw ApiException.invalid("top_logprobs", "top_logprobs needs 'logprobs': true");
+            }
+        } else {
+            Integer lp = optInt(body, "logprobs");
+            if (lp != null && (lp < 0 || lp > 20)) {
+                throw ApiException.invalid("logprobs", "logprobs must be in [0, 20], got " + lp);
+            }
+            logprobs = lp != null;
+            topLogprobs = lp == null ? 0 : lp;
+        }
         SamplingParams sampling;
         try {
             sampling = new SamplingParams(temperature, optInt(body, "top_k", -1), optFloat(body, "top_p", 1f),
                     optFloat(body, "min_p", 0f), optFloat(body, "repetition_penalty", 1f),
                     optFloat(body, "presence_penalty", 0f), optFloat(body, "frequency_penalty", 0f), logitBias(body),
-                    seedValue, 0);
+                    seedValue, topLogprobs);
         } catch (IllegalArgumentException e) {
             // SamplingParams names the field first: "top_p must be in (0, 1], got 2.0".
             String msg = e.getMessage();
@@ -130,7 +149,45 @@ public final class RequestValidator {
         return new ParsedRequest(kind, model, messages, prompt, promptTokens, sampling, stop(body.get("stop")),
                 body.hasNonNull("stop_token_ids") ? intArray(body.get("stop_token_ids"), "stop_token_ids") : new int[0],
                 maxTokens, minTokens, optBool(body, "ignore_eos", false), n, stream, includeUsage,
-                optInt(body, "priority", 0), List.copyOf(ignored));
+                optInt(body, "priority", 0), logprobs, List.copyOf(ignored));
+    }
+
+    /** {@code POST /tokenize}: {@code prompt} or {@code messages}, as vLLM takes them. */
+    public static TokenizeRequest tokenize(JsonNode body) {
+        object(body);
+        String model = string(body, "model", false);
+        boolean hasPrompt = body.hasNonNull("prompt");
+        boolean hasMessages = body.hasNonNull("messages");
+        if (hasPrompt == hasMessages) {
+            throw ApiException.invalid(hasPrompt ? "messages" : "prompt", "send exactly one of 'prompt' and 'messages'");
+        }
+        if (hasPrompt) {
+            return new TokenizeRequest(model, string(body, "prompt", true), null, false,
+                    optBool(body, "add_special_tokens", true));
+        }
+        return new TokenizeRequest(model, null, messages(body.get("messages")),
+                optBool(body, "add_generation_prompt", true), optBool(body, "add_special_tokens", false));
+    }
+
+    /** {@code POST /detokenize}: the {@code tokens}, each in {@code [0, vocabSize)}. */
+    public static int[] detokenize(JsonNode body, int vocabSize) {
+        object(body);
+        if (!body.hasNonNull("tokens")) {
+            throw ApiException.invalid("tokens", "'tokens' is required");
+        }
+        int[] tokens = intArray(body.get("tokens"), "tokens");
+        for (int t : tokens) {
+            if (t < 0 || t >= vocabSize) {
+                throw ApiException.invalid("tokens", "token id " + t + " is outside the vocabulary [0, " + vocabSize + ")");
+            }
+        }
+        return tokens;
+    }
+
+    private static void object(JsonNode body) {
+        if (body == null || !body.isObject()) {
+            throw ApiException.invalid(null, "the request body must be a JSON object");
+        }
     }
 
     private static boolean neutral(String field, JsonNode v) {

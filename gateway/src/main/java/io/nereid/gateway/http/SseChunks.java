@@ -49,13 +49,18 @@ public final class SseChunks {
 
     /** New text of a choice; {@code finishReason} non-null on the choice's last chunk (text may then be empty). */
     public String content(int choice, String text, String finishReason) {
+        return content(choice, text, null, finishReason);
+    }
+
+    /** As {@link #content(int, String, String)} with the chunk's tokens' {@code logprobs} (null: none requested). */
+    public String content(int choice, String text, Object logprobs, String finishReason) {
         if (kind == Kind.CHAT) {
             ChatCompletion.Delta delta = new ChatCompletion.Delta(null, text.isEmpty() && finishReason != null ? null : text);
             return event(new ChatCompletion.Chunk(id, created, model,
-                    List.of(new ChatCompletion.ChunkChoice(choice, delta, null, finishReason)), null));
+                    List.of(new ChatCompletion.ChunkChoice(choice, delta, logprobs, finishReason)), null));
         }
         return event(new TextCompletion(id, created, model,
-                List.of(new TextCompletion.Choice(choice, text, null, finishReason, null)), null));
+                List.of(new TextCompletion.Choice(choice, text, logprobs, finishReason, null)), null));
     }
 
     /** The final usage chunk: {@code "choices":[]}. */

@@ -85,7 +85,9 @@ class RequestValidatorTest {
             "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logit_bias\":{\"5\":500}}|logit_bias",
             "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[{\"type\":\"function\"}]}|tools",
             "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"response_format\":{\"type\":\"json_object\"}}|response_format",
-            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logprobs\":true}|logprobs",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logprobs\":1}|logprobs",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"top_logprobs\":2}|top_logprobs",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logprobs\":true,\"top_logprobs\":21}|top_logprobs",
     })
     void everyBadFieldIsA400NamingIt(String body, String param) {
         ApiException e = assertThrows(ApiException.class, () -> chat(body));
@@ -103,6 +105,8 @@ class RequestValidatorTest {
             "{\"model\":\"m\",\"prompt\":\"x\",\"echo\":true}|echo",
             "{\"model\":\"m\",\"prompt\":\"x\",\"suffix\":\"y\"}|suffix",
             "{\"model\":\"m\",\"prompt\":\"x\",\"best_of\":3}|best_of",
+            "{\"model\":\"m\",\"prompt\":\"x\",\"logprobs\":true}|logprobs",
+            "{\"model\":\"m\",\"prompt\":\"x\",\"logprobs\":21}|logprobs",
     })
     void badCompletionFieldsAre400s(String body, String param) {
         ApiException e = assertThrows(ApiException.class,
