@@ -181,7 +181,6 @@ public final class InflightEngine implements Engine {
 
     private void drainInbox() {
         for (RequestState r; (r = inbox.poll()) != null; ) {
-            GenerationRequest q = r.request;
             r.choices[0] = newSequence(r, 0);
             live.add(r);
             enqueueWaiting(r.choices[0], false);
