@@ -105,4 +105,32 @@ class EndToEndTest {
         assertReports(dir.resolve("concurrency2"), 4, 3, "concurrency");
         assertTrue(Files.readString(dir.resolve("sweep.html")).contains("<polyline"));
     }
+
+    @Test
+    void sweepLevelsSendDifferentPromptsBehindTheSameSharedPrefix(@TempDir Path dir) throws Exception {
+        List<JsonNode> bodies;
+        try (FakeSseServer server = new FakeSseServer(0)) {
+            run("--url", server.url(), "--concurrency", "1,2", "--num-requests", "4", "--output-tokens-mean", "2",
+                    "--input-tokens-mean", "24", "--shared-prefix-tokens", "32", "--seed", "5",
+                    "--output-dir", dir.toString(), "--no-progress");
+            bodies = List.copyOf(server.bodies);
+        }
+        assertEquals(8, bodies.size());
+        // The levels run one after the other: the first 4 bodies are level 0's, the last 4 level 1's.
+        java.util.Set<String> level0 = new java.util.HashSet<>();
+        java.util.Set<String> level1 = new java.util.HashSet<>();
+        java.util.Set<String> systems = new java.util.HashSet<>();
+        for (int i = 0; i < bodies.size(); i++) {
+            JsonNode messages = bodies.get(i).path("messages");
+            assertEquals("system", messages.get(0).path("role").asText());
+            systems.add(messages.get(0).path("content").asText());
+            (i < 4 ? level0 : level1).add(messages.get(1).path("content").asText());
+        }
+        assertEquals(1, systems.size(), "the shared prefix is common to every level");
+        assertEquals(4, level0.size());
+        assertEquals(4, level1.size());
+        java.util.Set<String> shared = new java.util.HashSet<>(level0);
+        shared.retainAll(level1);
+        assertTrue(shared.isEmpty(), () -> "levels share prompts: " + shared);
+    }
 }

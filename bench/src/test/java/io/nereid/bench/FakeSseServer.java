@@ -24,6 +24,8 @@ final class FakeSseServer implements AutoCloseable {
     private final HttpServer server;
     private final long delayMs;
     final AtomicInteger requests = new AtomicInteger();
+    /** Every completion request body received, in arrival order. */
+    final java.util.Queue<JsonNode> bodies = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
     FakeSseServer(long delayMs) throws IOException {
         this.delayMs = delayMs;
@@ -51,6 +53,7 @@ final class FakeSseServer implements AutoCloseable {
     private void stream(HttpExchange ex, boolean chat) throws IOException {
         requests.incrementAndGet();
         JsonNode body = JSON.readTree(ex.getRequestBody());
+        bodies.add(body);
         String prompt = body.toString();
         if (prompt.contains("FAIL")) {
             reply(ex, 500, "{\"error\":{\"message\":\"asked to fail\"}}");
