@@ -31,7 +31,8 @@ import java.util.stream.Stream;
  * <p>
  * Closed loop ({@code --concurrency N}): N workers, each sends its next request when the previous one
  * ends. Open loop ({@code --request-rate R}): requests start at Poisson arrival times (exponential
- * gaps of mean 1/R, from the seed) whatever is in flight.
+ * gaps of mean 1/R, from the seed) whatever is in flight. Offline ({@code --scenario offline}): the
+ * open loop with every arrival at time 0, i.e. all requests sent at once.
  * <p>
  * {@link #run} blocks the caller until every request has ended; {@code onDone} is called from the
  * request threads (concurrently) as each ends. {@link #recorded()} may be read at any time, e.g.
@@ -61,12 +62,12 @@ public final class LoadGenerator implements AutoCloseable {
     /** Sends the warm-up requests (unrecorded), then the measured ones; returns them in id order. */
     public List<RecordedRequest> run(Workload workload, Consumer<RecordedRequest> onDone) throws InterruptedException {
         if (config.warmupRequests() > 0) {
-            int c = config.openLoop() ? 1 : config.concurrencies().getFirst();
+            int c = config.concurrencies().isEmpty() ? 1 : config.concurrencies().getFirst();
             closedLoop(workload, c, config.warmupRequests(), 0, r -> { }, false);
         }
         int count = config.durationS() > 0 ? Integer.MAX_VALUE : config.numRequests();
         long stopAt = config.durationS() > 0 ? System.nanoTime() + (long) (config.durationS() * 1e9) : Long.MAX_VALUE;
-        if (config.openLoop()) {
+        if (config.openLoop() || config.offline()) {
             openLoop(workload, count, stopAt, onDone);
         } else {
             closedLoop(workload, config.concurrencies().getFirst(), count, stopAt, onDone, true);
@@ -132,8 +133,10 @@ public final class LoadGenerator implements AutoCloseable {
                 recorded.add(r);
                 onDone.accept(r);
             }));
-            // Exponential inter-arrival gap: −ln(U)/R with U in (0, 1].
-            t += -Math.log(1.0 - arrivals.nextDouble()) / config.requestRate();
+            // Exponential inter-arrival gap: −ln(U)/R with U in (0, 1]; offline: no gap at all.
+            if (!config.offline()) {
+                t += -Math.log(1.0 - arrivals.nextDouble()) / config.requestRate();
+            }
         }
         for (Thread th : inFlight) {
             th.join();

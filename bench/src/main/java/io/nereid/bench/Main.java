@@ -79,7 +79,9 @@ public final class Main {
     static RunMetrics measure(BenchConfig config, int level, PrintStream out, PrintStream err, boolean partialOnSigint)
             throws IOException, InterruptedException {
         String title = "nereid bench: " + config.model() + " @ " + config.url() + ", "
-                + (config.openLoop() ? "request rate " + config.requestRate() + "/s (Poisson)"
+                + (config.offline() ? "offline scenario, " + config.numRequests() + " requests at once"
+                : config.openLoop() ? ("server".equals(config.scenario()) ? "server scenario, " : "")
+                + "request rate " + config.requestRate() + "/s (Poisson)"
                 : "concurrency " + config.concurrencies().getFirst());
         GenAiPerfExport export = new GenAiPerfExport();
         AtomicBoolean finished = new AtomicBoolean();
@@ -134,8 +136,9 @@ public final class Main {
                                     List<RecordedRequest> recorded, PrintStream out) throws IOException {
         RunMetrics metrics = RunMetrics.of(recorded);
         export.writeAll(config.outputDir(), config, recorded, metrics);
-        Files.writeString(config.outputDir().resolve("report.html"), HtmlReport.render(title, metrics));
-        out.print(ConsoleTable.render(title, metrics));
+        Files.writeString(config.outputDir().resolve("report.html"), HtmlReport.render(title, metrics,
+                SloReport.of(metrics, config)));
+        out.print(ConsoleTable.render(title, metrics, SloReport.of(metrics, config)));
         out.println("reports: " + config.outputDir().toAbsolutePath());
         return metrics;
     }

@@ -133,4 +133,79 @@ class EndToEndTest {
         shared.retainAll(level1);
         assertTrue(shared.isEmpty(), () -> "levels share prompts: " + shared);
     }
+
+    @Test
+    void offlineScenarioSendsEveryRequestAtOnce(@TempDir Path dir) throws Exception {
+        try (FakeSseServer server = new FakeSseServer(1)) {
+            server.gate = 8; // no stream produces a token before all 8 requests have arrived
+            String out = run("--url", server.url(), "--scenario", "offline", "--num-requests", "8",
+                    "--output-tokens-mean", "3", "--output-dir", dir.toString(), "--no-progress");
+            assertTrue(out.contains("offline scenario"), out);
+            assertEquals(8, server.requests.get());
+            assertEquals(8, server.maxInFlight.get(), "all requests in flight together");
+            assertReports(dir, 8, 3, "offline");
+        }
+    }
+
+    private static JsonNode summary(Path dir) throws Exception {
+        return JSON.readTree(dir.resolve(GenAiPerfExport.JSON_FILE).toFile());
+    }
+
+    @Test
+    void serverScenarioMeetsGenerousSlosAndReportsGoodput(@TempDir Path dir) throws Exception {
+        try (FakeSseServer server = new FakeSseServer(1)) {
+            String out = run("--url", server.url(), "--scenario", "server", "--request-rate", "200",
+                    "--num-requests", "10", "--output-tokens-mean", "4", "--ttft-slo", "20000", "--tpot-slo", "20000",
+                    "--output-dir", dir.toString(), "--no-progress");
+            assertTrue(out.contains("Request Goodput (per sec)"), out);
+            assertTrue(out.contains("SLOs MET"), out);
+            assertReports(dir, 10, 4, "request_rate");
+        }
+        JsonNode s = summary(dir);
+        assertEquals("requests/sec", s.path("request_goodput").path("unit").asText());
+        // every request is good, so goodput equals request throughput
+        assertEquals(s.path("request_throughput").path("avg").asDouble(), s.path("request_goodput").path("avg").asDouble(), 1e-9);
+        assertTrue(s.path("slo").path("met").asBoolean());
+        assertEquals(10, s.path("slo").path("good_request_count").asInt());
+        assertEquals(99, s.path("slo").path("percentile").asDouble());
+        assertEquals("server", s.path("input_config").path("scenario").asText());
+        assertEquals(20000, s.path("input_config").path("goodput").path("time_to_first_token").asDouble());
+        assertTrue(Files.readString(dir.resolve(GenAiPerfExport.CSV_FILE)).contains("Request Goodput (per sec),"));
+    }
+
+    @Test
+    void serverScenarioMissesSlosTighterThanTheServersTokenDelay(@TempDir Path dir) throws Exception {
+        // Every token takes at least 30 ms to come, so TTFT and TPOT are both >= 30 ms: a 5 ms SLO cannot hold.
+        try (FakeSseServer server = new FakeSseServer(30)) {
+            String out = run("--url", server.url(), "--scenario", "server", "--request-rate", "100",
+                    "--num-requests", "6", "--output-tokens-mean", "3", "--ttft-slo", "5", "--tpot-slo", "5",
+                    "--output-dir", dir.toString(), "--no-progress");
+            assertTrue(out.contains("SLOs NOT MET (p99 TTFT and p99 TPOT over their SLOs)"), out);
+        }
+        JsonNode slo = summary(dir).path("slo");
+        assertFalse(slo.path("met").asBoolean());
+        assertFalse(slo.path("ttft_met").asBoolean());
+        assertFalse(slo.path("tpot_met").asBoolean());
+        assertTrue(slo.path("ttft_p99_ms").asDouble() >= 30);
+        assertTrue(slo.path("tpot_p99_ms").asDouble() >= 5);
+        assertEquals(0, slo.path("good_request_count").asInt());
+        assertEquals(0.0, summary(dir).path("request_goodput").path("avg").asDouble());
+    }
+
+    @Test
+    void scenarioFlagsAreChecked() {
+        String[][] bad = {
+                {"--scenario", "offline", "--concurrency", "4"},
+                {"--scenario", "offline", "--duration", "5"},
+                {"--scenario", "server", "--ttft-slo", "100"},
+                {"--scenario", "server", "--request-rate", "5"},
+                {"--scenario", "batch"},
+                {"--ttft-slo", "-1"},
+        };
+        for (String[] args : bad) {
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            assertEquals(2, Main.run(args, new PrintStream(new ByteArrayOutputStream()), new PrintStream(err)),
+                    String.join(" ", args));
+        }
+    }
 }
