@@ -23,13 +23,14 @@ import java.util.List;
  * @param ttftSloMs        time-to-first-token SLO in ms; 0 = none
  * @param tpotSloMs        time-per-output-token SLO in ms (per request: (e2e − TTFT) / (OSL − 1),
  *                         GenAI-Perf's inter-token latency); 0 = none
+ * @param maxErrors        stop sending after this many failed requests (warm-up included); 0 = no limit
  */
 public record BenchConfig(String url, String model, String endpoint, String apiKey, List<Integer> concurrencies,
                           double requestRate, int numRequests, double durationS, int warmupRequests,
                           int inputTokensMean, int inputTokensStddev, int outputTokensMean,
                           int outputTokensStddev, int sharedPrefixTokens, long seed, Path inputFile,
                           Path outputDir, double timeoutS, boolean progress, String scenario,
-                          double ttftSloMs, double tpotSloMs) {
+                          double ttftSloMs, double tpotSloMs, int maxErrors) {
 
     public BenchConfig {
         if (!endpoint.equals("chat") && !endpoint.equals("completions")) {
@@ -74,6 +75,9 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
             throw new IllegalArgumentException("token counts: means must be >= 1 (output >= 0), stddevs and"
                     + " --shared-prefix-tokens/--warmup-requests >= 0");
         }
+        if (maxErrors < 0) {
+            throw new IllegalArgumentException("--max-errors: must be >= 0, got " + maxErrors);
+        }
         if (timeoutS <= 0) {
             throw new IllegalArgumentException("--request-timeout: must be > 0, got " + timeoutS);
         }
@@ -98,13 +102,13 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
     public BenchConfig withConcurrency(int c, Path dir) {
         return new BenchConfig(url, model, endpoint, apiKey, List.of(c), 0, numRequests, durationS, warmupRequests,
                 inputTokensMean, inputTokensStddev, outputTokensMean, outputTokensStddev, sharedPrefixTokens, seed,
-                inputFile, dir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs);
+                inputFile, dir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs, maxErrors);
     }
 
     public BenchConfig withModel(String m) {
         return new BenchConfig(url, m, endpoint, apiKey, concurrencies, requestRate, numRequests, durationS,
                 warmupRequests, inputTokensMean, inputTokensStddev, outputTokensMean, outputTokensStddev,
-                sharedPrefixTokens, seed, inputFile, outputDir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs);
+                sharedPrefixTokens, seed, inputFile, outputDir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs, maxErrors);
     }
 
     public static final String USAGE = """
@@ -138,6 +142,8 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
               --input-file F               JSONL prompts ({"text": ...} or {"prompt": ...}), cycled
               --output-dir D               where reports go (default artifacts/bench)
               --request-timeout S          a request unfinished after S seconds is a timeout (default 600)
+              --max-errors N               stop the run after N failed requests, e.g. a dead server
+                                           (default 0 = no limit); the partial report is written
               --no-progress                no progress line on stderr
             """;
 
@@ -164,6 +170,7 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         String scenario = null;
         double ttftSlo = 0;
         double tpotSlo = 0;
+        int maxErrors = 0;
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
             if (flag.equals("--no-progress")) {
@@ -199,6 +206,7 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
                     case "--output-dir" -> outputDir = Path.of(v);
                     case "--request-timeout" -> timeout = Double.parseDouble(v);
                     case "--scenario" -> scenario = v;
+                    case "--max-errors" -> maxErrors = Integer.parseInt(v);
                     case "--ttft-slo" -> ttftSlo = positive(flag, Double.parseDouble(v));
                     case "--tpot-slo" -> tpotSlo = positive(flag, Double.parseDouble(v));
                     default -> throw new IllegalArgumentException("unknown option '" + flag + "'");
@@ -215,7 +223,7 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         }
         return new BenchConfig(url, model, endpoint, apiKey, concurrencies, rate, num, duration, warmup, inMean,
                 inStd, outMean, outStd, prefix, seed, inputFile, outputDir, timeout, progress, scenario, ttftSlo,
-                tpotSlo);
+                tpotSlo, maxErrors);
     }
 
     private static double positive(String flag, double v) {

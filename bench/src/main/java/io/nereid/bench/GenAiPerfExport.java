@@ -118,6 +118,7 @@ public final class GenAiPerfExport {
         input.put("request_count", config.numRequests());
         input.put("measurement_duration_s", config.durationS());
         input.put("warmup_request_count", config.warmupRequests());
+        input.put("max_errors", config.maxErrors());
         input.put("synthetic_input_tokens_mean", config.inputTokensMean());
         input.put("synthetic_input_tokens_stddev", config.inputTokensStddev());
         input.put("output_tokens_mean", config.outputTokensMean());

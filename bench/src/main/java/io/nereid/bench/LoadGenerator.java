@@ -34,6 +34,9 @@ import java.util.stream.Stream;
  * gaps of mean 1/R, from the seed) whatever is in flight. Offline ({@code --scenario offline}): the
  * open loop with every arrival at time 0, i.e. all requests sent at once.
  * <p>
+ * With {@code --max-errors N}, the N-th failed request (warm-up included) stops the run: no new
+ * request is sent, those in flight finish, and {@link #stoppedEarly()} says so.
+ * <p>
  * {@link #run} blocks the caller until every request has ended; {@code onDone} is called from the
  * request threads (concurrently) as each ends. {@link #recorded()} may be read at any time, e.g.
  * from a shutdown hook for a partial report.
@@ -48,6 +51,8 @@ public final class LoadGenerator implements AutoCloseable {
         return t;
     });
     private final ConcurrentLinkedQueue<RecordedRequest> recorded = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger failures = new AtomicInteger();
+    private volatile boolean stopped;
 
     public LoadGenerator(BenchConfig config) {
         this.config = config;
@@ -64,6 +69,9 @@ public final class LoadGenerator implements AutoCloseable {
         if (config.warmupRequests() > 0) {
             int c = config.concurrencies().isEmpty() ? 1 : config.concurrencies().getFirst();
             closedLoop(workload, c, config.warmupRequests(), 0, r -> { }, false);
+            if (stopped) {
+                return recorded();
+            }
         }
         int count = config.durationS() > 0 ? Integer.MAX_VALUE : config.numRequests();
         long stopAt = config.durationS() > 0 ? System.nanoTime() + (long) (config.durationS() * 1e9) : Long.MAX_VALUE;
@@ -73,6 +81,18 @@ public final class LoadGenerator implements AutoCloseable {
             closedLoop(workload, config.concurrencies().getFirst(), count, stopAt, onDone, true);
         }
         return recorded();
+    }
+
+    /** Whether {@code --max-errors} failed requests stopped the run before its end. */
+    public boolean stoppedEarly() {
+        return stopped;
+    }
+
+    /** Counts a finished request against {@code --max-errors}; the limit's last failure stops the run. */
+    private void count(RecordedRequest r) {
+        if (!r.ok() && config.maxErrors() > 0 && failures.incrementAndGet() >= config.maxErrors()) {
+            stopped = true;
+        }
     }
 
     /** What has been recorded so far, in id order. */
@@ -91,7 +111,7 @@ public final class LoadGenerator implements AutoCloseable {
             workers.add(Thread.ofVirtual().name("bench-worker-" + w).start(() -> {
                 while (true) {
                     int id = next.getAndIncrement();
-                    if (id >= count || (stopAt != 0 && System.nanoTime() >= stopAt)) {
+                    if (stopped || id >= count || (stopAt != 0 && System.nanoTime() >= stopAt)) {
                         return;
                     }
                     String payload;
@@ -99,6 +119,7 @@ public final class LoadGenerator implements AutoCloseable {
                         payload = workload.nextPayload();
                     }
                     RecordedRequest r = send(id, payload);
+                    count(r);
                     if (record) {
                         recorded.add(r);
                         onDone.accept(r);
@@ -126,10 +147,14 @@ public final class LoadGenerator implements AutoCloseable {
             if (wait > 0) {
                 TimeUnit.NANOSECONDS.sleep(wait);
             }
+            if (stopped) {
+                break;
+            }
             String payload = workload.nextPayload();
             int rid = id;
             inFlight.add(Thread.ofVirtual().name("bench-request-" + id).start(() -> {
                 RecordedRequest r = send(rid, payload);
+                count(r);
                 recorded.add(r);
                 onDone.accept(r);
             }));

@@ -128,6 +128,11 @@ public final class Main {
             if (partialOnSigint) {
                 Runtime.getRuntime().removeShutdownHook(hook);
             }
+            if (generator.stoppedEarly()) {
+                write(config, title + " (stopped: --max-errors " + config.maxErrors() + ")", export, recorded, out);
+                throw new IOException("stopped after " + config.maxErrors() + " failed requests (--max-errors "
+                        + config.maxErrors() + "); partial report in " + config.outputDir());
+            }
             return write(config, title, export, recorded, out);
         }
     }

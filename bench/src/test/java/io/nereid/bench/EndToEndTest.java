@@ -208,4 +208,51 @@ class EndToEndTest {
                     String.join(" ", args));
         }
     }
+
+    private static int runStatus(String... args) {
+        return Main.run(args, new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void maxErrorsStopsARunAgainstADeadServer(@TempDir Path dir) throws Exception {
+        int port;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort(); // closed again below: connections are refused
+        }
+        assertEquals(1, runStatus("--url", "http://127.0.0.1:" + port, "--model", "m", "--concurrency", "2",
+                "--num-requests", "100000", "--max-errors", "5", "--output-dir", dir.toString(), "--no-progress"));
+        JsonNode reqs = JSON.readTree(dir.resolve(GenAiPerfExport.PROFILE).toFile()).path("experiments").get(0)
+                .path("requests");
+        // The 5th failure stops the run; the other worker may have one more request in flight.
+        assertTrue(reqs.size() >= 5 && reqs.size() <= 6, "requests sent: " + reqs.size());
+        JsonNode summary = summary(dir);
+        assertEquals(reqs.size(), summary.path("error_count").path("by_status").path("connection_error").asInt());
+        assertEquals(5, summary.path("input_config").path("max_errors").asInt());
+    }
+
+    @Test
+    void maxErrorsStopsAnOpenLoopRunOfFailingRequests(@TempDir Path dir) throws Exception {
+        Path prompts = dir.resolve("prompts.jsonl");
+        Files.writeString(prompts, "{\"text\":\"FAIL\"}\n");
+        try (FakeSseServer server = new FakeSseServer(0)) {
+            assertEquals(1, runStatus("--url", server.url(), "--model", "m", "--request-rate", "50",
+                    "--num-requests", "100000", "--input-file", prompts.toString(), "--max-errors", "3",
+                    "--output-dir", dir.resolve("out").toString(), "--no-progress"));
+            assertTrue(server.requests.get() >= 3 && server.requests.get() < 100000, "sent " + server.requests.get());
+        }
+        assertTrue(summary(dir.resolve("out")).path("error_count").path("by_status").path("500").asInt() >= 3);
+    }
+
+    @Test
+    void maxErrorsCountsWarmUpFailuresAndThenSendsNothingElse(@TempDir Path dir) throws Exception {
+        Path prompts = dir.resolve("prompts.jsonl");
+        Files.writeString(prompts, "{\"text\":\"FAIL\"}\n");
+        try (FakeSseServer server = new FakeSseServer(0)) {
+            assertEquals(1, runStatus("--url", server.url(), "--model", "m", "--warmup-requests", "10",
+                    "--num-requests", "10", "--input-file", prompts.toString(), "--max-errors", "2",
+                    "--output-dir", dir.toString(), "--no-progress"));
+            assertEquals(2, server.requests.get(), "concurrency 1: the 2nd warm-up failure stops everything");
+        }
+    }
 }
