@@ -9,23 +9,57 @@ import java.util.List;
  * ({@link #parse}). Load is either closed loop ({@code --concurrency N}: N requests always in flight)
  * or open loop ({@code --request-rate R}: Poisson arrivals at R requests/s from a fixed seed).
  * Several comma-separated concurrencies ({@code --concurrency 1,4,16}) make a sweep.
+ * <p>
+ * MLPerf scenarios: {@code --scenario offline} sends all {@code --num-requests} at once (no
+ * concurrency, no rate); {@code --scenario server} is the Poisson open loop at {@code --request-rate}
+ * with latency constraints ({@code --ttft-slo}, {@code --tpot-slo}, milliseconds) checked at the 99th
+ * percentile ({@link SloReport}). SLOs may also be given without a scenario, for goodput alone.
  *
  * @param numRequests      requests to measure; ignored when {@code durationS > 0}
  * @param durationS        measure for this long (seconds) instead of a request count; 0 = off
  * @param outputTokensMean 0 = let the server decide (no max_tokens/min_tokens/ignore_eos sent)
  * @param timeoutS         a request that has not finished after this long counts as a timeout
+ * @param scenario         null (plain concurrency / request-rate run), "offline" or "server"
+ * @param ttftSloMs        time-to-first-token SLO in ms; 0 = none
+ * @param tpotSloMs        time-per-output-token SLO in ms (per request: (e2e − TTFT) / (OSL − 1),
+ *                         GenAI-Perf's inter-token latency); 0 = none
+ * @param maxErrors        stop sending after this many failed requests (warm-up included); 0 = no limit
  */
 public record BenchConfig(String url, String model, String endpoint, String apiKey, List<Integer> concurrencies,
                           double requestRate, int numRequests, double durationS, int warmupRequests,
                           int inputTokensMean, int inputTokensStddev, int outputTokensMean,
                           int outputTokensStddev, int sharedPrefixTokens, long seed, Path inputFile,
-                          Path outputDir, double timeoutS, boolean progress) {
+                          Path outputDir, double timeoutS, boolean progress, String scenario,
+                          double ttftSloMs, double tpotSloMs, int maxErrors) {
 
     public BenchConfig {
         if (!endpoint.equals("chat") && !endpoint.equals("completions")) {
             throw new IllegalArgumentException("--endpoint: expected chat or completions, got '" + endpoint + "'");
         }
-        if (requestRate < 0 || (requestRate == 0 && concurrencies.isEmpty())) {
+        if (scenario != null && !scenario.equals("offline") && !scenario.equals("server")) {
+            throw new IllegalArgumentException("--scenario: expected offline or server, got '" + scenario + "'");
+        }
+        if ("offline".equals(scenario)) {
+            if (requestRate != 0 || !concurrencies.isEmpty()) {
+                throw new IllegalArgumentException("--scenario offline sends every request at once:"
+                        + " --concurrency and --request-rate do not apply");
+            }
+            if (durationS > 0) {
+                throw new IllegalArgumentException("--scenario offline sends --num-requests at once: --duration does not apply");
+            }
+        }
+        if ("server".equals(scenario)) {
+            if (requestRate <= 0) {
+                throw new IllegalArgumentException("--scenario server needs --request-rate R (Poisson arrivals)");
+            }
+            if (ttftSloMs <= 0 && tpotSloMs <= 0) {
+                throw new IllegalArgumentException("--scenario server needs a latency constraint: --ttft-slo and/or --tpot-slo");
+            }
+        }
+        if (ttftSloMs < 0 || tpotSloMs < 0 || Double.isNaN(ttftSloMs) || Double.isNaN(tpotSloMs)) {
+            throw new IllegalArgumentException("--ttft-slo/--tpot-slo: must be > 0 ms");
+        }
+        if (requestRate < 0 || (requestRate == 0 && concurrencies.isEmpty() && !"offline".equals(scenario))) {
             throw new IllegalArgumentException("--request-rate: must be > 0, got " + requestRate);
         }
         for (int c : concurrencies) {
@@ -41,6 +75,9 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
             throw new IllegalArgumentException("token counts: means must be >= 1 (output >= 0), stddevs and"
                     + " --shared-prefix-tokens/--warmup-requests >= 0");
         }
+        if (maxErrors < 0) {
+            throw new IllegalArgumentException("--max-errors: must be >= 0, got " + maxErrors);
+        }
         if (timeoutS <= 0) {
             throw new IllegalArgumentException("--request-timeout: must be > 0, got " + timeoutS);
         }
@@ -51,17 +88,27 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         return requestRate > 0;
     }
 
+    /** MLPerf's offline scenario: every request sent at once. */
+    public boolean offline() {
+        return "offline".equals(scenario);
+    }
+
+    /** Whether any latency SLO was given (goodput and the SLO verdict are reported then). */
+    public boolean hasSlo() {
+        return ttftSloMs > 0 || tpotSloMs > 0;
+    }
+
     /** This configuration with one concurrency (a sweep runs one of these per point). */
     public BenchConfig withConcurrency(int c, Path dir) {
         return new BenchConfig(url, model, endpoint, apiKey, List.of(c), 0, numRequests, durationS, warmupRequests,
                 inputTokensMean, inputTokensStddev, outputTokensMean, outputTokensStddev, sharedPrefixTokens, seed,
-                inputFile, dir, timeoutS, progress);
+                inputFile, dir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs, maxErrors);
     }
 
     public BenchConfig withModel(String m) {
         return new BenchConfig(url, m, endpoint, apiKey, concurrencies, requestRate, numRequests, durationS,
                 warmupRequests, inputTokensMean, inputTokensStddev, outputTokensMean, outputTokensStddev,
-                sharedPrefixTokens, seed, inputFile, outputDir, timeoutS, progress);
+                sharedPrefixTokens, seed, inputFile, outputDir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs, maxErrors);
     }
 
     public static final String USAGE = """
@@ -77,6 +124,11 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
               --api-key KEY                sent as Authorization: Bearer KEY
               --concurrency N[,N...]       closed loop, N requests in flight (default 1); a list sweeps
               --request-rate R             open loop: Poisson arrivals, R requests/s (fixed by --seed)
+              --scenario offline|server    MLPerf scenarios: offline sends all --num-requests at once;
+                                           server is --request-rate (Poisson) under latency SLOs
+              --ttft-slo MS                time-to-first-token SLO, checked at p99; with --tpot-slo,
+              --tpot-slo MS                per-request time per output token SLO (= inter-token latency)
+                                           a run reports goodput (requests meeting every SLO per second)
               --num-requests N             requests to measure (default 100)
               --duration S                 measure for S seconds instead of a request count
               --warmup-requests N          sent first and not measured (default 0)
@@ -90,6 +142,8 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
               --input-file F               JSONL prompts ({"text": ...} or {"prompt": ...}), cycled
               --output-dir D               where reports go (default artifacts/bench)
               --request-timeout S          a request unfinished after S seconds is a timeout (default 600)
+              --max-errors N               stop the run after N failed requests, e.g. a dead server
+                                           (default 0 = no limit); the partial report is written
               --no-progress                no progress line on stderr
             """;
 
@@ -113,6 +167,10 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         Path outputDir = Path.of("artifacts", "bench");
         double timeout = 600;
         boolean progress = true;
+        String scenario = null;
+        double ttftSlo = 0;
+        double tpotSlo = 0;
+        int maxErrors = 0;
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
             if (flag.equals("--no-progress")) {
@@ -147,6 +205,10 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
                     case "--input-file" -> inputFile = Path.of(v);
                     case "--output-dir" -> outputDir = Path.of(v);
                     case "--request-timeout" -> timeout = Double.parseDouble(v);
+                    case "--scenario" -> scenario = v;
+                    case "--max-errors" -> maxErrors = Integer.parseInt(v);
+                    case "--ttft-slo" -> ttftSlo = positive(flag, Double.parseDouble(v));
+                    case "--tpot-slo" -> tpotSlo = positive(flag, Double.parseDouble(v));
                     default -> throw new IllegalArgumentException("unknown option '" + flag + "'");
                 }
             } catch (NumberFormatException e) {
@@ -156,10 +218,18 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         if (rate > 0 && !concurrencies.isEmpty()) {
             throw new IllegalArgumentException("--concurrency and --request-rate are exclusive (closed vs open loop)");
         }
-        if (rate == 0 && concurrencies.isEmpty()) {
+        if (rate == 0 && concurrencies.isEmpty() && !"offline".equals(scenario)) {
             concurrencies.add(1);
         }
         return new BenchConfig(url, model, endpoint, apiKey, concurrencies, rate, num, duration, warmup, inMean,
-                inStd, outMean, outStd, prefix, seed, inputFile, outputDir, timeout, progress);
+                inStd, outMean, outStd, prefix, seed, inputFile, outputDir, timeout, progress, scenario, ttftSlo,
+                tpotSlo, maxErrors);
+    }
+
+    private static double positive(String flag, double v) {
+        if (!(v > 0) || Double.isInfinite(v)) {
+            throw new IllegalArgumentException(flag + ": must be > 0 ms, got " + v);
+        }
+        return v;
     }
 }

@@ -9,6 +9,11 @@ public final class ConsoleTable {
     }
 
     public static String render(String title, RunMetrics m) {
+        return render(title, m, null);
+    }
+
+    /** The table, then goodput and the SLO verdict when {@code slo} is not null. */
+    public static String render(String title, RunMetrics m, SloReport slo) {
         String[] cols = {"avg", "min", "max", "p99", "p90", "p75", "p50", "p25", "std"};
         StringBuilder b = new StringBuilder();
         b.append(title).append('\n');
@@ -26,6 +31,10 @@ public final class ConsoleTable {
         }
         b.append(String.format(Locale.ROOT, "%-48s%,11.2f%n", "Output Token Throughput (tokens/sec)", m.outputTokenThroughput()));
         b.append(String.format(Locale.ROOT, "%-48s%,11.2f%n", "Request Throughput (per sec)", m.requestThroughput()));
+        if (slo != null) {
+            b.append(String.format(Locale.ROOT, "%-48s%,11.2f  (%d requests met every SLO)%n",
+                    "Request Goodput (per sec)", slo.goodput(), slo.goodRequests()));
+        }
         b.append(String.format(Locale.ROOT, "%-48s%11d%n", "Request Count (count)", m.requestCount()));
         b.append(String.format(Locale.ROOT, "%-48s%11d", "Error Count (count)", m.errorCount()));
         if (!m.errors().isEmpty()) {
@@ -39,6 +48,18 @@ public final class ConsoleTable {
                 .append(m.tokenSource().equals("usage") ? " (the server's reported usage; no /tokenize used)"
                         : " (usage missing: OSL = content events, ISL unknown)")
                 .append('\n');
+        if (slo != null) {
+            b.append("SLOs at p99:");
+            if (slo.ttftSloMs() > 0) {
+                b.append(String.format(Locale.ROOT, " TTFT %.2f ms <= %.2f ms %s;", slo.ttftP99Ms(), slo.ttftSloMs(),
+                        slo.ttftMet() ? "yes" : "NO"));
+            }
+            if (slo.tpotSloMs() > 0) {
+                b.append(String.format(Locale.ROOT, " TPOT %.2f ms <= %.2f ms %s;", slo.tpotP99Ms(), slo.tpotSloMs(),
+                        slo.tpotMet() ? "yes" : "NO"));
+            }
+            b.append(slo.met() ? " SLOs MET" : " SLOs NOT MET (" + slo.reason() + ")").append('\n');
+        }
         return b.toString();
     }
 }

@@ -47,7 +47,7 @@ public final class GenAiPerfExport {
         Files.createDirectories(dir);
         JSON.writeValue(dir.resolve(PROFILE).toFile(), profile(config, recorded));
         JSON.writeValue(dir.resolve(JSON_FILE).toFile(), summary(config, metrics));
-        Files.writeString(dir.resolve(CSV_FILE), csv(metrics));
+        Files.writeString(dir.resolve(CSV_FILE), csv(metrics, SloReport.of(metrics, config)));
     }
 
     Map<String, Object> profile(BenchConfig config, List<RecordedRequest> recorded) {
@@ -73,7 +73,9 @@ public final class GenAiPerfExport {
             last = Math.max(last, r.endNs() >= 0 ? r.endNs() : r.sendNs());
         }
         Map<String, Object> experiment = new LinkedHashMap<>();
-        experiment.put("experiment", config.openLoop()
+        experiment.put("experiment", config.offline()
+                ? Map.of("mode", "offline", "value", config.numRequests())
+                : config.openLoop()
                 ? Map.of("mode", "request_rate", "value", config.requestRate())
                 : Map.of("mode", "concurrency", "value", config.concurrencies().getFirst()));
         experiment.put("requests", requests);
@@ -94,6 +96,10 @@ public final class GenAiPerfExport {
         }
         root.put("output_token_throughput", Map.of("unit", "tokens/sec", "avg", metrics.outputTokenThroughput()));
         root.put("request_throughput", Map.of("unit", "requests/sec", "avg", metrics.requestThroughput()));
+        SloReport slo = SloReport.of(metrics, config);
+        if (slo != null) {
+            root.put("request_goodput", Map.of("unit", "requests/sec", "avg", slo.goodput()));
+        }
         root.put("request_count", Map.of("unit", "count", "avg", metrics.requestCount()));
         root.put("error_count", Map.of("unit", "count", "avg", metrics.errorCount(), "by_status", metrics.errors()));
         Map<String, Object> input = new LinkedHashMap<>();
@@ -101,7 +107,10 @@ public final class GenAiPerfExport {
         input.put("model", config.model());
         input.put("endpoint_type", config.endpoint());
         input.put("streaming", true);
-        if (config.openLoop()) {
+        input.put("scenario", config.scenario());
+        if (config.offline()) {
+            input.put("offline", true);
+        } else if (config.openLoop()) {
             input.put("request_rate", config.requestRate());
         } else {
             input.put("concurrency", config.concurrencies().getFirst());
@@ -109,6 +118,7 @@ public final class GenAiPerfExport {
         input.put("request_count", config.numRequests());
         input.put("measurement_duration_s", config.durationS());
         input.put("warmup_request_count", config.warmupRequests());
+        input.put("max_errors", config.maxErrors());
         input.put("synthetic_input_tokens_mean", config.inputTokensMean());
         input.put("synthetic_input_tokens_stddev", config.inputTokensStddev());
         input.put("output_tokens_mean", config.outputTokensMean());
@@ -117,11 +127,26 @@ public final class GenAiPerfExport {
         input.put("random_seed", config.seed());
         input.put("input_file", config.inputFile() == null ? null : config.inputFile().toString());
         input.put("token_count_source", metrics.tokenSource());
+        if (slo != null) {
+            Map<String, Object> goodput = new LinkedHashMap<>();
+            if (config.ttftSloMs() > 0) {
+                goodput.put("time_to_first_token", config.ttftSloMs());
+            }
+            if (config.tpotSloMs() > 0) {
+                goodput.put("inter_token_latency", config.tpotSloMs());
+            }
+            input.put("goodput", goodput);
+            root.put("slo", slo.toJson());
+        }
         root.put("input_config", input);
         return root;
     }
 
     static String csv(RunMetrics metrics) {
+        return csv(metrics, null);
+    }
+
+    static String csv(RunMetrics metrics, SloReport slo) {
         StringBuilder b = new StringBuilder("Metric," + String.join(",", CSV_STATS) + "\r\n");
         for (RunMetrics.Metric m : metrics.requestMetrics()) {
             b.append(m.title()).append(m.unit().equals("tokens") ? "" : " (" + m.unit() + ")");
@@ -133,6 +158,9 @@ public final class GenAiPerfExport {
         b.append("\r\nMetric,Value\r\n");
         b.append("Output Token Throughput (tokens/sec),").append(fmt(metrics.outputTokenThroughput())).append("\r\n");
         b.append("Request Throughput (per sec),").append(fmt(metrics.requestThroughput())).append("\r\n");
+        if (slo != null) {
+            b.append("Request Goodput (per sec),").append(fmt(slo.goodput())).append("\r\n");
+        }
         b.append("Request Count (count),").append(fmt(metrics.requestCount())).append("\r\n");
         return b.toString();
     }

@@ -13,8 +13,13 @@ public final class HtmlReport {
     }
 
     public static String render(String title, RunMetrics m) {
+        return render(title, m, null);
+    }
+
+    /** The report, with goodput and the SLO verdict in the table when {@code slo} is not null. */
+    public static String render(String title, RunMetrics m, SloReport slo) {
         StringBuilder b = head(title);
-        b.append("<pre>").append(escape(ConsoleTable.render(title, m))).append("</pre>\n");
+        b.append("<pre>").append(escape(ConsoleTable.render(title, m, slo))).append("</pre>\n");
         b.append(histogram("Time to first token (ms)", m.requests().stream().mapToDouble(r -> r.ttftNs() / 1e6).toArray()));
         b.append(histogram("Inter-token latency (ms)", m.requests().stream().filter(r -> r.itlNs() >= 0)
                 .mapToDouble(r -> r.itlNs() / 1e6).toArray()));

@@ -31,7 +31,11 @@ import java.util.stream.Stream;
  * <p>
  * Closed loop ({@code --concurrency N}): N workers, each sends its next request when the previous one
  * ends. Open loop ({@code --request-rate R}): requests start at Poisson arrival times (exponential
- * gaps of mean 1/R, from the seed) whatever is in flight.
+ * gaps of mean 1/R, from the seed) whatever is in flight. Offline ({@code --scenario offline}): the
+ * open loop with every arrival at time 0, i.e. all requests sent at once.
+ * <p>
+ * With {@code --max-errors N}, the N-th failed request (warm-up included) stops the run: no new
+ * request is sent, those in flight finish, and {@link #stoppedEarly()} says so.
  * <p>
  * {@link #run} blocks the caller until every request has ended; {@code onDone} is called from the
  * request threads (concurrently) as each ends. {@link #recorded()} may be read at any time, e.g.
@@ -47,6 +51,8 @@ public final class LoadGenerator implements AutoCloseable {
         return t;
     });
     private final ConcurrentLinkedQueue<RecordedRequest> recorded = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger failures = new AtomicInteger();
+    private volatile boolean stopped;
 
     public LoadGenerator(BenchConfig config) {
         this.config = config;
@@ -61,17 +67,32 @@ public final class LoadGenerator implements AutoCloseable {
     /** Sends the warm-up requests (unrecorded), then the measured ones; returns them in id order. */
     public List<RecordedRequest> run(Workload workload, Consumer<RecordedRequest> onDone) throws InterruptedException {
         if (config.warmupRequests() > 0) {
-            int c = config.openLoop() ? 1 : config.concurrencies().getFirst();
+            int c = config.concurrencies().isEmpty() ? 1 : config.concurrencies().getFirst();
             closedLoop(workload, c, config.warmupRequests(), 0, r -> { }, false);
+            if (stopped) {
+                return recorded();
+            }
         }
         int count = config.durationS() > 0 ? Integer.MAX_VALUE : config.numRequests();
         long stopAt = config.durationS() > 0 ? System.nanoTime() + (long) (config.durationS() * 1e9) : Long.MAX_VALUE;
-        if (config.openLoop()) {
+        if (config.openLoop() || config.offline()) {
             openLoop(workload, count, stopAt, onDone);
         } else {
             closedLoop(workload, config.concurrencies().getFirst(), count, stopAt, onDone, true);
         }
         return recorded();
+    }
+
+    /** Whether {@code --max-errors} failed requests stopped the run before its end. */
+    public boolean stoppedEarly() {
+        return stopped;
+    }
+
+    /** Counts a finished request against {@code --max-errors}; the limit's last failure stops the run. */
+    private void count(RecordedRequest r) {
+        if (!r.ok() && config.maxErrors() > 0 && failures.incrementAndGet() >= config.maxErrors()) {
+            stopped = true;
+        }
     }
 
     /** What has been recorded so far, in id order. */
@@ -90,7 +111,7 @@ public final class LoadGenerator implements AutoCloseable {
             workers.add(Thread.ofVirtual().name("bench-worker-" + w).start(() -> {
                 while (true) {
                     int id = next.getAndIncrement();
-                    if (id >= count || (stopAt != 0 && System.nanoTime() >= stopAt)) {
+                    if (stopped || id >= count || (stopAt != 0 && System.nanoTime() >= stopAt)) {
                         return;
                     }
                     String payload;
@@ -98,6 +119,7 @@ public final class LoadGenerator implements AutoCloseable {
                         payload = workload.nextPayload();
                     }
                     RecordedRequest r = send(id, payload);
+                    count(r);
                     if (record) {
                         recorded.add(r);
                         onDone.accept(r);
@@ -125,15 +147,21 @@ public final class LoadGenerator implements AutoCloseable {
             if (wait > 0) {
                 TimeUnit.NANOSECONDS.sleep(wait);
             }
+            if (stopped) {
+                break;
+            }
             String payload = workload.nextPayload();
             int rid = id;
             inFlight.add(Thread.ofVirtual().name("bench-request-" + id).start(() -> {
                 RecordedRequest r = send(rid, payload);
+                count(r);
                 recorded.add(r);
                 onDone.accept(r);
             }));
-            // Exponential inter-arrival gap: −ln(U)/R with U in (0, 1].
-            t += -Math.log(1.0 - arrivals.nextDouble()) / config.requestRate();
+            // Exponential inter-arrival gap: −ln(U)/R with U in (0, 1]; offline: no gap at all.
+            if (!config.offline()) {
+                t += -Math.log(1.0 - arrivals.nextDouble()) / config.requestRate();
+            }
         }
         for (Thread th : inFlight) {
             th.join();

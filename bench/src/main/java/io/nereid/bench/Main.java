@@ -50,13 +50,14 @@ public final class Main {
                 config = config.withModel(firstModel(config));
             }
             if (config.concurrencies().size() <= 1) {
-                measure(config, out, err, true);
+                measure(config, 0, out, err, true);
                 return 0;
             }
             List<HtmlReport.SweepPoint> points = new ArrayList<>();
-            for (int c : config.concurrencies()) {
+            for (int level = 0; level < config.concurrencies().size(); level++) {
+                int c = config.concurrencies().get(level);
                 BenchConfig point = config.withConcurrency(c, config.outputDir().resolve("concurrency" + c));
-                points.add(new HtmlReport.SweepPoint("concurrency " + c, measure(point, out, err, false)));
+                points.add(new HtmlReport.SweepPoint("concurrency " + c, measure(point, level, out, err, false)));
             }
             Files.writeString(config.outputDir().resolve("sweep.html"),
                     HtmlReport.renderSweep("nereid bench sweep: " + config.model(), points));
@@ -71,11 +72,16 @@ public final class Main {
         }
     }
 
-    /** One measurement: run, then console table and files in {@code config.outputDir()}. */
-    static RunMetrics measure(BenchConfig config, PrintStream out, PrintStream err, boolean partialOnSigint)
+    /**
+     * One measurement: run, then console table and files in {@code config.outputDir()}. {@code level}
+     * is the sweep level (0 for a single run); each level sends its own prompts ({@link Workload}).
+     */
+    static RunMetrics measure(BenchConfig config, int level, PrintStream out, PrintStream err, boolean partialOnSigint)
             throws IOException, InterruptedException {
         String title = "nereid bench: " + config.model() + " @ " + config.url() + ", "
-                + (config.openLoop() ? "request rate " + config.requestRate() + "/s (Poisson)"
+                + (config.offline() ? "offline scenario, " + config.numRequests() + " requests at once"
+                : config.openLoop() ? ("server".equals(config.scenario()) ? "server scenario, " : "")
+                + "request rate " + config.requestRate() + "/s (Poisson)"
                 : "concurrency " + config.concurrencies().getFirst());
         GenAiPerfExport export = new GenAiPerfExport();
         AtomicBoolean finished = new AtomicBoolean();
@@ -99,7 +105,7 @@ public final class Main {
             long start = System.nanoTime();
             java.util.concurrent.atomic.AtomicLong lastPrint = new java.util.concurrent.atomic.AtomicLong(start);
             String total = config.durationS() > 0 ? "(" + config.durationS() + " s)" : Integer.toString(config.numRequests());
-            List<RecordedRequest> recorded = generator.run(new Workload(config), r -> {
+            List<RecordedRequest> recorded = generator.run(new Workload(config, level), r -> {
                 int d = done.incrementAndGet();
                 int f = r.ok() ? failed.get() : failed.incrementAndGet();
                 long now = System.nanoTime();
@@ -122,6 +128,11 @@ public final class Main {
             if (partialOnSigint) {
                 Runtime.getRuntime().removeShutdownHook(hook);
             }
+            if (generator.stoppedEarly()) {
+                write(config, title + " (stopped: --max-errors " + config.maxErrors() + ")", export, recorded, out);
+                throw new IOException("stopped after " + config.maxErrors() + " failed requests (--max-errors "
+                        + config.maxErrors() + "); partial report in " + config.outputDir());
+            }
             return write(config, title, export, recorded, out);
         }
     }
@@ -130,8 +141,9 @@ public final class Main {
                                     List<RecordedRequest> recorded, PrintStream out) throws IOException {
         RunMetrics metrics = RunMetrics.of(recorded);
         export.writeAll(config.outputDir(), config, recorded, metrics);
-        Files.writeString(config.outputDir().resolve("report.html"), HtmlReport.render(title, metrics));
-        out.print(ConsoleTable.render(title, metrics));
+        Files.writeString(config.outputDir().resolve("report.html"), HtmlReport.render(title, metrics,
+                SloReport.of(metrics, config)));
+        out.print(ConsoleTable.render(title, metrics, SloReport.of(metrics, config)));
         out.println("reports: " + config.outputDir().toAbsolutePath());
         return metrics;
     }

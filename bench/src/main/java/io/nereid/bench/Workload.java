@@ -17,6 +17,13 @@ import java.util.Random;
  * server's usage), or prompts from a JSONL file, each behind an optional shared prefix. Output
  * lengths are pinned with {@code max_tokens = min_tokens} and {@code ignore_eos} so every request
  * generates exactly the sampled count. Not thread-safe; the generator builds bodies up front.
+ * <p>
+ * A sweep builds one workload per level ({@link #Workload(BenchConfig, int)}): each level's prompts
+ * and lengths come from its own random stream, derived from (seed, level), so a later level never
+ * re-sends an earlier level's prompts and hits the server's prefix cache (which would make its
+ * TTFT meaningless). Only the {@code --shared-prefix-tokens} system prompt, derived from the seed
+ * alone, is common to all levels, deliberately. Level 0 is what a single run uses. Prompts from
+ * {@code --input-file} are the user's and are sent as they are at every level.
  */
 public final class Workload {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -36,8 +43,16 @@ public final class Workload {
     private int next;
 
     public Workload(BenchConfig config) {
+        this(config, 0);
+    }
+
+    /** The workload of sweep level {@code level} (0 = the first level, or a single run). */
+    public Workload(BenchConfig config, int level) {
+        if (level < 0) {
+            throw new IllegalArgumentException("level must be >= 0, got " + level);
+        }
         this.config = config;
-        this.random = new Random(config.seed());
+        this.random = new Random(levelSeed(config.seed(), level));
         this.prefix = config.sharedPrefixTokens() > 0 ? words(new Random(config.seed() ^ 0x5eed), config.sharedPrefixTokens()) : "";
         this.filePrompts = config.inputFile() == null ? List.of() : readPrompts(config);
     }
@@ -67,6 +82,20 @@ public final class Workload {
         body.put("stream", true);
         body.putObject("stream_options").put("include_usage", true);
         return body.toString();
+    }
+
+    /**
+     * The seed of a level's prompt stream: the seed itself for level 0, otherwise a 64-bit mix of
+     * (seed, level) (SplitMix64's finaliser), so that neighbouring levels' streams are unrelated.
+     */
+    static long levelSeed(long seed, int level) {
+        if (level == 0) {
+            return seed;
+        }
+        long z = seed + 0x9E3779B97F4A7C15L * level;
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
     }
 
     private int sample(int mean, int stddev) {

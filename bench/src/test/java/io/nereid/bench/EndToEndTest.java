@@ -105,4 +105,154 @@ class EndToEndTest {
         assertReports(dir.resolve("concurrency2"), 4, 3, "concurrency");
         assertTrue(Files.readString(dir.resolve("sweep.html")).contains("<polyline"));
     }
+
+    @Test
+    void sweepLevelsSendDifferentPromptsBehindTheSameSharedPrefix(@TempDir Path dir) throws Exception {
+        List<JsonNode> bodies;
+        try (FakeSseServer server = new FakeSseServer(0)) {
+            run("--url", server.url(), "--concurrency", "1,2", "--num-requests", "4", "--output-tokens-mean", "2",
+                    "--input-tokens-mean", "24", "--shared-prefix-tokens", "32", "--seed", "5",
+                    "--output-dir", dir.toString(), "--no-progress");
+            bodies = List.copyOf(server.bodies);
+        }
+        assertEquals(8, bodies.size());
+        // The levels run one after the other: the first 4 bodies are level 0's, the last 4 level 1's.
+        java.util.Set<String> level0 = new java.util.HashSet<>();
+        java.util.Set<String> level1 = new java.util.HashSet<>();
+        java.util.Set<String> systems = new java.util.HashSet<>();
+        for (int i = 0; i < bodies.size(); i++) {
+            JsonNode messages = bodies.get(i).path("messages");
+            assertEquals("system", messages.get(0).path("role").asText());
+            systems.add(messages.get(0).path("content").asText());
+            (i < 4 ? level0 : level1).add(messages.get(1).path("content").asText());
+        }
+        assertEquals(1, systems.size(), "the shared prefix is common to every level");
+        assertEquals(4, level0.size());
+        assertEquals(4, level1.size());
+        java.util.Set<String> shared = new java.util.HashSet<>(level0);
+        shared.retainAll(level1);
+        assertTrue(shared.isEmpty(), () -> "levels share prompts: " + shared);
+    }
+
+    @Test
+    void offlineScenarioSendsEveryRequestAtOnce(@TempDir Path dir) throws Exception {
+        try (FakeSseServer server = new FakeSseServer(1)) {
+            server.gate = 8; // no stream produces a token before all 8 requests have arrived
+            String out = run("--url", server.url(), "--scenario", "offline", "--num-requests", "8",
+                    "--output-tokens-mean", "3", "--output-dir", dir.toString(), "--no-progress");
+            assertTrue(out.contains("offline scenario"), out);
+            assertEquals(8, server.requests.get());
+            assertEquals(8, server.maxInFlight.get(), "all requests in flight together");
+            assertReports(dir, 8, 3, "offline");
+        }
+    }
+
+    private static JsonNode summary(Path dir) throws Exception {
+        return JSON.readTree(dir.resolve(GenAiPerfExport.JSON_FILE).toFile());
+    }
+
+    @Test
+    void serverScenarioMeetsGenerousSlosAndReportsGoodput(@TempDir Path dir) throws Exception {
+        try (FakeSseServer server = new FakeSseServer(1)) {
+            String out = run("--url", server.url(), "--scenario", "server", "--request-rate", "200",
+                    "--num-requests", "10", "--output-tokens-mean", "4", "--ttft-slo", "20000", "--tpot-slo", "20000",
+                    "--output-dir", dir.toString(), "--no-progress");
+            assertTrue(out.contains("Request Goodput (per sec)"), out);
+            assertTrue(out.contains("SLOs MET"), out);
+            assertReports(dir, 10, 4, "request_rate");
+        }
+        JsonNode s = summary(dir);
+        assertEquals("requests/sec", s.path("request_goodput").path("unit").asText());
+        // every request is good, so goodput equals request throughput
+        assertEquals(s.path("request_throughput").path("avg").asDouble(), s.path("request_goodput").path("avg").asDouble(), 1e-9);
+        assertTrue(s.path("slo").path("met").asBoolean());
+        assertEquals(10, s.path("slo").path("good_request_count").asInt());
+        assertEquals(99, s.path("slo").path("percentile").asDouble());
+        assertEquals("server", s.path("input_config").path("scenario").asText());
+        assertEquals(20000, s.path("input_config").path("goodput").path("time_to_first_token").asDouble());
+        assertTrue(Files.readString(dir.resolve(GenAiPerfExport.CSV_FILE)).contains("Request Goodput (per sec),"));
+    }
+
+    @Test
+    void serverScenarioMissesSlosTighterThanTheServersTokenDelay(@TempDir Path dir) throws Exception {
+        // Every token takes at least 30 ms to come, so TTFT and TPOT are both >= 30 ms: a 5 ms SLO cannot hold.
+        try (FakeSseServer server = new FakeSseServer(30)) {
+            String out = run("--url", server.url(), "--scenario", "server", "--request-rate", "100",
+                    "--num-requests", "6", "--output-tokens-mean", "3", "--ttft-slo", "5", "--tpot-slo", "5",
+                    "--output-dir", dir.toString(), "--no-progress");
+            assertTrue(out.contains("SLOs NOT MET (p99 TTFT and p99 TPOT over their SLOs)"), out);
+        }
+        JsonNode slo = summary(dir).path("slo");
+        assertFalse(slo.path("met").asBoolean());
+        assertFalse(slo.path("ttft_met").asBoolean());
+        assertFalse(slo.path("tpot_met").asBoolean());
+        assertTrue(slo.path("ttft_p99_ms").asDouble() >= 30);
+        assertTrue(slo.path("tpot_p99_ms").asDouble() >= 5);
+        assertEquals(0, slo.path("good_request_count").asInt());
+        assertEquals(0.0, summary(dir).path("request_goodput").path("avg").asDouble());
+    }
+
+    @Test
+    void scenarioFlagsAreChecked() {
+        String[][] bad = {
+                {"--scenario", "offline", "--concurrency", "4"},
+                {"--scenario", "offline", "--duration", "5"},
+                {"--scenario", "server", "--ttft-slo", "100"},
+                {"--scenario", "server", "--request-rate", "5"},
+                {"--scenario", "batch"},
+                {"--ttft-slo", "-1"},
+        };
+        for (String[] args : bad) {
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            assertEquals(2, Main.run(args, new PrintStream(new ByteArrayOutputStream()), new PrintStream(err)),
+                    String.join(" ", args));
+        }
+    }
+
+    private static int runStatus(String... args) {
+        return Main.run(args, new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void maxErrorsStopsARunAgainstADeadServer(@TempDir Path dir) throws Exception {
+        int port;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort(); // closed again below: connections are refused
+        }
+        assertEquals(1, runStatus("--url", "http://127.0.0.1:" + port, "--model", "m", "--concurrency", "2",
+                "--num-requests", "100000", "--max-errors", "5", "--output-dir", dir.toString(), "--no-progress"));
+        JsonNode reqs = JSON.readTree(dir.resolve(GenAiPerfExport.PROFILE).toFile()).path("experiments").get(0)
+                .path("requests");
+        // The 5th failure stops the run; the other worker may have one more request in flight.
+        assertTrue(reqs.size() >= 5 && reqs.size() <= 6, "requests sent: " + reqs.size());
+        JsonNode summary = summary(dir);
+        assertEquals(reqs.size(), summary.path("error_count").path("by_status").path("connection_error").asInt());
+        assertEquals(5, summary.path("input_config").path("max_errors").asInt());
+    }
+
+    @Test
+    void maxErrorsStopsAnOpenLoopRunOfFailingRequests(@TempDir Path dir) throws Exception {
+        Path prompts = dir.resolve("prompts.jsonl");
+        Files.writeString(prompts, "{\"text\":\"FAIL\"}\n");
+        try (FakeSseServer server = new FakeSseServer(0)) {
+            assertEquals(1, runStatus("--url", server.url(), "--model", "m", "--request-rate", "50",
+                    "--num-requests", "100000", "--input-file", prompts.toString(), "--max-errors", "3",
+                    "--output-dir", dir.resolve("out").toString(), "--no-progress"));
+            assertTrue(server.requests.get() >= 3 && server.requests.get() < 100000, "sent " + server.requests.get());
+        }
+        assertTrue(summary(dir.resolve("out")).path("error_count").path("by_status").path("500").asInt() >= 3);
+    }
+
+    @Test
+    void maxErrorsCountsWarmUpFailuresAndThenSendsNothingElse(@TempDir Path dir) throws Exception {
+        Path prompts = dir.resolve("prompts.jsonl");
+        Files.writeString(prompts, "{\"text\":\"FAIL\"}\n");
+        try (FakeSseServer server = new FakeSseServer(0)) {
+            assertEquals(1, runStatus("--url", server.url(), "--model", "m", "--warmup-requests", "10",
+                    "--num-requests", "10", "--input-file", prompts.toString(), "--max-errors", "2",
+                    "--output-dir", dir.toString(), "--no-progress"));
+            assertEquals(2, server.requests.get(), "concurrency 1: the 2nd warm-up failure stops everything");
+        }
+    }
 }

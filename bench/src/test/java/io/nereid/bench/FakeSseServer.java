@@ -24,6 +24,14 @@ final class FakeSseServer implements AutoCloseable {
     private final HttpServer server;
     private final long delayMs;
     final AtomicInteger requests = new AtomicInteger();
+    /** Streams in progress now, and the most ever in progress at once. */
+    final AtomicInteger inFlight = new AtomicInteger();
+    final AtomicInteger maxInFlight = new AtomicInteger();
+    /** When > 0, each stream waits (at most 10 s) until this many requests have arrived before its tokens. */
+    volatile int gate;
+    private final Object gateLock = new Object();
+    /** Every completion request body received, in arrival order. */
+    final java.util.Queue<JsonNode> bodies = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
     FakeSseServer(long delayMs) throws IOException {
         this.delayMs = delayMs;
@@ -49,8 +57,32 @@ final class FakeSseServer implements AutoCloseable {
     }
 
     private void stream(HttpExchange ex, boolean chat) throws IOException {
-        requests.incrementAndGet();
+        int now = inFlight.incrementAndGet();
+        maxInFlight.accumulateAndGet(now, Math::max);
+        try {
+            streamCounted(ex, chat);
+        } finally {
+            inFlight.decrementAndGet();
+        }
+    }
+
+    private void awaitGate() throws InterruptedException {
+        synchronized (gateLock) {
+            gateLock.notifyAll();
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (requests.get() < gate && System.nanoTime() < deadline) {
+                gateLock.wait(100);
+            }
+        }
+    }
+
+    private void streamCounted(HttpExchange ex, boolean chat) throws IOException {
+        synchronized (gateLock) {
+            requests.incrementAndGet();
+            gateLock.notifyAll();
+        }
         JsonNode body = JSON.readTree(ex.getRequestBody());
+        bodies.add(body);
         String prompt = body.toString();
         if (prompt.contains("FAIL")) {
             reply(ex, 500, "{\"error\":{\"message\":\"asked to fail\"}}");
@@ -60,6 +92,9 @@ final class FakeSseServer implements AutoCloseable {
         ex.getResponseHeaders().set("Content-Type", "text/event-stream");
         ex.sendResponseHeaders(200, 0);
         try (OutputStream os = ex.getResponseBody()) {
+            if (gate > 0) {
+                awaitGate();
+            }
             if (chat) {
                 event(os, "{\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"}}]}");
             }

@@ -1,0 +1,68 @@
+package io.nereid.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class WorkloadTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private static BenchConfig config(long seed) {
+        return BenchConfig.parse(new String[]{"--model", "m", "--seed", Long.toString(seed),
+                "--input-tokens-mean", "32", "--shared-prefix-tokens", "16", "--output-tokens-mean", "8",
+                "--output-tokens-stddev", "3", "--output-dir", Path.of("unused").toString()});
+    }
+
+    private static List<JsonNode> payloads(Workload w, int n) throws Exception {
+        List<JsonNode> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            out.add(JSON.readTree(w.nextPayload()));
+        }
+        return out;
+    }
+
+    private static String user(JsonNode body) {
+        return body.path("messages").get(1).path("content").asText();
+    }
+
+    @Test
+    void sameSeedAndLevelGiveTheSamePayloads() throws Exception {
+        assertEquals(payloads(new Workload(config(7), 2), 20), payloads(new Workload(config(7), 2), 20));
+        assertEquals(payloads(new Workload(config(7)), 20), payloads(new Workload(config(7), 0), 20));
+    }
+
+    @Test
+    void levelsDoNotSharePromptsButShareThePrefix() throws Exception {
+        Set<String> seen = new HashSet<>();
+        Set<String> prefixes = new HashSet<>();
+        for (int level = 0; level < 4; level++) {
+            for (JsonNode body : payloads(new Workload(config(7), level), 50)) {
+                assertTrue(seen.add(user(body)), "prompt repeated across levels at level " + level);
+                prefixes.add(body.path("messages").get(0).path("content").asText());
+            }
+        }
+        assertEquals(1, prefixes.size());
+    }
+
+    @Test
+    void levelSeedsDifferFromTheSeedAndEachOther() {
+        Set<Long> seeds = new HashSet<>();
+        for (long seed = 0; seed < 3; seed++) {
+            for (int level = 0; level < 100; level++) {
+                seeds.add(Workload.levelSeed(seed, level));
+            }
+        }
+        assertEquals(300, seeds.size());
+        assertNotEquals(Workload.levelSeed(0, 1), Workload.levelSeed(1, 0));
+    }
+}
