@@ -165,6 +165,11 @@ public final class GatewayServer implements AutoCloseable {
                 throw new ApiException(503, "service_unavailable", null, "draining", "the server is shutting down", 5);
             }
             req = RequestValidator.validate(body(ctx), kind);
+            if (options.strict() && !req.ignoredFields().isEmpty()) {
+                throw new ApiException(400, "invalid_request_error", req.ignoredFields().getFirst(), "unknown_field",
+                        "unknown field" + (req.ignoredFields().size() > 1
+                        ? "s " : " ") + String.join(", ", req.ignoredFields()) + " (the server runs with --strict)", 0);
+            }
             if (!req.model().equals(model.name())) {
                 throw notFound(req.model());
             }
