@@ -7,7 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nereid.gateway.http.GatewayServer;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -33,7 +38,7 @@ class GatewayHardeningTest {
     @BeforeAll
     static void start() throws Exception {
         Path p = Path.of("").toAbsolutePath().getParent().resolveSibling("shared").resolve("fixtures/models/stories260K.gguf");
-        ServeConfig c = ServeConfig.parse(List.of("--model", p.toString(), "--port", "0", "--max-num-seqs", "4",
+        ServeConfig c = ServeConfig.parse(List.of("--model", p.toString(), "--port", "0", "--max-num-seqs", "64",
                 "--threads", "1", "--strict", "--client-stall-timeout", "1"), Map.of());
         model = ServingModel.open(c);
         server = GatewayServer.start(model, c.gateway(), "127.0.0.1", 0);
@@ -78,5 +83,99 @@ class GatewayHardeningTest {
         HttpResponse<String> ok = post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"Once\","
                 + "\"max_tokens\":2,\"temperature\":0,\"user\":\"u\",\"stream_options\":null}");
         assertEquals(200, ok.statusCode(), ok.body());
+    }
+
+    @Test
+    void aValidClientRequestIdIsEchoedOnSuccessErrorsAndStreams() throws Exception {
+        String body = "{\"model\":\"stories260K\",\"prompt\":\"Once\",\"max_tokens\":2}";
+        HttpResponse<String> ok = post("/v1/completions", body, "X-Request-Id", "my-id 42");
+        assertEquals(200, ok.statusCode(), ok.body());
+        assertEquals("my-id 42", ok.headers().firstValue("X-Request-Id").orElse(null));
+
+        HttpResponse<String> sse = post("/v1/completions", body.replace("}", ",\"stream\":true}"), "X-Request-Id", "s-1");
+        assertEquals(200, sse.statusCode(), sse.body());
+        assertTrue(sse.body().endsWith("data: [DONE]\n\n"), sse.body());
+        assertEquals("s-1", sse.headers().firstValue("X-Request-Id").orElse(null));
+
+        HttpResponse<String> bad = post("/v1/completions", "{\"model\":\"nope\",\"prompt\":\"x\"}", "X-Request-Id", "e-1");
+        assertEquals(404, bad.statusCode(), bad.body());
+        assertEquals("e-1", bad.headers().firstValue("X-Request-Id").orElse(null));
+
+        HttpResponse<String> missing = client.send(at("/no/such/route").header("X-Request-Id", "r-404").build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(404, missing.statusCode());
+        assertEquals("r-404", missing.headers().firstValue("X-Request-Id").orElse(null));
+    }
+
+    @Test
+    void aMissingOrInvalidRequestIdIsReplacedByAGeneratedOne() throws Exception {
+        String body = "{\"model\":\"stories260K\",\"prompt\":\"Once\",\"max_tokens\":1}";
+        String a = post("/v1/completions", body).headers().firstValue("X-Request-Id").orElseThrow();
+        String b = post("/v1/completions", body).headers().firstValue("X-Request-Id").orElseThrow();
+        assertTrue(a.matches("[0-9a-f]{32}"), a);
+        assertFalse(a.equals(b));
+        String tooLong = "x".repeat(129);
+        String c = post("/v1/completions", body, "X-Request-Id", tooLong).headers().firstValue("X-Request-Id").orElseThrow();
+        assertTrue(c.matches("[0-9a-f]{32}"), c);
+        assertEquals("x".repeat(128), post("/v1/completions", body, "X-Request-Id", "x".repeat(128)).headers()
+                .firstValue("X-Request-Id").orElseThrow());
+        HttpResponse<String> health = client.send(at("/health").build(), HttpResponse.BodyHandlers.ofString());
+        assertTrue(health.headers().firstValue("X-Request-Id").orElseThrow().matches("[0-9a-f]{32}"));
+    }
+
+    /**
+     * A raw-socket client with a tiny receive buffer asks for a big stream and never reads: after the
+     * 1 s client stall timeout the gateway cancels the engine request, closes the connection and counts it.
+     */
+    @Test
+    void aStreamingClientThatNeverReadsIsDroppedAndItsRequestCancelled() throws Exception {
+        JsonNode card = JSON.readTree(client.send(at("/v1/models/stories260K").build(),
+                HttpResponse.BodyHandlers.ofString()).body());
+        int maxTokens = card.get("max_model_len").asInt() - 16;
+        String body = "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\",\"stream\":true,\"n\":64,"
+                + "\"logprobs\":20,\"ignore_eos\":true,\"max_tokens\":" + maxTokens + "}";
+        try (Socket s = new Socket()) {
+            s.setReceiveBufferSize(1024);
+            s.connect(new InetSocketAddress("127.0.0.1", server.port()), 10_000);
+            OutputStream out = s.getOutputStream();
+            out.write(("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    + "X-Request-Id: stall-test\r\nContent-Length: " + body.getBytes(StandardCharsets.UTF_8).length
+                    + "\r\n\r\n" + body).getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            // Never read; wait (bounded by the class timeout) for the gateway to count the stalled stream.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (metric("nereid_stalled_streams_total") < 1) {
+                assertTrue(System.nanoTime() < deadline, "no stalled stream counted; running "
+                        + metric("vllm:num_requests_running") + ", inflight " + server.inflight());
+                Thread.sleep(100);
+            }
+            while (metric("vllm:num_requests_running") > 0 || server.inflight() > 0) {
+                Thread.sleep(50);
+            }
+            // The connection was closed: draining what the kernel buffered ends in EOF (or a reset).
+            s.setSoTimeout(30_000);
+            InputStream in = s.getInputStream();
+            byte[] buf = new byte[1 << 16];
+            try {
+                while (in.read(buf) >= 0) {
+                    // discard
+                }
+            } catch (java.net.SocketException reset) {
+                // a reset is a close too
+            }
+        }
+        assertEquals(0, metric("vllm:num_requests_running"));
+        assertEquals(0, server.inflight());
+    }
+
+    /** The value of the first sample of {@code name} on /metrics, or 0 if absent. */
+    private static double metric(String name) throws Exception {
+        String page = client.send(at("/metrics").build(), HttpResponse.BodyHandlers.ofString()).body();
+        for (String line : page.split("\n")) {
+            if (line.startsWith(name + "{") || line.startsWith(name + " ")) {
+                return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return 0;
     }
 }

@@ -53,6 +53,9 @@ final class Exchange implements TokenSink {
     private final ServingMetrics metrics;
     private final LogprobFormat logprobFormat;   // null unless the request asked for logprobs
     private final Runnable onDone;
+    private final String requestId;
+    private final long stallMillis;
+    private long stallTimer = -1;   // context only: armed while the write queue is full
     private final long[] lastTokenNanos;   // engine thread only: per choice, 0 before the first token
     private final ConcurrentLinkedQueue<Event> events = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean scheduled = new AtomicBoolean();
@@ -71,7 +74,10 @@ final class Exchange implements TokenSink {
     private boolean done;
 
     Exchange(Context context, HttpServerResponse response, ParsedRequest request, String id, String model,
-            ServingMetrics metrics, LogprobFormat logprobFormat, Runnable onDone) {
+            ServingMetrics metrics, LogprobFormat logprobFormat, Runnable onDone, String requestId,
+            java.time.Duration clientStallTimeout) {
+        this.requestId = requestId;
+        this.stallMillis = Math.max(1, clientStallTimeout.toMillis());
         this.context = context;
         this.response = response;
         this.request = request;
@@ -99,6 +105,9 @@ final class Exchange implements TokenSink {
         response.closeHandler(v -> {
             if (!done) {
                 done = true;
+                cancelStallTimer();
+                GatewayServer.LOG.log(System.Logger.Level.INFO, "request {0}: client disconnected; engine request {1}"
+                        + " cancelled", requestId, id);
                 metrics.clientDisconnected();
                 handle.cancel();
                 onDone.run();
@@ -154,7 +163,7 @@ final class Exchange implements TokenSink {
             return;
         }
         if (request.stream() && response.writeQueueFull()) {
-            response.drainHandler(v -> drain());
+            awaitWritable();
             return;
         }
         List<Event> batch = new ArrayList<>();
@@ -200,6 +209,24 @@ final class Exchange implements TokenSink {
         }
         if (finished == request.n()) {
             complete();
+        } else if (request.stream() && response.writeQueueFull()) {
+            awaitWritable();   // arm the stall timer even if no further event arrives for a while
+        }
+    }
+
+    /** Write queue full: resume on drain; if it stays full for the client stall timeout, drop the client. */
+    private void awaitWritable() {
+        response.drainHandler(v -> {
+            cancelStallTimer();
+            drain();
+        });
+        if (stallTimer < 0) {
+            stallTimer = context.owner().setTimer(stallMillis, t -> {
+                stallTimer = -1;
+                if (!done && response.writeQueueFull()) {
+                    stalled();
+                }
+            });
         }
     }
 
@@ -227,6 +254,7 @@ final class Exchange implements TokenSink {
     }
 
     private void complete() {
+        done = true;   // before end(): Vert.x may run the close handler from within it, which must not count a disconnect
         UsageInfo usage = UsageInfo.of(promptTokens, completionTokens, cachedTokens);
         if (request.stream()) {
             if (request.includeUsage()) {
@@ -257,6 +285,9 @@ final class Exchange implements TokenSink {
 
     /** An engine failure: in-band after a streamed 200, else a 500. The other choices are cancelled. */
     private void fail(EngineException error) {
+        GatewayServer.LOG.log(System.Logger.Level.WARNING, "request {0}: engine request {1} failed: {2}", requestId, id,
+                error.getMessage());
+        done = true;   // before end(), as in complete()
         handle.cancel();
         ErrorResponse body = ErrorResponse.of("generation failed: " + error.getMessage(), "server_error", null, null);
         if (request.stream()) {
@@ -268,7 +299,25 @@ final class Exchange implements TokenSink {
         finish();
     }
 
+    /** The client read nothing for the client stall timeout: cancel the engine request and drop the connection. */
+    private void stalled() {
+        GatewayServer.LOG.log(System.Logger.Level.WARNING, "request {0}: client read nothing for {1} ms; engine request"
+                + " {2} cancelled and connection closed", requestId, stallMillis, id);
+        metrics.streamStalled();
+        handle.cancel();
+        finish();
+        response.reset();
+    }
+
+    private void cancelStallTimer() {
+        if (stallTimer >= 0) {
+            context.owner().cancelTimer(stallTimer);
+            stallTimer = -1;
+        }
+    }
+
     private void finish() {
+        cancelStallTimer();
         done = true;
         events.clear();
         onDone.run();

@@ -40,6 +40,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class GatewayServer implements AutoCloseable {
 
     static final long BODY_LIMIT = 8L << 20;
+    static final System.Logger LOG = System.getLogger("io.nereid.gateway");
+    /** The routing-context key of the request's id (the client's valid {@code X-Request-Id}, or a generated one). */
+    static final String REQUEST_ID = "nereid.requestId";
+    static final int MAX_REQUEST_ID = 128;
 
     private final Vertx vertx;
     private final ModelService model;
@@ -108,6 +112,12 @@ public final class GatewayServer implements AutoCloseable {
 
     private Router router() {
         Router r = Router.router(vertx);
+        r.route().handler(ctx -> {
+            String rid = requestId(ctx.request().getHeader("X-Request-Id"));
+            ctx.put(REQUEST_ID, rid);
+            ctx.response().putHeader("X-Request-Id", rid);
+            ctx.next();
+        });
         r.route().handler(new AccessControl(options, (ctx, e) -> error(ctx.response(), e)));
         r.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
         r.get("/health/ready").handler(this::ready);
@@ -153,6 +163,16 @@ public final class GatewayServer implements AutoCloseable {
         }
     }
 
+    /** The client's id if it is 1..128 printable ASCII characters (not all blank), else a fresh random one. */
+    static String requestId(String fromClient) {
+        if (fromClient != null && !fromClient.isBlank() && fromClient.length() <= MAX_REQUEST_ID
+                && fromClient.chars().allMatch(c -> c >= 0x20 && c <= 0x7e)) {
+            return fromClient;
+        }
+        ThreadLocalRandom rnd = ThreadLocalRandom.current();
+        return HexFormat.of().toHexDigits(rnd.nextLong()) + HexFormat.of().toHexDigits(rnd.nextLong());
+    }
+
     private ModelList.Model card() {
         return new ModelList.Model(model.name(), model.created(), model.maxModelLen(), model.description());
     }
@@ -189,7 +209,7 @@ public final class GatewayServer implements AutoCloseable {
             if (ar.failed()) {
                 error(resp, mapFailure(ar.cause()));
             } else if (!resp.closed()) {
-                submit(context, resp, req, ar.result());
+                submit(context, resp, req, ar.result(), ctx.get(REQUEST_ID));
             }
         });
     }
@@ -262,7 +282,7 @@ public final class GatewayServer implements AutoCloseable {
         return req.promptTokens() != null ? req.promptTokens() : model.tokenize(req.prompt(), true);
     }
 
-    private void submit(Context context, HttpServerResponse resp, ParsedRequest req, int[] prompt) {
+    private void submit(Context context, HttpServerResponse resp, ParsedRequest req, int[] prompt, String requestId) {
         int ctxLen = model.maxModelLen();
         String maxParam = req.kind() == Kind.CHAT ? "max_completion_tokens" : "max_tokens";
         int maxTokens = req.maxTokens() == null ? ctxLen - prompt.length : req.maxTokens();
@@ -278,7 +298,7 @@ public final class GatewayServer implements AutoCloseable {
         GenerationRequest g = new GenerationRequest(id, prompt, req.sampling(), req.stop(), req.stopTokenIds(), maxTokens,
                 req.minTokens(), req.ignoreEos(), req.n(), req.logprobs(), req.priority(), null);
         Exchange exchange = new Exchange(context, resp, req, id, model.name(), metrics, logprobFormat,
-                inflight::decrementAndGet);
+                inflight::decrementAndGet, requestId, options.clientStallTimeout());
         RequestHandle handle;
         try {
             handle = model.engine().submit(g, exchange);
@@ -290,6 +310,8 @@ public final class GatewayServer implements AutoCloseable {
             return;
         }
         inflight.incrementAndGet();
+        LOG.log(System.Logger.Level.DEBUG, "request {0}: admitted as {1} ({2} prompt tokens, stream {3})", requestId, id,
+                prompt.length, req.stream());
         exchange.start(handle);
     }
 
@@ -321,6 +343,10 @@ public final class GatewayServer implements AutoCloseable {
         if (resp.headWritten()) {
             resp.reset();
             return;
+        }
+        if (e.status() >= 500) {
+            LOG.log(System.Logger.Level.WARNING, "request {0}: {1} {2}", resp.headers().get("X-Request-Id"), e.status(),
+                    e.getMessage());
         }
         if (e.retryAfterSeconds() > 0) {
             resp.putHeader("Retry-After", Long.toString(e.retryAfterSeconds()));
