@@ -72,6 +72,7 @@ final class Exchange implements TokenSink {
     private int promptTokens;
     private int cachedTokens;
     private boolean done;
+    private boolean released;   // onDone has run
 
     Exchange(Context context, HttpServerResponse response, ParsedRequest request, String id, String model,
             ServingMetrics metrics, LogprobFormat logprobFormat, Runnable onDone, String requestId,
@@ -110,7 +111,7 @@ final class Exchange implements TokenSink {
                         + " cancelled", requestId, id);
                 metrics.clientDisconnected();
                 handle.cancel();
-                onDone.run();
+                release();
             }
         });
         if (request.stream()) {
@@ -255,12 +256,13 @@ final class Exchange implements TokenSink {
 
     private void complete() {
         done = true;   // before end(): Vert.x may run the close handler from within it, which must not count a disconnect
+        io.vertx.core.Future<Void> ended;
         UsageInfo usage = UsageInfo.of(promptTokens, completionTokens, cachedTokens);
         if (request.stream()) {
             if (request.includeUsage()) {
                 response.write(chunks.usage(usage));
             }
-            response.end(SseChunks.DONE);
+            ended = response.end(SseChunks.DONE);
         } else {
             Object body;
             if (request.kind() == Kind.CHAT) {
@@ -278,9 +280,9 @@ final class Exchange implements TokenSink {
                 }
                 body = new TextCompletion(id, created, model, choices, usage);
             }
-            response.setStatusCode(200).putHeader("Content-Type", "application/json").end(SseChunks.json(body));
+            ended = response.setStatusCode(200).putHeader("Content-Type", "application/json").end(SseChunks.json(body));
         }
-        finish();
+        finish(ended);
     }
 
     /** An engine failure: in-band after a streamed 200, else a 500. The other choices are cancelled. */
@@ -288,15 +290,16 @@ final class Exchange implements TokenSink {
         GatewayServer.LOG.log(System.Logger.Level.WARNING, "request {0}: engine request {1} failed: {2}", requestId, id,
                 error.getMessage());
         done = true;   // before end(), as in complete()
+        io.vertx.core.Future<Void> ended;
         handle.cancel();
         ErrorResponse body = ErrorResponse.of("generation failed: " + error.getMessage(), "server_error", null, null);
         if (request.stream()) {
             response.write(SseChunks.error(body));
-            response.end(SseChunks.DONE);
+            ended = response.end(SseChunks.DONE);
         } else {
-            response.setStatusCode(500).putHeader("Content-Type", "application/json").end(SseChunks.json(body));
+            ended = response.setStatusCode(500).putHeader("Content-Type", "application/json").end(SseChunks.json(body));
         }
-        finish();
+        finish(ended);
     }
 
     /** The client read nothing for the client stall timeout: cancel the engine request and drop the connection. */
@@ -317,10 +320,30 @@ final class Exchange implements TokenSink {
     }
 
     private void finish() {
+        finish(null);
+    }
+
+    /**
+     * Done: no more output. {@code onDone} (which {@code drain()} counts on) runs once the last bytes
+     * were handed to the connection ({@code ended}: the end() future; null: now), so a shutdown
+     * does not close connections whose final chunks are still queued.
+     */
+    private void finish(io.vertx.core.Future<Void> ended) {
         cancelStallTimer();
         done = true;
         events.clear();
-        onDone.run();
+        if (ended == null) {
+            release();
+        } else {
+            ended.onComplete(ar -> release());
+        }
+    }
+
+    private void release() {
+        if (!released) {
+            released = true;
+            onDone.run();
+        }
     }
 
     static String finishReason(FinishReason r) {
