@@ -75,7 +75,8 @@ final class ServeCommand {
     /**
      * What SIGTERM does (the shutdown hook calls this, then halts with 0): stop admitting (503), let
      * in-flight requests finish for up to {@code drainTimeout}, close the model (cancelling the rest:
-     * their streams end with finish_reason "abort" and [DONE]), give those streams a bounded moment
+     * their streams end with an error event {@code code: "shutdown"} and [DONE], see
+     * {@link GatewayServer#abortInflight}), give those streams a bounded moment
      * to write their last events, then close the server.
      */
     static void shutdown(GatewayServer server, ServingModel model, java.time.Duration drainTimeout, PrintStream err) {
@@ -85,6 +86,7 @@ final class ServeCommand {
             int left = server.drain(drainTimeout);
             if (left > 0) {
                 err.println("nereid serve: cancelling " + left + " requests still running");
+                server.abortInflight();
             }
             model.close();
             if (left > 0) {

@@ -107,4 +107,48 @@ class GatewayDrainTest {
         }
         return out.toString(StandardCharsets.UTF_8);
     }
+
+    /**
+     * Drain timeout 0 with 5 streams queued behind each other in the engine (max-num-seqs = n): the
+     * ones still running or waiting when the model closes end with an in-band {@code code:"shutdown"}
+     * error then [DONE]; every stream is a well-formed 200.
+     */
+    @Test
+    void streamsLeftAfterTheDrainTimeoutEndWithAShutdownErrorEvent() throws Exception {
+        Path p = Path.of("").toAbsolutePath().getParent().resolveSibling("shared").resolve("fixtures/models/stories260K.gguf");
+        ServeConfig c = ServeConfig.parse(List.of("--model", p.toString(), "--port", "0", "--max-num-seqs", "24",
+                "--threads", "1", "--drain-timeout", "0"), Map.of());
+        ServingModel model = ServingModel.open(c);
+        GatewayServer server = GatewayServer.start(model, c.gateway(), "127.0.0.1", 0);
+        HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+        String body = "{\"model\":\"" + c.servedModelName() + "\",\"prompt\":\"Once upon a time\",\"stream\":true,"
+                + "\"n\":24,\"ignore_eos\":true,\"max_tokens\":" + (model.maxModelLen() - 16) + "}";
+        List<java.util.concurrent.CompletableFuture<HttpResponse<String>>> streams = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            streams.add(client.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port()
+                    + "/v1/completions")).timeout(Duration.ofSeconds(60)).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString()));
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (server.inflight() < 5) {
+            assertTrue(System.nanoTime() < deadline, "only " + server.inflight() + " streams admitted");
+            Thread.sleep(5);
+        }
+        ServeCommand.shutdown(server, model, c.drainTimeout(), new PrintStream(new ByteArrayOutputStream(), true,
+                StandardCharsets.UTF_8));
+        int aborted = 0;
+        for (var f : streams) {
+            HttpResponse<String> r = f.get(60, TimeUnit.SECONDS);
+            assertEquals(200, r.statusCode(), r.body());
+            assertTrue(r.body().endsWith("data: [DONE]\n\n"), r.body().substring(Math.max(0, r.body().length() - 300)));
+            String[] frames = r.body().split("\n\n");
+            String last = frames[frames.length - 2];
+            if (last.contains("\"error\"")) {
+                assertEquals("shutdown", new ObjectMapper().readTree(last.substring(6)).get("error").get("code").asText());
+                aborted++;
+            }
+        }
+        assertTrue(aborted > 0, "no stream was still running when the model closed");
+        assertEquals(0, server.inflight());
+    }
 }

@@ -54,6 +54,7 @@ final class Exchange implements TokenSink {
     private final LogprobFormat logprobFormat;   // null unless the request asked for logprobs
     private final Runnable onDone;
     private final String requestId;
+    private final java.util.function.BooleanSupplier shuttingDown;   // true: a cancellation is the forced end of a drain
     private final long stallMillis;
     private long stallTimer = -1;   // context only: armed while the write queue is full
     private final long[] lastTokenNanos;   // engine thread only: per choice, 0 before the first token
@@ -76,7 +77,8 @@ final class Exchange implements TokenSink {
 
     Exchange(Context context, HttpServerResponse response, ParsedRequest request, String id, String model,
             ServingMetrics metrics, LogprobFormat logprobFormat, Runnable onDone, String requestId,
-            java.time.Duration clientStallTimeout) {
+            java.time.Duration clientStallTimeout, java.util.function.BooleanSupplier shuttingDown) {
+        this.shuttingDown = shuttingDown;
         this.requestId = requestId;
         this.stallMillis = Math.max(1, clientStallTimeout.toMillis());
         this.context = context;
@@ -182,6 +184,11 @@ final class Exchange implements TokenSink {
                 case Delta d -> {
                     texts[d.choice()].append(d.text());
                     logprobs.get(d.choice()).addAll(d.logprobs());
+                }
+                case Finished f when f.reason() == FinishReason.CANCELLED && shuttingDown.getAsBoolean() -> {
+                    terminate(503, ErrorResponse.of("the server shut down before the request finished",
+                            "service_unavailable", null, "shutdown"));
+                    return;
                 }
                 case Finished f -> {
                     finishReasons[f.choice()] = finishReason(f.reason());
@@ -289,15 +296,19 @@ final class Exchange implements TokenSink {
     private void fail(EngineException error) {
         GatewayServer.LOG.log(System.Logger.Level.WARNING, "request {0}: engine request {1} failed: {2}", requestId, id,
                 error.getMessage());
+        terminate(500, ErrorResponse.of("generation failed: " + error.getMessage(), "server_error", null, null));
+    }
+
+    /** Ends with an error: in-band event then [DONE] after a streamed 200, else {@code status}. Cancels the rest. */
+    private void terminate(int status, ErrorResponse body) {
         done = true;   // before end(), as in complete()
         io.vertx.core.Future<Void> ended;
         handle.cancel();
-        ErrorResponse body = ErrorResponse.of("generation failed: " + error.getMessage(), "server_error", null, null);
         if (request.stream()) {
             response.write(SseChunks.error(body));
             ended = response.end(SseChunks.DONE);
         } else {
-            ended = response.setStatusCode(500).putHeader("Content-Type", "application/json").end(SseChunks.json(body));
+            ended = response.setStatusCode(status).putHeader("Content-Type", "application/json").end(SseChunks.json(body));
         }
         finish(ended);
     }

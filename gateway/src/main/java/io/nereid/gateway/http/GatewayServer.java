@@ -54,6 +54,7 @@ public final class GatewayServer implements AutoCloseable {
     private final LogprobFormat logprobFormat;
     private final AtomicInteger inflight = new AtomicInteger();
     private volatile boolean draining;
+    private volatile boolean aborting;
     private HttpServer server;
     private Router router;
 
@@ -298,7 +299,8 @@ public final class GatewayServer implements AutoCloseable {
         GenerationRequest g = new GenerationRequest(id, prompt, req.sampling(), req.stop(), req.stopTokenIds(), maxTokens,
                 req.minTokens(), req.ignoreEos(), req.n(), req.logprobs(), req.priority(), null);
         Exchange exchange = new Exchange(context, resp, req, id, model.name(), metrics, logprobFormat,
-                inflight::decrementAndGet, requestId, options.clientStallTimeout());
+                inflight::decrementAndGet, requestId, options.clientStallTimeout(),
+                () -> aborting);
         RequestHandle handle;
         try {
             handle = model.engine().submit(g, exchange);
@@ -371,6 +373,16 @@ public final class GatewayServer implements AutoCloseable {
             Thread.sleep(50);
         }
         return inflight.get();
+    }
+
+    /**
+     * After a drain timed out, before the engine is closed: requests cancelled from now on end with a
+     * terminal error ({@code code: "shutdown"}: an in-band event and [DONE] on a stream, else a 503)
+     * instead of finish_reason "abort".
+     */
+    public void abortInflight() {
+        draining = true;
+        aborting = true;
     }
 
     @Override
