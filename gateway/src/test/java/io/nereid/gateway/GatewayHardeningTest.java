@@ -86,6 +86,18 @@ class GatewayHardeningTest {
     }
 
     @Test
+    void strictAlsoCoversTokenizeAndDetokenize() throws Exception {
+        HttpResponse<String> t = post("/tokenize", "{\"prompt\":\"Once\",\"extra\":1}");
+        assertEquals(400, t.statusCode(), t.body());
+        assertEquals("extra", JSON.readTree(t.body()).get("error").get("param").asText());
+        assertEquals(200, post("/tokenize", "{\"prompt\":\"Once\",\"add_special_tokens\":false}").statusCode());
+        HttpResponse<String> d = post("/detokenize", "{\"tokens\":[1,2],\"what\":0}");
+        assertEquals(400, d.statusCode(), d.body());
+        assertEquals("unknown_field", JSON.readTree(d.body()).get("error").get("code").asText());
+        assertEquals(200, post("/detokenize", "{\"tokens\":[1,2]}").statusCode());
+    }
+
+    @Test
     void aValidClientRequestIdIsEchoedOnSuccessErrorsAndStreams() throws Exception {
         String body = "{\"model\":\"stories260K\",\"prompt\":\"Once\",\"max_tokens\":2}";
         HttpResponse<String> ok = post("/v1/completions", body, "X-Request-Id", "my-id 42");

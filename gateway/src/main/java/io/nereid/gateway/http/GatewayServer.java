@@ -186,11 +186,7 @@ public final class GatewayServer implements AutoCloseable {
                 throw new ApiException(503, "service_unavailable", null, "draining", "the server is shutting down", 5);
             }
             req = RequestValidator.validate(body(ctx), kind);
-            if (options.strict() && !req.ignoredFields().isEmpty()) {
-                throw new ApiException(400, "invalid_request_error", req.ignoredFields().getFirst(), "unknown_field",
-                        "unknown field" + (req.ignoredFields().size() > 1
-                        ? "s " : " ") + String.join(", ", req.ignoredFields()) + " (the server runs with --strict)", 0);
-            }
+            unknownFields(resp, req.ignoredFields());
             if (!req.model().equals(model.name())) {
                 throw notFound(req.model());
             }
@@ -201,9 +197,6 @@ public final class GatewayServer implements AutoCloseable {
         } catch (RuntimeException e) {
             error(resp, mapFailure(e));
             return;
-        }
-        if (!req.ignoredFields().isEmpty()) {
-            resp.putHeader("x-nereid-ignored-fields", String.join(", ", req.ignoredFields()));
         }
         Context context = vertx.getOrCreateContext();
         prep.executeBlocking(() -> tokens(req), false).onComplete(ar -> {
@@ -225,11 +218,45 @@ public final class GatewayServer implements AutoCloseable {
         }
     }
 
+    private static final java.util.Set<String> TOKENIZE_FIELDS = java.util.Set.of("model", "prompt", "messages",
+            "add_generation_prompt", "add_special_tokens");
+    private static final java.util.Set<String> DETOKENIZE_FIELDS = java.util.Set.of("model", "tokens");
+
+    /**
+     * Unknown request fields: with --strict a 400 naming them, else named in {@code x-nereid-ignored-fields}.
+     *
+     * @throws ApiException 400 {@code unknown_field} in strict mode
+     */
+    private void unknownFields(HttpServerResponse resp, List<String> unknown) {
+        if (unknown.isEmpty()) {
+            return;
+        }
+        if (options.strict()) {
+            throw new ApiException(400, "invalid_request_error", unknown.getFirst(), "unknown_field", "unknown field"
+                    + (unknown.size() > 1 ? "s " : " ") + String.join(", ", unknown) + " (the server runs with --strict)", 0);
+        }
+        resp.putHeader("x-nereid-ignored-fields", String.join(", ", unknown));
+    }
+
+    private static List<String> unknown(JsonNode body, java.util.Set<String> known) {
+        List<String> out = new java.util.ArrayList<>();
+        if (body != null && body.isObject()) {
+            body.fieldNames().forEachRemaining(f -> {
+                if (!known.contains(f)) {
+                    out.add(f);
+                }
+            });
+        }
+        return out;
+    }
+
     /** {@code POST /tokenize}: validated here, rendered and tokenized on the worker pool. */
     private void tokenize(RoutingContext ctx) {
         TokenizeRequest req;
         try {
-            req = RequestValidator.tokenize(body(ctx));
+            JsonNode body = body(ctx);
+            req = RequestValidator.tokenize(body);
+            unknownFields(ctx.response(), unknown(body, TOKENIZE_FIELDS));
             if (req.model() != null && !req.model().equals(model.name())) {
                 throw notFound(req.model());
             }
@@ -258,6 +285,7 @@ public final class GatewayServer implements AutoCloseable {
         try {
             JsonNode body = body(ctx);
             tokens = RequestValidator.detokenize(body, model.vocabSize());
+            unknownFields(ctx.response(), unknown(body, DETOKENIZE_FIELDS));
             if (body.hasNonNull("model") && !body.get("model").asText().equals(model.name())) {
                 throw notFound(body.get("model").asText());
             }
