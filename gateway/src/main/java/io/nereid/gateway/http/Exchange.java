@@ -215,10 +215,12 @@ final class Exchange implements TokenSink {
                 }
             }
         }
-        if (finished == request.n()) {
+        if (request.stream() && response.writeQueueFull()) {
+            // Arm the stall timer even if no further event arrives; a finished stream ends (complete())
+            // only once the queue drains, so a client that stops reading at the very end is caught too.
+            awaitWritable();
+        } else if (finished == request.n()) {
             complete();
-        } else if (request.stream() && response.writeQueueFull()) {
-            awaitWritable();   // arm the stall timer even if no further event arrives for a while
         }
     }
 
