@@ -55,18 +55,7 @@ final class ServeCommand {
         out.flush();
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
-            err.println("nereid serve: shutting down; draining " + server.inflight() + " in-flight requests (up to "
-                    + config.drainTimeout().toSeconds() + " s)");
-            try {
-                int left = server.drain(config.drainTimeout());
-                if (left > 0) {
-                    err.println("nereid serve: cancelling " + left + " requests still running");
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            model.close();   // cancels what is left; their streams end with finish_reason "abort"
-            server.close();
+            shutdown(server, model, config.drainTimeout(), err);
             stopped.countDown();
             err.println("nereid serve: stopped");
             err.flush();
@@ -81,5 +70,32 @@ final class ServeCommand {
             Thread.currentThread().interrupt();
         }
         return 0;
+    }
+
+    /**
+     * What SIGTERM does (the shutdown hook calls this, then halts with 0): stop admitting (503), let
+     * in-flight requests finish for up to {@code drainTimeout}, close the model (cancelling the rest:
+     * their streams end with an error event {@code code: "shutdown"} and [DONE], see
+     * {@link GatewayServer#abortInflight}), give those streams a bounded moment
+     * to write their last events, then close the server.
+     */
+    static void shutdown(GatewayServer server, ServingModel model, java.time.Duration drainTimeout, PrintStream err) {
+        err.println("nereid serve: shutting down; draining " + server.inflight() + " in-flight requests (up to "
+                + drainTimeout.toSeconds() + " s)");
+        try {
+            int left = server.drain(drainTimeout);
+            if (left > 0) {
+                err.println("nereid serve: cancelling " + left + " requests still running");
+                server.abortInflight();
+            }
+            model.close();
+            if (left > 0) {
+                server.drain(java.time.Duration.ofSeconds(5));   // the cancelled streams write their last chunk and [DONE]
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            model.close();
+        }
+        server.close();
     }
 }

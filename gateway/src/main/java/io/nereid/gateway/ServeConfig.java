@@ -28,7 +28,7 @@ import java.util.Map;
  * @param chatTemplate        built-in template name or Jinja file, or null: the model's own
  * @param threads             kernel threads
  * @param drainTimeout        on SIGTERM, how long in-flight requests may take to finish
- * @param gateway             API keys, CORS origins and the engine stall timeout of the HTTP layer
+ * @param gateway             API keys, CORS origins, strictness and the stall timeouts of the HTTP layer
  */
 public record ServeConfig(Path model, String servedModelName, String host, int port, int maxNumSeqs,
         int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
@@ -66,6 +66,10 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             new Option("--drain-timeout", "30", "seconds in-flight requests may take to finish after SIGTERM"),
             new Option("--stall-timeout", "30", "seconds the engine may make no progress while work is pending"
                     + " before GET /health/ready answers 503"),
+            new Option("--client-stall-timeout", "30", "seconds a streaming client may leave its write queue full"
+                    + " (reading nothing) before it is dropped and its request cancelled"),
+            new Option("--strict", "false", "unknown request fields are a 400 naming them (default: ignored and"
+                    + " named in the x-nereid-ignored-fields header); a bare --strict means true"),
             new Option("--api-key", null, "require 'Authorization: Bearer KEY' on every route but /health*;"
                     + " repeatable (environment: comma-separated)"),
             new Option("--api-key-file", null, "file of API keys, one per line ('#' comments), added to --api-key"),
@@ -115,6 +119,8 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             String value;
             if (a.contains("=")) {
                 value = a.substring(a.indexOf('=') + 1);
+            } else if (name.equals("--strict")) {
+                value = "true";   // a bare switch
             } else if (i + 1 < args.size()) {
                 value = args.get(++i);
             } else {
@@ -133,7 +139,8 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             keys.addAll(keyFile(Path.of(v.get("--api-key-file"))));
         }
         GatewayOptions gateway = new GatewayOptions(keys, v.get("--allowed-origins") == null ? List.of()
-                : list(v.get("--allowed-origins")), Duration.ofSeconds(integer(v, "--stall-timeout")));
+                : list(v.get("--allowed-origins")), Duration.ofSeconds(integer(v, "--stall-timeout")), bool(v, "--strict"),
+                Duration.ofSeconds(integer(v, "--client-stall-timeout")));
         Path model = v.get("--model") == null ? null : Path.of(v.get("--model"));
         String name = v.get("--served-model-name");
         if (name == null) {
@@ -158,6 +165,14 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
         } catch (IOException e) {
             throw new IllegalArgumentException("--api-key-file " + file + ": cannot read: " + e.getMessage());
         }
+    }
+
+    private static boolean bool(Map<String, String> v, String flag) {
+        return switch (v.get(flag).trim().toLowerCase(Locale.ROOT)) {
+            case "true", "1", "yes", "on" -> true;
+            case "false", "0", "no", "off" -> false;
+            default -> throw new IllegalArgumentException(flag + " must be true or false, got '" + v.get(flag) + "'");
+        };
     }
 
     private static int integer(Map<String, String> v, String flag) {

@@ -325,4 +325,14 @@ class GatewayEndToEndTest {
         }));
         assertEquals(new java.util.TreeSet<>(server.routes()), documented);
     }
+
+    @Test
+    void withoutStrictTokenizeNamesUnknownFieldsInTheHeader() throws Exception {
+        HttpResponse<String> r = post("/tokenize", "{\"prompt\":\"Once\",\"extra\":1}");
+        assertEquals(200, r.statusCode(), r.body());
+        assertEquals("extra", r.headers().firstValue("x-nereid-ignored-fields").orElse(null));
+        HttpResponse<String> d = post("/detokenize", "{\"tokens\":[1,2],\"what\":0,\"extra\":1}");
+        assertEquals(200, d.statusCode(), d.body());
+        assertEquals("what, extra", d.headers().firstValue("x-nereid-ignored-fields").orElse(null));
+    }
 }

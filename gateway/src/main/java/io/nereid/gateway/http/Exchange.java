@@ -53,6 +53,10 @@ final class Exchange implements TokenSink {
     private final ServingMetrics metrics;
     private final LogprobFormat logprobFormat;   // null unless the request asked for logprobs
     private final Runnable onDone;
+    private final String requestId;
+    private final java.util.function.BooleanSupplier shuttingDown;   // true: a cancellation is the forced end of a drain
+    private final long stallMillis;
+    private long stallTimer = -1;   // context only: armed while the write queue is full
     private final long[] lastTokenNanos;   // engine thread only: per choice, 0 before the first token
     private final ConcurrentLinkedQueue<Event> events = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean scheduled = new AtomicBoolean();
@@ -69,9 +73,14 @@ final class Exchange implements TokenSink {
     private int promptTokens;
     private int cachedTokens;
     private boolean done;
+    private boolean released;   // onDone has run
 
     Exchange(Context context, HttpServerResponse response, ParsedRequest request, String id, String model,
-            ServingMetrics metrics, LogprobFormat logprobFormat, Runnable onDone) {
+            ServingMetrics metrics, LogprobFormat logprobFormat, Runnable onDone, String requestId,
+            java.time.Duration clientStallTimeout, java.util.function.BooleanSupplier shuttingDown) {
+        this.shuttingDown = shuttingDown;
+        this.requestId = requestId;
+        this.stallMillis = Math.max(1, clientStallTimeout.toMillis());
         this.context = context;
         this.response = response;
         this.request = request;
@@ -99,9 +108,12 @@ final class Exchange implements TokenSink {
         response.closeHandler(v -> {
             if (!done) {
                 done = true;
+                cancelStallTimer();
+                GatewayServer.LOG.log(System.Logger.Level.INFO, "request {0}: client disconnected; engine request {1}"
+                        + " cancelled", requestId, id);
                 metrics.clientDisconnected();
                 handle.cancel();
-                onDone.run();
+                release();
             }
         });
         if (request.stream()) {
@@ -154,7 +166,7 @@ final class Exchange implements TokenSink {
             return;
         }
         if (request.stream() && response.writeQueueFull()) {
-            response.drainHandler(v -> drain());
+            awaitWritable();
             return;
         }
         List<Event> batch = new ArrayList<>();
@@ -172,6 +184,11 @@ final class Exchange implements TokenSink {
                 case Delta d -> {
                     texts[d.choice()].append(d.text());
                     logprobs.get(d.choice()).addAll(d.logprobs());
+                }
+                case Finished f when f.reason() == FinishReason.CANCELLED && shuttingDown.getAsBoolean() -> {
+                    terminate(503, ErrorResponse.of("the server shut down before the request finished",
+                            "service_unavailable", null, "shutdown"));
+                    return;
                 }
                 case Finished f -> {
                     finishReasons[f.choice()] = finishReason(f.reason());
@@ -198,8 +215,28 @@ final class Exchange implements TokenSink {
                 }
             }
         }
-        if (finished == request.n()) {
+        if (request.stream() && response.writeQueueFull()) {
+            // Arm the stall timer even if no further event arrives; a finished stream ends (complete())
+            // only once the queue drains, so a client that stops reading at the very end is caught too.
+            awaitWritable();
+        } else if (finished == request.n()) {
             complete();
+        }
+    }
+
+    /** Write queue full: resume on drain; if it stays full for the client stall timeout, drop the client. */
+    private void awaitWritable() {
+        response.drainHandler(v -> {
+            cancelStallTimer();
+            drain();
+        });
+        if (stallTimer < 0) {
+            stallTimer = context.owner().setTimer(stallMillis, t -> {
+                stallTimer = -1;
+                if (!done && response.writeQueueFull()) {
+                    stalled();
+                }
+            });
         }
     }
 
@@ -227,12 +264,14 @@ final class Exchange implements TokenSink {
     }
 
     private void complete() {
+        done = true;   // before end(): Vert.x may run the close handler from within it, which must not count a disconnect
+        io.vertx.core.Future<Void> ended;
         UsageInfo usage = UsageInfo.of(promptTokens, completionTokens, cachedTokens);
         if (request.stream()) {
             if (request.includeUsage()) {
                 response.write(chunks.usage(usage));
             }
-            response.end(SseChunks.DONE);
+            ended = response.end(SseChunks.DONE);
         } else {
             Object body;
             if (request.kind() == Kind.CHAT) {
@@ -250,28 +289,74 @@ final class Exchange implements TokenSink {
                 }
                 body = new TextCompletion(id, created, model, choices, usage);
             }
-            response.setStatusCode(200).putHeader("Content-Type", "application/json").end(SseChunks.json(body));
+            ended = response.setStatusCode(200).putHeader("Content-Type", "application/json").end(SseChunks.json(body));
         }
-        finish();
+        finish(ended);
     }
 
     /** An engine failure: in-band after a streamed 200, else a 500. The other choices are cancelled. */
     private void fail(EngineException error) {
+        GatewayServer.LOG.log(System.Logger.Level.WARNING, "request {0}: engine request {1} failed: {2}", requestId, id,
+                error.getMessage());
+        terminate(500, ErrorResponse.of("generation failed: " + error.getMessage(), "server_error", null, null));
+    }
+
+    /** Ends with an error: in-band event then [DONE] after a streamed 200, else {@code status}. Cancels the rest. */
+    private void terminate(int status, ErrorResponse body) {
+        done = true;   // before end(), as in complete()
+        io.vertx.core.Future<Void> ended;
         handle.cancel();
-        ErrorResponse body = ErrorResponse.of("generation failed: " + error.getMessage(), "server_error", null, null);
         if (request.stream()) {
             response.write(SseChunks.error(body));
-            response.end(SseChunks.DONE);
+            ended = response.end(SseChunks.DONE);
         } else {
-            response.setStatusCode(500).putHeader("Content-Type", "application/json").end(SseChunks.json(body));
+            ended = response.setStatusCode(status).putHeader("Content-Type", "application/json").end(SseChunks.json(body));
         }
+        finish(ended);
+    }
+
+    /** The client read nothing for the client stall timeout: cancel the engine request and drop the connection. */
+    private void stalled() {
+        GatewayServer.LOG.log(System.Logger.Level.WARNING, "request {0}: client read nothing for {1} ms; engine request"
+                + " {2} cancelled and connection closed", requestId, stallMillis, id);
+        metrics.streamStalled();
+        handle.cancel();
         finish();
+        response.reset();
+    }
+
+    private void cancelStallTimer() {
+        if (stallTimer >= 0) {
+            context.owner().cancelTimer(stallTimer);
+            stallTimer = -1;
+        }
     }
 
     private void finish() {
+        finish(null);
+    }
+
+    /**
+     * Done: no more output. {@code onDone} (which {@code drain()} counts on) runs once the last bytes
+     * were handed to the connection ({@code ended}: the end() future; null: now), so a shutdown
+     * does not close connections whose final chunks are still queued.
+     */
+    private void finish(io.vertx.core.Future<Void> ended) {
+        cancelStallTimer();
         done = true;
         events.clear();
-        onDone.run();
+        if (ended == null) {
+            release();
+        } else {
+            ended.onComplete(ar -> release());
+        }
+    }
+
+    private void release() {
+        if (!released) {
+            released = true;
+            onDone.run();
+        }
     }
 
     static String finishReason(FinishReason r) {

@@ -6,13 +6,22 @@ import java.util.List;
 /**
  * HTTP-layer settings of {@link GatewayServer}.
  *
- * @param apiKeys        accepted {@code Authorization: Bearer} keys; empty: no authentication
- * @param allowedOrigins CORS origins answered with {@code Access-Control-Allow-Origin} ({@code *}: any); empty: none
- * @param stallTimeout   work pending and no engine step for this long: {@code /health/ready} answers 503
+ * @param apiKeys            accepted {@code Authorization: Bearer} keys; empty: no authentication
+ * @param allowedOrigins     CORS origins answered with {@code Access-Control-Allow-Origin} ({@code *}: any); empty: none
+ * @param stallTimeout       work pending and no engine step for this long: {@code /health/ready} answers 503
+ * @param strict             unknown request fields are a 400 naming them (else ignored and named in
+ *                           {@code x-nereid-ignored-fields})
+ * @param clientStallTimeout a stream whose write queue stays full this long is dropped and its engine request cancelled
  */
-public record GatewayOptions(List<String> apiKeys, List<String> allowedOrigins, Duration stallTimeout) {
+public record GatewayOptions(List<String> apiKeys, List<String> allowedOrigins, Duration stallTimeout, boolean strict,
+        Duration clientStallTimeout) {
 
     public static final GatewayOptions DEFAULTS = new GatewayOptions(List.of(), List.of(), Duration.ofSeconds(30));
+
+    /** Not strict, client stall timeout 30 s. */
+    public GatewayOptions(List<String> apiKeys, List<String> allowedOrigins, Duration stallTimeout) {
+        this(apiKeys, allowedOrigins, stallTimeout, false, Duration.ofSeconds(30));
+    }
 
     public GatewayOptions {
         apiKeys = List.copyOf(apiKeys);
@@ -23,5 +32,17 @@ public record GatewayOptions(List<String> apiKeys, List<String> allowedOrigins, 
         if (stallTimeout.isNegative() || stallTimeout.isZero()) {
             throw new IllegalArgumentException("--stall-timeout must be positive, got " + stallTimeout.toSeconds() + " s");
         }
+        if (clientStallTimeout.isNegative() || clientStallTimeout.isZero()) {
+            throw new IllegalArgumentException("--client-stall-timeout must be positive, got "
+                    + clientStallTimeout.toMillis() + " ms");
+        }
+    }
+
+    public GatewayOptions withStrict(boolean s) {
+        return new GatewayOptions(apiKeys, allowedOrigins, stallTimeout, s, clientStallTimeout);
+    }
+
+    public GatewayOptions withClientStallTimeout(Duration d) {
+        return new GatewayOptions(apiKeys, allowedOrigins, stallTimeout, strict, d);
     }
 }

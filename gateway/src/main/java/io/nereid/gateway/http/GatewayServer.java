@@ -40,6 +40,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class GatewayServer implements AutoCloseable {
 
     static final long BODY_LIMIT = 8L << 20;
+    static final System.Logger LOG = System.getLogger("io.nereid.gateway");
+    /** The routing-context key of the request's id (the client's valid {@code X-Request-Id}, or a generated one). */
+    static final String REQUEST_ID = "nereid.requestId";
+    static final int MAX_REQUEST_ID = 128;
 
     private final Vertx vertx;
     private final ModelService model;
@@ -50,6 +54,7 @@ public final class GatewayServer implements AutoCloseable {
     private final LogprobFormat logprobFormat;
     private final AtomicInteger inflight = new AtomicInteger();
     private volatile boolean draining;
+    private volatile boolean aborting;
     private HttpServer server;
     private Router router;
 
@@ -108,6 +113,12 @@ public final class GatewayServer implements AutoCloseable {
 
     private Router router() {
         Router r = Router.router(vertx);
+        r.route().handler(ctx -> {
+            String rid = requestId(ctx.request().getHeader("X-Request-Id"));
+            ctx.put(REQUEST_ID, rid);
+            ctx.response().putHeader("X-Request-Id", rid);
+            ctx.next();
+        });
         r.route().handler(new AccessControl(options, (ctx, e) -> error(ctx.response(), e)));
         r.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
         r.get("/health/ready").handler(this::ready);
@@ -153,6 +164,16 @@ public final class GatewayServer implements AutoCloseable {
         }
     }
 
+    /** The client's id if it is 1..128 printable ASCII characters (not all blank), else a fresh random one. */
+    static String requestId(String fromClient) {
+        if (fromClient != null && !fromClient.isBlank() && fromClient.length() <= MAX_REQUEST_ID
+                && fromClient.chars().allMatch(c -> c >= 0x20 && c <= 0x7e)) {
+            return fromClient;
+        }
+        ThreadLocalRandom rnd = ThreadLocalRandom.current();
+        return HexFormat.of().toHexDigits(rnd.nextLong()) + HexFormat.of().toHexDigits(rnd.nextLong());
+    }
+
     private ModelList.Model card() {
         return new ModelList.Model(model.name(), model.created(), model.maxModelLen(), model.description());
     }
@@ -165,6 +186,7 @@ public final class GatewayServer implements AutoCloseable {
                 throw new ApiException(503, "service_unavailable", null, "draining", "the server is shutting down", 5);
             }
             req = RequestValidator.validate(body(ctx), kind);
+            unknownFields(resp, req.ignoredFields());
             if (!req.model().equals(model.name())) {
                 throw notFound(req.model());
             }
@@ -176,15 +198,12 @@ public final class GatewayServer implements AutoCloseable {
             error(resp, mapFailure(e));
             return;
         }
-        if (!req.ignoredFields().isEmpty()) {
-            resp.putHeader("x-nereid-ignored-fields", String.join(", ", req.ignoredFields()));
-        }
         Context context = vertx.getOrCreateContext();
         prep.executeBlocking(() -> tokens(req), false).onComplete(ar -> {
             if (ar.failed()) {
                 error(resp, mapFailure(ar.cause()));
             } else if (!resp.closed()) {
-                submit(context, resp, req, ar.result());
+                submit(context, resp, req, ar.result(), ctx.get(REQUEST_ID));
             }
         });
     }
@@ -199,11 +218,45 @@ public final class GatewayServer implements AutoCloseable {
         }
     }
 
+    private static final java.util.Set<String> TOKENIZE_FIELDS = java.util.Set.of("model", "prompt", "messages",
+            "add_generation_prompt", "add_special_tokens");
+    private static final java.util.Set<String> DETOKENIZE_FIELDS = java.util.Set.of("model", "tokens");
+
+    /**
+     * Unknown request fields: with --strict a 400 naming them, else named in {@code x-nereid-ignored-fields}.
+     *
+     * @throws ApiException 400 {@code unknown_field} in strict mode
+     */
+    private void unknownFields(HttpServerResponse resp, List<String> unknown) {
+        if (unknown.isEmpty()) {
+            return;
+        }
+        if (options.strict()) {
+            throw new ApiException(400, "invalid_request_error", unknown.getFirst(), "unknown_field", "unknown field"
+                    + (unknown.size() > 1 ? "s " : " ") + String.join(", ", unknown) + " (the server runs with --strict)", 0);
+        }
+        resp.putHeader("x-nereid-ignored-fields", String.join(", ", unknown));
+    }
+
+    private static List<String> unknown(JsonNode body, java.util.Set<String> known) {
+        List<String> out = new java.util.ArrayList<>();
+        if (body != null && body.isObject()) {
+            body.fieldNames().forEachRemaining(f -> {
+                if (!known.contains(f)) {
+                    out.add(f);
+                }
+            });
+        }
+        return out;
+    }
+
     /** {@code POST /tokenize}: validated here, rendered and tokenized on the worker pool. */
     private void tokenize(RoutingContext ctx) {
         TokenizeRequest req;
         try {
-            req = RequestValidator.tokenize(body(ctx));
+            JsonNode body = body(ctx);
+            req = RequestValidator.tokenize(body);
+            unknownFields(ctx.response(), unknown(body, TOKENIZE_FIELDS));
             if (req.model() != null && !req.model().equals(model.name())) {
                 throw notFound(req.model());
             }
@@ -232,6 +285,7 @@ public final class GatewayServer implements AutoCloseable {
         try {
             JsonNode body = body(ctx);
             tokens = RequestValidator.detokenize(body, model.vocabSize());
+            unknownFields(ctx.response(), unknown(body, DETOKENIZE_FIELDS));
             if (body.hasNonNull("model") && !body.get("model").asText().equals(model.name())) {
                 throw notFound(body.get("model").asText());
             }
@@ -257,7 +311,7 @@ public final class GatewayServer implements AutoCloseable {
         return req.promptTokens() != null ? req.promptTokens() : model.tokenize(req.prompt(), true);
     }
 
-    private void submit(Context context, HttpServerResponse resp, ParsedRequest req, int[] prompt) {
+    private void submit(Context context, HttpServerResponse resp, ParsedRequest req, int[] prompt, String requestId) {
         int ctxLen = model.maxModelLen();
         String maxParam = req.kind() == Kind.CHAT ? "max_completion_tokens" : "max_tokens";
         int maxTokens = req.maxTokens() == null ? ctxLen - prompt.length : req.maxTokens();
@@ -273,7 +327,8 @@ public final class GatewayServer implements AutoCloseable {
         GenerationRequest g = new GenerationRequest(id, prompt, req.sampling(), req.stop(), req.stopTokenIds(), maxTokens,
                 req.minTokens(), req.ignoreEos(), req.n(), req.logprobs(), req.priority(), null);
         Exchange exchange = new Exchange(context, resp, req, id, model.name(), metrics, logprobFormat,
-                inflight::decrementAndGet);
+                inflight::decrementAndGet, requestId, options.clientStallTimeout(),
+                () -> aborting);
         RequestHandle handle;
         try {
             handle = model.engine().submit(g, exchange);
@@ -285,6 +340,8 @@ public final class GatewayServer implements AutoCloseable {
             return;
         }
         inflight.incrementAndGet();
+        LOG.log(System.Logger.Level.DEBUG, "request {0}: admitted as {1} ({2} prompt tokens, stream {3})", requestId, id,
+                prompt.length, req.stream());
         exchange.start(handle);
     }
 
@@ -317,6 +374,10 @@ public final class GatewayServer implements AutoCloseable {
             resp.reset();
             return;
         }
+        if (e.status() >= 500) {
+            LOG.log(System.Logger.Level.WARNING, "request {0}: {1} {2}", resp.headers().get("X-Request-Id"), e.status(),
+                    e.getMessage());
+        }
         if (e.retryAfterSeconds() > 0) {
             resp.putHeader("Retry-After", Long.toString(e.retryAfterSeconds()));
         }
@@ -340,6 +401,16 @@ public final class GatewayServer implements AutoCloseable {
             Thread.sleep(50);
         }
         return inflight.get();
+    }
+
+    /**
+     * After a drain timed out, before the engine is closed: requests cancelled from now on end with a
+     * terminal error ({@code code: "shutdown"}: an in-band event and [DONE] on a stream, else a 503)
+     * instead of finish_reason "abort".
+     */
+    public void abortInflight() {
+        draining = true;
+        aborting = true;
     }
 
     @Override

@@ -43,12 +43,17 @@ final class ServingMetrics {
     private final Map<String, LongAdder> success = new ConcurrentHashMap<>();
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final Counter disconnects;
+    private final Counter stalled;
 
     ServingMetrics(String model) {
         this.model = model;
         this.modelLabel = "model_name=\"" + escape(model) + "\"";
         this.disconnects = Counter.builder("nereid.client.disconnects").tag("model_name", model)
                 .description("Requests whose client went away before the response ended (engine request cancelled)")
+                .register(registry);
+        this.stalled = Counter.builder("nereid.stalled.streams").tag("model_name", model)
+                .description("Streams dropped because the client read nothing for --client-stall-timeout"
+                        + " (engine request cancelled)")
                 .register(registry);
         for (String reason : new String[] {"stop", "length", "abort"}) {
             success.put(reason, new LongAdder());
@@ -81,6 +86,10 @@ final class ServingMetrics {
 
     void clientDisconnected() {
         disconnects.increment();
+    }
+
+    void streamStalled() {
+        stalled.increment();
     }
 
     /** The whole page for {@code stats}. */

@@ -1,0 +1,38 @@
+package io.nereid.gateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ServeConfigTest {
+
+    @Test
+    void strictIsOffByDefaultAndABareSwitchOrEnvironmentVariable() {
+        assertFalse(ServeConfig.parse(List.of(), Map.of()).gateway().strict());
+        assertTrue(ServeConfig.parse(List.of("--strict"), Map.of()).gateway().strict());
+        assertTrue(ServeConfig.parse(List.of("--strict", "--port", "0"), Map.of()).gateway().strict());
+        assertFalse(ServeConfig.parse(List.of("--strict=false"), Map.of("NEREID_STRICT", "true")).gateway().strict());
+        assertTrue(ServeConfig.parse(List.of(), Map.of("NEREID_STRICT", "true")).gateway().strict());
+        assertTrue(ServeConfig.parse(List.of(), Map.of("NEREID_STRICT", "1")).gateway().strict());
+        assertThrows(IllegalArgumentException.class, () -> ServeConfig.parse(List.of(), Map.of("NEREID_STRICT", "maybe")));
+        assertTrue(ServeConfig.usage().contains("--strict"));
+    }
+
+    @Test
+    void clientStallTimeoutDefaultsTo30sAndReadsTheEnvironment() {
+        assertEquals(Duration.ofSeconds(30), ServeConfig.parse(List.of(), Map.of()).gateway().clientStallTimeout());
+        assertEquals(Duration.ofSeconds(5), ServeConfig.parse(List.of(), Map.of("NEREID_CLIENT_STALL_TIMEOUT", "5"))
+                .gateway().clientStallTimeout());
+        assertEquals(Duration.ofSeconds(2), ServeConfig.parse(List.of("--client-stall-timeout", "2"), Map.of())
+                .gateway().clientStallTimeout());
+        assertThrows(IllegalArgumentException.class, () -> ServeConfig.parse(List.of("--client-stall-timeout", "0"),
+                Map.of()));
+        assertTrue(ServeConfig.usage().contains("--client-stall-timeout"));
+    }
+}
