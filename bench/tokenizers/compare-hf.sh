@@ -8,21 +8,16 @@
 # Needs node + npm. Usage: bench/tokenizers/compare-hf.sh [JMH ARGS]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-. "$root/bin/lib/jdk.sh"
-nereid_select_jdk
+run="$root/bench/lib/run-engine-main.sh"
 fixtures=$(cd "$root/../shared/fixtures" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-(cd "$root" && ./mvnw -B -q -ntp -DskipTests test-compile -pl engine -am)
-(cd "$root" && ./mvnw -B -q -ntp dependency:build-classpath -pl engine -am -Dmdep.includeScope=test \
-  -Dmdep.outputFile="$work/cp.txt")
-cp="$root/engine/target/test-classes:$root/engine/target/classes:$(cat "$work/cp.txt")"
-"$JAVA_HOME/bin/java" -cp "$cp" io.nereid.engine.tokenizer.TokenizerBenchmark "$work/corpus"
+"$run" io.nereid.engine.tokenizer.TokenizerBenchmark "$work/corpus"
 
 (cd "$work" && npm install --silent --no-audit --no-fund tokenizers@0.23.2 >/dev/null)
 cp "$root/bench/tokenizers/hf-encode.cjs" "$work/"
 (cd "$work" && node hf-encode.cjs "$fixtures" "$work/corpus" "$work/ids")
 
-"$JAVA_HOME/bin/java" -cp "$cp" io.nereid.engine.tokenizer.CompareWithHf "$fixtures" "$work/corpus" "$work/ids"
+"$run" io.nereid.engine.tokenizer.CompareWithHf "$fixtures" "$work/corpus" "$work/ids"
 "$root/bin/nereid" jmh engine TokenizerBenchmark "$@"

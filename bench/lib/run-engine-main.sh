@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs a main class from the engine's test/benchmark classpath (src/jmh/java compiles with the
+# tests) with the JVM flags bin/nereid uses. Shared by bench/models/*.sh and bench/tokenizers/*.sh.
+# Usage: bench/lib/run-engine-main.sh CLASS [ARGS...]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/bin/lib/jdk.sh"
+nereid_select_jdk
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+(cd "$root" && ./mvnw -B -q -ntp -DskipTests test-compile -pl engine -am)
+(cd "$root" && ./mvnw -B -q -ntp dependency:build-classpath -pl engine -am -Dmdep.includeScope=test \
+  -Dmdep.outputFile="$work/cp.txt")
+# The CompileCommands keep C2 from inlining one weight format's kernel into matmul's shared loop.
+"$JAVA_HOME/bin/java" -Xmx10g --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
+  -XX:CompileCommand=quiet "-XX:CompileCommand=dontinline,io.nereid.engine.tensor.*::dot" \
+  "-XX:CompileCommand=dontinline,io.nereid.engine.tensor.*::dequantize" \
+  -cp "$root/engine/target/test-classes:$root/engine/target/classes:$(cat "$work/cp.txt")" "$@"
