@@ -31,7 +31,7 @@ class GatewayAuthTest {
 
     @BeforeAll
     static void start() throws Exception {
-        Path p = Path.of("").toAbsolutePath().getParent().resolveSibling("shared").resolve("fixtures/models/stories260K.gguf");
+        Path p = TestModels.stories260K();
         ServeConfig c = ServeConfig.parse(List.of("--model", p.toString(), "--port", "0", "--max-num-seqs", "4",
                 "--threads", "1", "--api-key", "secret", "--api-key", "other", "--allowed-origins", "https://app.example"),
                 java.util.Map.of());

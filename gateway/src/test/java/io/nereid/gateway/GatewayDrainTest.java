@@ -33,7 +33,7 @@ class GatewayDrainTest {
 
     @Test
     void shutdownDrainsOpenStreamsAndRejectsNewRequests() throws Exception {
-        Path p = Path.of("").toAbsolutePath().getParent().resolveSibling("shared").resolve("fixtures/models/stories260K.gguf");
+        Path p = TestModels.stories260K();
         ServeConfig c = ServeConfig.parse(List.of("--model", p.toString(), "--port", "0", "--max-num-seqs", "128",
                 "--threads", "1", "--drain-timeout", "60"), Map.of());
         ServingModel model = ServingModel.open(c);
@@ -115,7 +115,7 @@ class GatewayDrainTest {
      */
     @Test
     void streamsLeftAfterTheDrainTimeoutEndWithAShutdownErrorEvent() throws Exception {
-        Path p = Path.of("").toAbsolutePath().getParent().resolveSibling("shared").resolve("fixtures/models/stories260K.gguf");
+        Path p = TestModels.stories260K();
         ServeConfig c = ServeConfig.parse(List.of("--model", p.toString(), "--port", "0", "--max-num-seqs", "24",
                 "--threads", "1", "--drain-timeout", "0"), Map.of());
         ServingModel model = ServingModel.open(c);

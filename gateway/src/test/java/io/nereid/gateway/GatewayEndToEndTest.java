@@ -34,7 +34,7 @@ class GatewayEndToEndTest {
 
     @BeforeAll
     static void start() throws Exception {
-        Path p = Path.of("").toAbsolutePath().getParent().resolveSibling("shared").resolve("fixtures/models/stories260K.gguf");
+        Path p = TestModels.stories260K();
         if (!Files.exists(p)) {
             throw new IllegalStateException("fixture missing: " + p);
         }

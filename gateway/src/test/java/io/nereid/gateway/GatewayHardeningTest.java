@@ -37,7 +37,7 @@ class GatewayHardeningTest {
 
     @BeforeAll
     static void start() throws Exception {
-        Path p = Path.of("").toAbsolutePath().getParent().resolveSibling("shared").resolve("fixtures/models/stories260K.gguf");
+        Path p = TestModels.stories260K();
         ServeConfig c = ServeConfig.parse(List.of("--model", p.toString(), "--port", "0", "--max-num-seqs", "64",
                 "--threads", "1", "--strict", "--client-stall-timeout", "1"), Map.of());
         model = ServingModel.open(c);

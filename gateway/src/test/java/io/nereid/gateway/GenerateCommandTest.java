@@ -20,12 +20,7 @@ class GenerateCommandTest {
     }
 
     private static Path storiesModel() {
-        // Tests run in gateway/; the fixtures live beside the repository.
-        Path p = Path.of("").toAbsolutePath().getParent().resolveSibling("shared").resolve("fixtures/models/stories260K.gguf");
-        if (!Files.exists(p)) {
-            throw new IllegalStateException("fixture missing: " + p);
-        }
-        return p;
+        return TestModels.stories260K();
     }
 
     @Test

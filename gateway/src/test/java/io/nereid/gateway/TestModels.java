@@ -1,0 +1,20 @@
+package io.nereid.gateway;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** The fixture model the gateway tests serve; tests run in gateway/, the fixtures live beside the repository. */
+final class TestModels {
+
+    private TestModels() {
+    }
+
+    /** {@code ../shared/fixtures/models/stories260K.gguf}; fails loudly when the fixtures are missing. */
+    static Path stories260K() {
+        Path p = Path.of("").toAbsolutePath().getParent().resolveSibling("shared").resolve("fixtures/models/stories260K.gguf");
+        if (!Files.exists(p)) {
+            throw new IllegalStateException("fixture missing: " + p);
+        }
+        return p;
+    }
+}
