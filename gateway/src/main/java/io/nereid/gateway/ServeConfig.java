@@ -64,9 +64,9 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
                     + " .jinja file (default: the model's own)"),
             new Option("--threads", null, "kernel threads (default: available processors)"),
             new Option("--drain-timeout", "30", "seconds in-flight requests may take to finish after SIGTERM"),
-            new Option("--stall-timeout", "30", "seconds the engine may make no progress while work is pending"
+            new Option("--engine-stall-timeout", "30", "seconds the engine may make no progress while work is pending"
                     + " before GET /health/ready answers 503"),
-            new Option("--client-stall-timeout", "30", "seconds a streaming client may leave its write queue full"
+            new Option("--stall-timeout", "30", "seconds a streaming client may leave its write queue full"
                     + " (reading nothing) before it is dropped and its request cancelled"),
             new Option("--strict", "false", "unknown request fields are a 400 naming them (default: ignored and"
                     + " named in the x-nereid-ignored-fields header); a bare --strict means true"),
@@ -139,8 +139,8 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             keys.addAll(keyFile(Path.of(v.get("--api-key-file"))));
         }
         GatewayOptions gateway = new GatewayOptions(keys, v.get("--allowed-origins") == null ? List.of()
-                : list(v.get("--allowed-origins")), Duration.ofSeconds(integer(v, "--stall-timeout")), bool(v, "--strict"),
-                Duration.ofSeconds(integer(v, "--client-stall-timeout")));
+                : list(v.get("--allowed-origins")), Duration.ofSeconds(integer(v, "--engine-stall-timeout")), bool(v, "--strict"),
+                Duration.ofSeconds(integer(v, "--stall-timeout")));
         Path model = v.get("--model") == null ? null : Path.of(v.get("--model"));
         String name = v.get("--served-model-name");
         if (name == null) {

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** stories260K on 127.0.0.1 with {@code --strict --client-stall-timeout 1}. */
+/** stories260K on 127.0.0.1 with {@code --strict --stall-timeout 1}. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class GatewayHardeningTest {
 
@@ -39,7 +39,7 @@ class GatewayHardeningTest {
     static void start() throws Exception {
         Path p = TestModels.stories260K();
         ServeConfig c = ServeConfig.parse(List.of("--model", p.toString(), "--port", "0", "--max-num-seqs", "64",
-                "--threads", "1", "--strict", "--client-stall-timeout", "1"), Map.of());
+                "--threads", "1", "--strict", "--stall-timeout", "1"), Map.of());
         model = ServingModel.open(c);
         server = GatewayServer.start(model, c.gateway(), "127.0.0.1", 0);
         client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();

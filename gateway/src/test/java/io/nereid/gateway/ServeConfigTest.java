@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.nereid.gateway.http.GatewayOptions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -27,12 +28,22 @@ class ServeConfigTest {
     @Test
     void clientStallTimeoutDefaultsTo30sAndReadsTheEnvironment() {
         assertEquals(Duration.ofSeconds(30), ServeConfig.parse(List.of(), Map.of()).gateway().clientStallTimeout());
-        assertEquals(Duration.ofSeconds(5), ServeConfig.parse(List.of(), Map.of("NEREID_CLIENT_STALL_TIMEOUT", "5"))
+        assertEquals(Duration.ofSeconds(5), ServeConfig.parse(List.of(), Map.of("NEREID_STALL_TIMEOUT", "5"))
                 .gateway().clientStallTimeout());
-        assertEquals(Duration.ofSeconds(2), ServeConfig.parse(List.of("--client-stall-timeout", "2"), Map.of())
+        assertEquals(Duration.ofSeconds(2), ServeConfig.parse(List.of("--stall-timeout", "2"), Map.of())
                 .gateway().clientStallTimeout());
-        assertThrows(IllegalArgumentException.class, () -> ServeConfig.parse(List.of("--client-stall-timeout", "0"),
+        assertThrows(IllegalArgumentException.class, () -> ServeConfig.parse(List.of("--stall-timeout", "0"),
                 Map.of()));
-        assertTrue(ServeConfig.usage().contains("--client-stall-timeout"));
+        assertTrue(ServeConfig.usage().contains("--stall-timeout"));
+    }
+
+    @Test
+    void engineStallTimeoutIsTheReadinessLimitAndSeparateFromTheClientOne() {
+        GatewayOptions g = ServeConfig.parse(List.of("--engine-stall-timeout", "7", "--stall-timeout", "3"), Map.of())
+                .gateway();
+        assertEquals(Duration.ofSeconds(7), g.stallTimeout());
+        assertEquals(Duration.ofSeconds(3), g.clientStallTimeout());
+        assertEquals(Duration.ofSeconds(9), ServeConfig.parse(List.of(), Map.of("NEREID_ENGINE_STALL_TIMEOUT", "9"))
+                .gateway().stallTimeout());
     }
 }

@@ -30,10 +30,10 @@ public record GatewayOptions(List<String> apiKeys, List<String> allowedOrigins, 
             throw new IllegalArgumentException("an API key must not be blank");
         }
         if (stallTimeout.isNegative() || stallTimeout.isZero()) {
-            throw new IllegalArgumentException("--stall-timeout must be positive, got " + stallTimeout.toSeconds() + " s");
+            throw new IllegalArgumentException("--engine-stall-timeout must be positive, got " + stallTimeout.toSeconds() + " s");
         }
         if (clientStallTimeout.isNegative() || clientStallTimeout.isZero()) {
-            throw new IllegalArgumentException("--client-stall-timeout must be positive, got "
+            throw new IllegalArgumentException("--stall-timeout must be positive, got "
                     + clientStallTimeout.toMillis() + " ms");
         }
     }

@@ -52,7 +52,7 @@ final class ServingMetrics {
                 .description("Requests whose client went away before the response ended (engine request cancelled)")
                 .register(registry);
         this.stalled = Counter.builder("nereid.stalled.streams").tag("model_name", model)
-                .description("Streams dropped because the client read nothing for --client-stall-timeout"
+                .description("Streams dropped because the client read nothing for --stall-timeout"
                         + " (engine request cancelled)")
                 .register(registry);
         for (String reason : new String[] {"stop", "length", "abort"}) {
