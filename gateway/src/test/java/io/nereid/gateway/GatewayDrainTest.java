@@ -145,6 +145,7 @@ class GatewayDrainTest {
             String last = frames[frames.length - 2];
             if (last.contains("\"error\"")) {
                 assertEquals("shutdown", new ObjectMapper().readTree(last.substring(6)).get("error").get("code").asText());
+                io.nereid.gateway.http.OpenApiContract.assertValid("TextCompletionStreamEvent", last.substring(6));
                 aborted++;
             }
         }
