@@ -65,6 +65,7 @@ class GatewayAuthTest {
         for (String path : List.of("/v1/models", "/metrics")) {
             HttpResponse<String> r = send(at(path));
             assertEquals(401, r.statusCode(), path);
+            io.nereid.gateway.http.OpenApiContract.assertValid("ErrorResponse", r.body());
             JsonNode e = JSON.readTree(r.body()).get("error");
             assertEquals("authentication_error", e.get("type").asText());
             assertEquals("invalid_api_key", e.get("code").asText());

@@ -75,6 +75,8 @@ class GatewayDrainTest {
             } while (r.statusCode() == 200);
             assertEquals(503, r.statusCode(), r.body());
             assertEquals("draining", new ObjectMapper().readTree(r.body()).get("error").get("code").asText());
+            io.nereid.gateway.http.OpenApiContract.assertValid("ErrorResponse", r.body());
+            assertTrue(r.headers().firstValue("Retry-After").isPresent(), "a draining 503 says when to retry");
             assertTrue(server.inflight() > 0, "the streams ended before the 503 was observed");
 
             // Now read every stream to its end: each is a 200 that ends with [DONE] and the terminating chunk.
@@ -145,6 +147,7 @@ class GatewayDrainTest {
             String last = frames[frames.length - 2];
             if (last.contains("\"error\"")) {
                 assertEquals("shutdown", new ObjectMapper().readTree(last.substring(6)).get("error").get("code").asText());
+                io.nereid.gateway.http.OpenApiContract.assertValid("TextCompletionStreamEvent", last.substring(6));
                 aborted++;
             }
         }

@@ -218,9 +218,9 @@ public final class GatewayServer implements AutoCloseable {
         }
     }
 
-    private static final java.util.Set<String> TOKENIZE_FIELDS = java.util.Set.of("model", "prompt", "messages",
+    static final java.util.Set<String> TOKENIZE_FIELDS = java.util.Set.of("model", "prompt", "messages",
             "add_generation_prompt", "add_special_tokens");
-    private static final java.util.Set<String> DETOKENIZE_FIELDS = java.util.Set.of("model", "tokens");
+    static final java.util.Set<String> DETOKENIZE_FIELDS = java.util.Set.of("model", "tokens");
 
     /**
      * Unknown request fields: with --strict a 400 naming them, else named in {@code x-nereid-ignored-fields}.

@@ -19,12 +19,13 @@ import java.util.Set;
  */
 public final class RequestValidator {
 
-    private static final Set<String> COMMON = Set.of("model", "max_tokens", "max_completion_tokens", "temperature",
+    /** Fields both completion routes implement (with {@code messages}/{@code top_logprobs} for chat, {@code prompt} for completions). */
+    static final Set<String> COMMON = Set.of("model", "max_tokens", "max_completion_tokens", "temperature",
             "top_p", "top_k", "min_p", "presence_penalty", "frequency_penalty", "repetition_penalty", "seed", "stop",
             "stop_token_ids", "n", "min_tokens", "ignore_eos", "stream", "stream_options", "user", "priority",
             "logit_bias", "logprobs");
     /** Known, not implemented: a 400 unless absent, null, false, empty or the neutral value. */
-    private static final Set<String> UNSUPPORTED = Set.of("tools", "tool_choice", "functions", "function_call",
+    static final Set<String> UNSUPPORTED = Set.of("tools", "tool_choice", "functions", "function_call",
             "parallel_tool_calls", "response_format", "echo", "suffix", "best_of", "audio",
             "modalities", "prediction", "reasoning_effort", "web_search_options", "guided_json", "guided_regex",
             "guided_choice", "guided_grammar", "structured_outputs", "prompt_logprobs");

@@ -1,0 +1,35 @@
+package io.nereid.gateway;
+
+import io.nereid.gateway.http.GatewayServer;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * stories260K served on 127.0.0.1 (ephemeral port) with extra {@code serve} options; closing it closes
+ * the server, then the model. For a test class's {@code @BeforeAll}/{@code @AfterAll}.
+ */
+record TestServer(ServingModel model, GatewayServer server) implements AutoCloseable {
+
+    static TestServer start(String... options) throws Exception {
+        List<String> args = new java.util.ArrayList<>(List.of("--model", TestModels.stories260K().toString(), "--port", "0"));
+        args.addAll(List.of(options));
+        ServeConfig c = ServeConfig.parse(args, Map.of());
+        ServingModel model = ServingModel.open(c);
+        try {
+            return new TestServer(model, GatewayServer.start(model, c.gateway(), "127.0.0.1", 0));
+        } catch (Exception e) {
+            model.close();
+            throw e;
+        }
+    }
+
+    String url(String path) {
+        return "http://127.0.0.1:" + server.port() + path;
+    }
+
+    @Override
+    public void close() {
+        server.close();
+        model.close();
+    }
+}
