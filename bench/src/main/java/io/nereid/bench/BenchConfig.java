@@ -105,10 +105,17 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
                 inputFile, dir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs, maxErrors);
     }
 
-    public BenchConfig withModel(String m) {
-        return new BenchConfig(url, m, endpoint, apiKey, concurrencies, requestRate, numRequests, durationS,
+    /** This configuration against another server, model and report directory (a server sweep's configuration). */
+    public BenchConfig withTarget(String u, String m, Path dir) {
+        return new BenchConfig(u, m, endpoint, apiKey, concurrencies, requestRate, numRequests, durationS,
                 warmupRequests, inputTokensMean, inputTokensStddev, outputTokensMean, outputTokensStddev,
-                sharedPrefixTokens, seed, inputFile, outputDir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs, maxErrors);
+                sharedPrefixTokens, seed, inputFile, dir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs, maxErrors);
+    }
+
+    /** The load level's label for reports: {@code concurrency 4}, {@code request rate 2.0/s}, {@code offline}. */
+    public String loadLabel() {
+        return offline() ? "offline " + numRequests + " requests" : openLoop() ? "request rate " + requestRate + "/s"
+                : "concurrency " + concurrencies.getFirst();
     }
 
     public static final String USAGE = """

@@ -44,10 +44,8 @@ public final class ConsoleTable {
             }
         }
         b.append('\n');
-        b.append("Token counts from: ").append(m.tokenSource())
-                .append(m.tokenSource().equals("usage") ? " (the server's reported usage; no /tokenize used)"
-                        : " (usage missing: OSL = content events, ISL unknown)")
-                .append('\n');
+        b.append("Token counts: input from ").append(describe(m.inputTokenSource())).append(", output from ")
+                .append(describe(m.outputTokenSource())).append('\n');
         if (slo != null) {
             b.append("SLOs at p99:");
             if (slo.ttftSloMs() > 0) {
@@ -61,5 +59,14 @@ public final class ConsoleTable {
             b.append(slo.met() ? " SLOs MET" : " SLOs NOT MET (" + slo.reason() + ")").append('\n');
         }
         return b.toString();
+    }
+
+    private static String describe(String source) {
+        return switch (source) {
+            case RunMetrics.TOKENIZE -> "/tokenize (the server's tokenizer)";
+            case "usage" -> "usage (the server's reported counts)";
+            case "content events" -> "content events (no usage reported: one token per event)";
+            default -> source + " (no usage reported, no /tokenize)";
+        };
     }
 }

@@ -126,7 +126,8 @@ public final class GenAiPerfExport {
         input.put("shared_prefix_tokens", config.sharedPrefixTokens());
         input.put("random_seed", config.seed());
         input.put("input_file", config.inputFile() == null ? null : config.inputFile().toString());
-        input.put("token_count_source", metrics.tokenSource());
+        input.put("input_token_count_source", metrics.inputTokenSource());
+        input.put("output_token_count_source", metrics.outputTokenSource());
         if (slo != null) {
             Map<String, Object> goodput = new LinkedHashMap<>();
             if (config.ttftSloMs() > 0) {

@@ -5,7 +5,7 @@ import java.util.Locale;
 
 /**
  * A self-contained HTML report: the metrics table and inline SVG charts (TTFT and ITL histograms,
- * output tokens over time, and for sweeps throughput against latency). No scripts, no CDN, no
+ * output tokens over time; sweeps: {@link SweepReport}). No scripts, no CDN, no
  * external fonts, so it renders offline and in headless browsers. Pure; any thread.
  */
 public final class HtmlReport {
@@ -27,25 +27,7 @@ public final class HtmlReport {
         return b.append("</body></html>\n").toString();
     }
 
-    /** One point of a sweep: its label, output token throughput and p50 latency figures. */
-    public record SweepPoint(String label, RunMetrics metrics) {
-    }
-
-    public static String renderSweep(String title, List<SweepPoint> points) {
-        StringBuilder b = head(title);
-        b.append("<h2>Throughput vs latency</h2>\n");
-        double[] x = points.stream().mapToDouble(p -> p.metrics().latencyMs().p50()).toArray();
-        double[] y = points.stream().mapToDouble(p -> p.metrics().outputTokenThroughput()).toArray();
-        String[] labels = points.stream().map(SweepPoint::label).toArray(String[]::new);
-        b.append(lineChart("p50 request latency (ms)", "output tokens/s", x, y, labels));
-        for (SweepPoint p : points) {
-            b.append("<h2>").append(escape(p.label())).append("</h2>\n<pre>")
-                    .append(escape(ConsoleTable.render(p.label(), p.metrics()))).append("</pre>\n");
-        }
-        return b.append("</body></html>\n").toString();
-    }
-
-    private static StringBuilder head(String title) {
+    static StringBuilder head(String title) {
         return new StringBuilder("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>")
                 .append(escape(title)).append("</title>\n<style>body{font-family:sans-serif;margin:2em}"
                         + "pre{font-family:monospace;font-size:12px}svg{background:#fafafa;border:1px solid #ddd}"
@@ -113,10 +95,10 @@ public final class HtmlReport {
             y[i] = tokens[i] / (binNs / 1e9);
         }
         s.append("<h2>Output tokens over time</h2>\n");
-        return s.append(lineChart("time since first request (s)", "output tokens/s", x, y, null)).toString();
+        return s.append(lineChart("time since first request (s)", "output tokens/s", x, y)).toString();
     }
 
-    static String lineChart(String xLabel, String yLabel, double[] x, double[] y, String[] labels) {
+    static String lineChart(String xLabel, String yLabel, double[] x, double[] y) {
         int w = 640;
         int h = 260;
         double xMax = 0;
@@ -133,7 +115,6 @@ public final class HtmlReport {
         yMax = yMax > 0 ? yMax : 1;
         StringBuilder s = new StringBuilder(String.format(Locale.ROOT,
                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\"><polyline fill=\"none\" stroke=\"#c0504d\" stroke-width=\"2\" points=\"", w, h));
-        StringBuilder dots = new StringBuilder();
         for (int i = 0; i < x.length; i++) {
             if (!Double.isFinite(x[i]) || !Double.isFinite(y[i])) {
                 continue;
@@ -141,12 +122,8 @@ public final class HtmlReport {
             double px = 50 + (w - 80) * x[i] / xMax;
             double py = h - 40 - (h - 60) * y[i] / yMax;
             s.append(String.format(Locale.ROOT, "%.1f,%.1f ", px, py));
-            if (labels != null) {
-                dots.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s</text>",
-                        px, py, px + 4, py - 4, escape(labels[i])));
-            }
         }
-        s.append("\"/>").append(dots);
+        s.append("\"/>");
         s.append(String.format(Locale.ROOT, "<text x=\"50\" y=\"%d\" font-size=\"11\">%s (max %.2f)</text>", h - 10, escape(xLabel), xMax));
         s.append(String.format(Locale.ROOT, "<text x=\"4\" y=\"14\" font-size=\"11\">%s (max %.2f)</text>", escape(yLabel), yMax));
         return s.append("</svg>\n").toString();

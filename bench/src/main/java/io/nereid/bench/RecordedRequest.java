@@ -14,13 +14,19 @@ import java.util.List;
  * @param status       HTTP status; 0 when no response head arrived
  * @param error        null when the request succeeded; otherwise the reason, e.g. {@code "timeout"}
  *                     or the error event's message
- * @param inputTokens  prompt tokens from the server's usage; -1 when not reported
+ * @param inputTokens  prompt tokens from the server's usage (or /tokenize, see {@link RunMetrics#inputTokenSource});
+ *                     -1 when not known
  * @param outputTokens completion tokens from the server's usage; -1 when not reported
  */
 public record RecordedRequest(int id, String payload, long sendNs, List<Chunk> chunks, long endNs, int status,
                               String error, int inputTokens, int outputTokens) {
     public RecordedRequest {
         chunks = List.copyOf(chunks);
+    }
+
+    /** This request with its input token count from another source (the server's /tokenize). */
+    public RecordedRequest withInputTokens(int tokens) {
+        return new RecordedRequest(id, payload, sendNs, chunks, endNs, status, error, tokens, outputTokens);
     }
 
     public boolean ok() {

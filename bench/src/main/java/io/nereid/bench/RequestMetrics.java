@@ -14,8 +14,8 @@ import java.util.List;
  *   ITL             = round((latency − TTFT) / (OSL − 1))            (needs ≥ 2 events and OSL > 1)
  *   TPS per user    = 1 / ITL in seconds
  * </pre>
- * All times are in nanoseconds. OSL and ISL come from the server's usage (this bench has no
- * tokenizer); without usage OSL falls back to the number of content events and ISL to -1.
+ * All times are in nanoseconds. OSL comes from the server's usage; without it, the number of
+ * content events. ISL is the recorded request's (usage, or the server's /tokenize), -1 when unknown.
  *
  * @param ttftNs         NaN-free: always present for a request with content
  * @param ttstNs         -1 when fewer than two content events arrived

@@ -19,14 +19,27 @@ import java.util.function.ToDoubleFunction;
  *
  * @param sent       requests recorded (warm-up excluded)
  * @param errors     failed requests by {@link RecordedRequest#errorKey()}
- * @param tokenSource where OSL/ISL came from, for the report ("usage" or "content events")
+ * @param inputTokenSource  where ISL came from: {@code "/tokenize"} (the server's tokenizer), {@code "usage"}
+ *                          (the server's reported prompt_tokens) or {@code "unknown"} (neither)
+ * @param outputTokenSource where OSL came from: {@code "usage"} (completion_tokens) or {@code "content events"}
  */
 public record RunMetrics(int sent, List<RequestMetrics> requests, Map<String, Integer> errors, double durationS,
                          Statistics ttftMs, Statistics ttstMs, Statistics latencyMs, Statistics itlMs,
                          Statistics tpsPerUser, Statistics outputTokens, Statistics inputTokens,
-                         double outputTokenThroughput, double requestThroughput, String tokenSource) {
+                         double outputTokenThroughput, double requestThroughput, String inputTokenSource,
+                         String outputTokenSource) {
+    public static final String TOKENIZE = "/tokenize";
 
+    /** The metrics with token counts from the server's usage (or content events without it). */
     public static RunMetrics of(List<RecordedRequest> recorded) {
+        return of(recorded, false);
+    }
+
+    /**
+     * The metrics; {@code tokenized}: the requests' input tokens were counted by the server's
+     * {@code /tokenize} ({@link ServerTokenizer#withInputCounts}) rather than taken from usage.
+     */
+    public static RunMetrics of(List<RecordedRequest> recorded, boolean tokenized) {
         List<RequestMetrics> ok = new ArrayList<>();
         Map<String, Integer> errors = new TreeMap<>();
         for (RecordedRequest r : recorded) {
@@ -44,11 +57,13 @@ public record RunMetrics(int sent, List<RequestMetrics> requests, Map<String, In
         long lastResponse = Long.MIN_VALUE;
         long totalOutput = 0;
         boolean allUsage = !ok.isEmpty();
+        boolean allInputs = !ok.isEmpty();
         for (RequestMetrics m : ok) {
             firstSend = Math.min(firstSend, m.sendNs());
             lastResponse = Math.max(lastResponse, m.lastResponseNs());
             totalOutput += m.outputTokens();
             allUsage &= m.usageReported();
+            allInputs &= m.inputTokens() >= 0;
         }
         double duration = ok.isEmpty() ? Double.NaN : (lastResponse - firstSend) / 1e9;
         double outputThroughput = ok.isEmpty() || duration <= 0 ? Double.NaN : totalOutput / duration;
@@ -61,7 +76,8 @@ public record RunMetrics(int sent, List<RequestMetrics> requests, Map<String, In
                 stats(ok, RequestMetrics::tpsPerUser, m -> !Double.isNaN(m.tpsPerUser())),
                 stats(ok, RequestMetrics::outputTokens, m -> true),
                 stats(ok, RequestMetrics::inputTokens, m -> m.inputTokens() >= 0),
-                outputThroughput, requestThroughput, allUsage ? "usage" : "content events");
+                outputThroughput, requestThroughput, tokenized ? TOKENIZE : allInputs ? "usage" : "unknown",
+                allUsage ? "usage" : "content events");
     }
 
     private static Statistics stats(List<RequestMetrics> ms, ToDoubleFunction<RequestMetrics> value,

@@ -13,8 +13,13 @@ import java.util.Random;
 
 /**
  * Builds the request bodies of a run, deterministically from the seed: synthetic prompts of
- * common English words (about one token each in BPE vocabularies; the true ISL is taken from the
- * server's usage), or prompts from a JSONL file, each behind an optional shared prefix. Output
+ * common English words, or prompts from a JSONL file, each behind an optional shared prefix.
+ * Synthetic prompts hit {@code --input-tokens-mean} in the server's own tokens when each word's
+ * token cost is known ({@link #wordCosts}, measured through {@code /tokenize} once per server):
+ * words are drawn until their costs sum to the sampled length exactly (words cost the same inside a
+ * prompt as alone, since BPE and SentencePiece pieces do not cross spaces). Without the costs each
+ * word counts as one token, about right for BPE vocabularies; the reported ISL is the server's
+ * either way. Output
  * lengths are pinned with {@code max_tokens = min_tokens} and {@code ignore_eos} so every request
  * generates exactly the sampled count. Not thread-safe; the generator builds bodies up front.
  * <p>
@@ -40,18 +45,32 @@ public final class Workload {
     private final Random random;
     private final String prefix;
     private final List<String> filePrompts;
+    /** Tokens of each of {@link #WORDS}; null = one each. */
+    private final int[] costs;
+    /** Indexes of the one-token words, to fill a prompt's last tokens exactly. */
+    private final int[] singles;
     private int next;
 
     public Workload(BenchConfig config) {
-        this(config, 0);
+        this(config, 0, null);
     }
 
-    /** The workload of sweep level {@code level} (0 = the first level, or a single run). */
-    public Workload(BenchConfig config, int level) {
+    /**
+     * The workload of sweep level {@code level} (0 = the first level, or a single run).
+     *
+     * @param costs each word's tokens ({@link #wordCosts}), or null: one token per word
+     */
+    public Workload(BenchConfig config, int level, int[] costs) {
         if (level < 0) {
             throw new IllegalArgumentException("level must be >= 0, got " + level);
         }
+        if (costs != null && costs.length != WORDS.length) {
+            throw new IllegalArgumentException("costs: one per word expected, got " + costs.length);
+        }
         this.config = config;
+        this.costs = costs == null ? null : costs.clone();
+        this.singles = costs == null ? new int[0]
+                : java.util.stream.IntStream.range(0, WORDS.length).filter(i -> costs[i] == 1).toArray();
         this.random = new Random(levelSeed(config.seed(), level));
         this.prefix = config.sharedPrefixTokens() > 0 ? words(new Random(config.seed() ^ 0x5eed), config.sharedPrefixTokens()) : "";
         this.filePrompts = config.inputFile() == null ? List.of() : readPrompts(config);
@@ -102,13 +121,38 @@ public final class Workload {
         return Math.max(1, (int) Math.round(mean + stddev * random.nextGaussian()));
     }
 
-    private static String words(Random r, int n) {
+    /**
+     * Each of {@link #WORDS}' tokens in the server's tokenizer: the tokens it adds after "the"
+     * (so it is counted as a word inside a prompt, with its leading space), at least 1.
+     */
+    public static int[] wordCosts(ServerTokenizer tokenizer) throws IOException, InterruptedException {
+        int base = tokenizer.countText("the");
+        int[] costs = new int[WORDS.length];
+        for (int i = 0; i < WORDS.length; i++) {
+            costs[i] = Math.max(1, tokenizer.countText("the " + WORDS[i]) - base);
+        }
+        return costs;
+    }
+
+    /** Words worth {@code n} tokens: exactly, when the costs are known and some word is one token. */
+    String words(Random r, int n) {
         StringBuilder b = new StringBuilder();
-        for (int i = 0; i < n; i++) {
-            if (i > 0) {
+        int tokens = 0;
+        while (tokens < n) {
+            int w = r.nextInt(WORDS.length);
+            int cost = costs == null ? 1 : costs[w];
+            if (cost > n - tokens) {
+                if (singles.length == 0) {
+                    break;
+                }
+                w = singles[r.nextInt(singles.length)];
+                cost = 1;
+            }
+            if (!b.isEmpty()) {
                 b.append(' ');
             }
-            b.append(WORDS[r.nextInt(WORDS.length)]);
+            b.append(WORDS[w]);
+            tokens += cost;
         }
         return b.toString();
     }

@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class EndToEndTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private static String run(String... args) {
+    static String run(String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         int rc = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
@@ -45,7 +45,8 @@ class EndToEndTest {
         assertEquals(outputTokens, summary.path("output_sequence_length").path("avg").asDouble(), 1e-9);
         assertEquals("ms", summary.path("time_to_first_token").path("unit").asText());
         assertTrue(summary.path("inter_token_latency").path("p99").asDouble() >= 0);
-        assertEquals("usage", summary.path("input_config").path("token_count_source").asText());
+        assertEquals("usage", summary.path("input_config").path("input_token_count_source").asText());
+        assertEquals("usage", summary.path("input_config").path("output_token_count_source").asText());
         List<String> csv = Files.readAllLines(dir.resolve(GenAiPerfExport.CSV_FILE));
         assertEquals("Metric,avg,min,max,p99,p95,p90,p75,p50,p25", csv.get(0));
         assertTrue(csv.get(1).startsWith("Time To First Token (ms),"));
@@ -147,7 +148,7 @@ class EndToEndTest {
         }
     }
 
-    private static JsonNode summary(Path dir) throws Exception {
+    static JsonNode summary(Path dir) throws Exception {
         return JSON.readTree(dir.resolve(GenAiPerfExport.JSON_FILE).toFile());
     }
 

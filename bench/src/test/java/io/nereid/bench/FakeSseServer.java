@@ -18,6 +18,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code max_tokens} one-token content chunks ({@code delayMs} apart), a usage chunk and
  * {@code [DONE]}. A prompt containing "HANG" gets its head and one token, then nothing; "FAIL" gets
  * an HTTP 500. Handlers run on virtual threads.
+ * <p>
+ * With {@code tokenize}, it also answers {@code POST /tokenize} with a toy tokenizer: a word of more
+ * than five letters is two tokens, any other word one; a prompt gets one BOS token unless
+ * {@code add_special_tokens} is false; chat messages cost their contents plus 3 tokens each.
+ * Without it, {@code /tokenize} is a 404, as on a server that lacks the route.
  */
 final class FakeSseServer implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -33,13 +38,23 @@ final class FakeSseServer implements AutoCloseable {
     /** Every completion request body received, in arrival order. */
     final java.util.Queue<JsonNode> bodies = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
+    /** {@code POST /tokenize} requests answered. */
+    final AtomicInteger tokenizeCalls = new AtomicInteger();
+
     FakeSseServer(long delayMs) throws IOException {
+        this(delayMs, false);
+    }
+
+    FakeSseServer(long delayMs, boolean tokenize) throws IOException {
         this.delayMs = delayMs;
         server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 512);
         server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
         server.createContext("/v1/models", ex -> reply(ex, 200, "{\"object\":\"list\",\"data\":[{\"id\":\"fake-model\"}]}"));
         server.createContext("/v1/chat/completions", ex -> stream(ex, true));
         server.createContext("/v1/completions", ex -> stream(ex, false));
+        if (tokenize) {
+            server.createContext("/tokenize", this::tokenize);
+        }
         server.start();
     }
 
@@ -54,6 +69,30 @@ final class FakeSseServer implements AutoCloseable {
         try (OutputStream os = ex.getResponseBody()) {
             os.write(b);
         }
+    }
+
+    private void tokenize(HttpExchange ex) throws IOException {
+        tokenizeCalls.incrementAndGet();
+        JsonNode body = JSON.readTree(ex.getRequestBody());
+        int count;
+        if (body.has("messages")) {
+            count = 0;
+            for (JsonNode m : body.get("messages")) {
+                count += toyTokens(m.path("content").asText()) + 3;
+            }
+        } else {
+            count = toyTokens(body.path("prompt").asText()) + (body.path("add_special_tokens").asBoolean(true) ? 1 : 0);
+        }
+        reply(ex, 200, "{\"count\":" + count + ",\"max_model_len\":4096,\"tokens\":[]}");
+    }
+
+    /** The toy tokenizer: words of more than five letters are two tokens. */
+    static int toyTokens(String text) {
+        int n = 0;
+        for (String w : text.split("\\s+")) {
+            n += w.isEmpty() ? 0 : w.length() > 5 ? 2 : 1;
+        }
+        return n;
     }
 
     private void stream(HttpExchange ex, boolean chat) throws IOException {

@@ -65,7 +65,8 @@ class RunMetricsTest {
         RunMetrics run = RunMetrics.of(List.of(new RecordedRequest(0, "{}", 0, chunks, 31 * MS, 200, null, -1, -1)));
         assertEquals(2, run.requests().getFirst().outputTokens());
         assertEquals(20.0, run.itlMs().avg(), 1e-9);
-        assertEquals("content events", run.tokenSource());
+        assertEquals("content events", run.outputTokenSource());
+        assertEquals("unknown", run.inputTokenSource());
         assertEquals(0, run.inputTokens().count(), "ISL unknown without usage");
     }
 
@@ -94,7 +95,8 @@ class RunMetricsTest {
         assertEquals(2 / 0.050, run.requestThroughput(), 1e-6);
         assertEquals(4.0, run.outputTokens().avg(), 1e-12);
         assertEquals(7.0, run.inputTokens().avg(), 1e-12);
-        assertEquals("usage", run.tokenSource());
+        assertEquals("usage", run.outputTokenSource());
+        assertEquals("usage", run.inputTokenSource());
         // ITLs: A (40−10)/4 = 7.5 ms, B (40−20)/2 = 10 ms.
         assertEquals(8.75, run.itlMs().avg(), 1e-9);
     }

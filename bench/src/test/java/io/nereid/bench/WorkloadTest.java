@@ -37,8 +37,8 @@ class WorkloadTest {
 
     @Test
     void sameSeedAndLevelGiveTheSamePayloads() throws Exception {
-        assertEquals(payloads(new Workload(config(7), 2), 20), payloads(new Workload(config(7), 2), 20));
-        assertEquals(payloads(new Workload(config(7)), 20), payloads(new Workload(config(7), 0), 20));
+        assertEquals(payloads(new Workload(config(7), 2, null), 20), payloads(new Workload(config(7), 2, null), 20));
+        assertEquals(payloads(new Workload(config(7)), 20), payloads(new Workload(config(7), 0, null), 20));
     }
 
     @Test
@@ -46,7 +46,7 @@ class WorkloadTest {
         Set<String> seen = new HashSet<>();
         Set<String> prefixes = new HashSet<>();
         for (int level = 0; level < 4; level++) {
-            for (JsonNode body : payloads(new Workload(config(7), level), 50)) {
+            for (JsonNode body : payloads(new Workload(config(7), level, null), 50)) {
                 assertTrue(seen.add(user(body)), "prompt repeated across levels at level " + level);
                 prefixes.add(body.path("messages").get(0).path("content").asText());
             }

@@ -1,0 +1,147 @@
+package io.nereid.bench;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A Nereid server the bench started as a child process for one sweep configuration. {@link #start}
+ * runs the command (which must listen on the port it prints as {@code listening on http://HOST:PORT},
+ * as {@code bin/nereid serve --port 0} does), copies its output to a log file, and returns once
+ * {@code GET /health/ready} answers 200. {@link #close} stops it with SIGTERM (the server drains)
+ * and waits; only a server that outlives the wait is killed. Used by one thread; {@link #close} may
+ * also be called from a shutdown hook, and is idempotent.
+ */
+public final class ServerProcess implements AutoCloseable {
+    private static final Pattern LISTENING = Pattern.compile("listening on (http://\\S+?)/?$");
+    private static final long STOP_WAIT_S = 60;
+
+    private final Process process;
+    private final Thread logCopier;
+    private final String url;
+
+    private ServerProcess(Process process, Thread logCopier, String url) {
+        this.process = process;
+        this.logCopier = logCopier;
+        this.url = url;
+    }
+
+    /** The base URL, e.g. {@code http://127.0.0.1:41234}. */
+    public String url() {
+        return url;
+    }
+
+    /**
+     * Starts {@code command}, its stdout and stderr going to {@code log}, and waits (at most
+     * {@code timeoutS}) for it to listen and be ready.
+     *
+     * @throws IOException naming the command and the log when it exits, or is not ready in time
+     */
+    public static ServerProcess start(List<String> command, Path log, double timeoutS)
+            throws IOException, InterruptedException {
+        Files.createDirectories(log.toAbsolutePath().getParent());
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        long deadline = System.nanoTime() + (long) (timeoutS * 1e9);
+        CompletableFuture<String> listening = new CompletableFuture<>();
+        Thread copier = Thread.ofVirtual().name("bench-server-log").start(() -> copyOutput(p, log, listening));
+        try {
+            String url = listening.get(remainingNs(deadline), TimeUnit.NANOSECONDS);
+            if (url == null) {
+                throw new IOException("server exited (status " + p.waitFor() + ") before listening: "
+                        + String.join(" ", command) + "; see " + log);
+            }
+            awaitReady(url, p, deadline, log);
+            return new ServerProcess(p, copier, url);
+        } catch (java.util.concurrent.TimeoutException e) {
+            stop(p);
+            throw new IOException("server not listening after " + timeoutS + " s: " + String.join(" ", command)
+                    + "; see " + log);
+        } catch (java.util.concurrent.ExecutionException e) {
+            stop(p);
+            throw new IOException("server output: " + e.getCause().getMessage(), e.getCause());
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            stop(p);
+            throw e;
+        }
+    }
+
+    /** Copies the server's output to the log; completes {@code listening} with the URL, or null at exit. */
+    private static void copyOutput(Process p, Path log, CompletableFuture<String> listening) {
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+             var out = Files.newBufferedWriter(log, StandardCharsets.UTF_8)) {
+            String line;
+            while ((line = in.readLine()) != null) {
+                out.write(line);
+                out.newLine();
+                out.flush();
+                Matcher m = LISTENING.matcher(line.strip());
+                if (!listening.isDone() && m.find()) {
+                    listening.complete(m.group(1));
+                }
+            }
+            listening.complete(null);
+        } catch (IOException e) {
+            listening.completeExceptionally(e);
+        }
+    }
+
+    private static void awaitReady(String url, Process p, long deadline, Path log)
+            throws IOException, InterruptedException {
+        try (HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()) {
+            HttpRequest ready = HttpRequest.newBuilder(URI.create(url + "/health/ready"))
+                    .timeout(Duration.ofSeconds(5)).GET().build();
+            int status = 0;
+            while (System.nanoTime() < deadline) {
+                if (!p.isAlive()) {
+                    throw new IOException("server exited (status " + p.exitValue() + ") before ready; see " + log);
+                }
+                try {
+                    status = client.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode();
+                    if (status == 200) {
+                        return;
+                    }
+                } catch (IOException e) {
+                    status = 0; // not accepting yet
+                }
+                Thread.sleep(100);
+            }
+            throw new IOException(url + "/health/ready: not 200 in time (last status " + status + "); see " + log);
+        }
+    }
+
+    private static long remainingNs(long deadline) {
+        return Math.max(1, deadline - System.nanoTime());
+    }
+
+    /** SIGTERM, then wait for the drain; kill only a server still running after the wait. The log is complete after. */
+    @Override
+    public void close() throws InterruptedException {
+        stop(process);
+        logCopier.join(Duration.ofSeconds(10));
+    }
+
+    private static void stop(Process p) throws InterruptedException {
+        if (!p.isAlive()) {
+            return;
+        }
+        // SIGTERM through the handle: Process.destroy() would also close our end of its output,
+        // losing the drain's last log lines.
+        p.toHandle().destroy();
+        if (!p.waitFor(STOP_WAIT_S, TimeUnit.SECONDS)) {
+            p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+}

@@ -1,0 +1,55 @@
+package io.nereid.bench;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/** Server sweep flags: the configurations they make and the command lines that start them. */
+class ServeSweepTest {
+    @Test
+    void valueListsMakeTheCrossProductSmallestFirst() {
+        ServeSweep.Parsed p = ServeSweep.parse(new String[] {"--concurrency", "1,4", "--serve-model", "m.gguf",
+                "--max-num-seqs", "8,16", "--max-num-batched-tokens", "512,2048", "--serve", "--chat-template chatml",
+                "--serve-command", "java -cp x Main serve"});
+        assertArrayEquals(new String[] {"--concurrency", "1,4"}, p.rest());
+        List<ServeSweep.Setup> setups = p.sweep().setups();
+        assertEquals(List.of("max-num-seqs=8 max-num-batched-tokens=512", "max-num-seqs=8 max-num-batched-tokens=2048",
+                "max-num-seqs=16 max-num-batched-tokens=512", "max-num-seqs=16 max-num-batched-tokens=2048"),
+                setups.stream().map(ServeSweep.Setup::label).toList());
+        assertEquals("seqs16-tokens2048", setups.get(3).dirName());
+        assertEquals(List.of("java", "-cp", "x", "Main", "serve", "--host", "127.0.0.1", "--port", "0", "--model",
+                "m.gguf", "--chat-template", "chatml", "--max-num-seqs", "16", "--max-num-batched-tokens", "2048"),
+                p.sweep().commandLine(setups.get(3)));
+    }
+
+    @Test
+    void withoutServerFlagsTheArgumentsPassThrough() {
+        String[] args = {"--url", "http://h:1", "--concurrency", "2"};
+        ServeSweep.Parsed p = ServeSweep.parse(args);
+        assertNull(p.sweep());
+        assertArrayEquals(args, p.rest());
+    }
+
+    @Test
+    void oneUnsweptServerIsTheServerDefaults() {
+        List<ServeSweep.Setup> setups = ServeSweep.parse(new String[] {"--serve-model", "m.gguf"}).sweep().setups();
+        assertEquals(1, setups.size());
+        assertEquals("server defaults", setups.getFirst().label());
+        assertEquals(List.of("--model", "m.gguf"), setups.getFirst().args());
+    }
+
+    @Test
+    void badServerFlagsAreRefused() {
+        assertThrows(IllegalArgumentException.class, () -> ServeSweep.parse(new String[] {"--max-num-seqs", "0"}));
+        assertThrows(IllegalArgumentException.class, () -> ServeSweep.parse(new String[] {"--max-num-seqs", "a"}));
+        assertThrows(IllegalArgumentException.class, () -> ServeSweep.parse(new String[] {"--serve-model"}));
+        assertThrows(IllegalArgumentException.class,
+                () -> ServeSweep.parse(new String[] {"--url", "http://h:1", "--max-num-seqs", "8"}));
+        assertThrows(IllegalArgumentException.class, () -> ServeSweep.parse(new String[] {"--serve-timeout", "0"}));
+    }
+}
