@@ -54,13 +54,14 @@ final class HfTensors implements TensorSource, AutoCloseable {
             "output_norm.weight", "model.norm.weight",
             "output.weight", "lm_head.weight");
 
-    private final Path dir;
+    private final Path listing;   // what says which tensors exist: model.safetensors or the index
     private final List<SafetensorsFile> files;
     private final Map<String, SafetensorsFile> byName;   // HF tensor name → its shard
     private final boolean tiedEmbeddings;
 
-    private HfTensors(Path dir, List<SafetensorsFile> files, Map<String, SafetensorsFile> byName, boolean tiedEmbeddings) {
-        this.dir = dir;
+    private HfTensors(Path listing, List<SafetensorsFile> files, Map<String, SafetensorsFile> byName,
+            boolean tiedEmbeddings) {
+        this.listing = listing;
         this.files = files;
         this.byName = byName;
         this.tiedEmbeddings = tiedEmbeddings;
@@ -97,7 +98,8 @@ final class HfTensors implements TensorSource, AutoCloseable {
                     byName.put(e.getKey(), f);
                 }
             }
-            HfTensors tensors = new HfTensors(dir, List.copyOf(opened.values()), Map.copyOf(byName), tiedEmbeddings);
+            HfTensors tensors = new HfTensors(dir.resolve(index.isEmpty() ? SINGLE : INDEX), List.copyOf(opened.values()),
+                    Map.copyOf(byName), tiedEmbeddings);
             if (!tiedEmbeddings && !byName.containsKey("lm_head.weight")) {
                 throw new ModelLoadException(tensors.describe("output.weight")
                         + " is missing (config.json tie_word_embeddings is false)");
@@ -184,7 +186,7 @@ final class HfTensors implements TensorSource, AutoCloseable {
     public String describe(String ggufName) {
         String name = storedName(ggufName).orElse(ggufName);
         SafetensorsFile f = byName.get(name);
-        return (f != null ? f.path() : dir) + ": tensor " + name;
+        return (f != null ? f.path() : listing) + ": tensor " + name;
     }
 
     @Override
