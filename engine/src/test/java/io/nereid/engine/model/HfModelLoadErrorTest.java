@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.nereid.engine.Fixtures;
 import io.nereid.engine.gguf.GgmlType;
 import io.nereid.engine.gguf.GgufFile;
+import io.nereid.engine.kernel.RopeScaling;
 import io.nereid.engine.kernel.ScalarKernels;
 import io.nereid.engine.safetensors.SafetensorsDtype;
 import io.nereid.engine.safetensors.SafetensorsFile;
@@ -122,6 +123,19 @@ class HfModelLoadErrorTest {
                 "model.layers.0.mlp.gate_proj.weight", "has shape [48, 32], expected [64, 32]");
         says(fails(copy("dtype", Map.of(), t -> true, SafetensorsDtype.I8)), "model.layers.0.mlp.up_proj.weight",
                 "dtype I8", "F32, F16, BF16");
+    }
+
+    @Test
+    void ropeScalingAndStopIdsComeFromTheConfigFiles() throws IOException {
+        Path llama3 = config("llama3", "rope_scaling", "{\"rope_type\":\"llama3\",\"factor\":8.0,\"low_freq_factor\":1,"
+                + "\"high_freq_factor\":4.0,\"original_max_position_embeddings\":8192}");
+        Files.writeString(llama3.resolve("generation_config.json"), "{\"eos_token_id\": 7}");
+        HfModelConfig c = HfModelConfig.read(llama3);
+        assertEquals(new RopeScaling.Llama3(8, 1, 4, 8192), c.model().ropeScaling());
+        assertArrayEquals(new int[] {2, 7}, c.stopIds());
+        assertEquals(new RopeScaling.Linear(2), HfModelConfig.read(config("linear", "rope_scaling",
+                "{\"type\":\"linear\",\"factor\":2}")).model().ropeScaling());
+        assertEquals(new RopeScaling.None(), HfModelConfig.read(config("nulled", "rope_scaling", "null")).model().ropeScaling());
     }
 
     @Test
