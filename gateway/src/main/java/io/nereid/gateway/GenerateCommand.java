@@ -23,15 +23,15 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * {@code bin/nereid generate}: loads a GGUF model, streams a completion of a prompt to stdout and
+ * {@code bin/nereid generate}: loads a model (GGUF file or Hugging Face directory), streams a completion of a prompt to stdout and
  * prints prompt and decode speed to stderr. A single sequence on the CPU backend; the server
  * batches many.
  */
 final class GenerateCommand {
 
     static final String USAGE = """
-            usage: bin/nereid generate --model FILE.gguf --prompt TEXT [options]
-                   bin/nereid generate --model FILE.gguf --batch PROMPTS.jsonl [options]
+            usage: bin/nereid generate --model FILE.gguf|HF_DIR --prompt TEXT [options]
+                   bin/nereid generate --model FILE.gguf|HF_DIR --batch PROMPTS.jsonl [options]
               --batch FILE        offline mode (MLPerf "Offline"): every line {"prompt": ..., optional
                                   "max_tokens"} goes through the batching engine at once; prints one
                                   JSON line per prompt and the total output tok/s

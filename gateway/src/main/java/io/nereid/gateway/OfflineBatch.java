@@ -81,35 +81,14 @@ final class OfflineBatch {
         for (int i = 0; i < results.length; i++) {
             Result r = results[i];
             outputTokens += r.usage == null ? 0 : r.usage.completionTokens();
-            out.println("{\"index\":" + i + ",\"text\":" + quote(r.text.toString()) + ",\"finish_reason\":"
-                    + (r.reason == null ? "null" : quote(r.reason.name().toLowerCase(java.util.Locale.ROOT)))
+            out.println("{\"index\":" + i + ",\"text\":" + Json.quote(r.text.toString()) + ",\"finish_reason\":"
+                    + (r.reason == null ? "null" : Json.quote(r.reason.name().toLowerCase(java.util.Locale.ROOT)))
                     + ",\"prompt_tokens\":" + (r.usage == null ? 0 : r.usage.promptTokens())
                     + ",\"completion_tokens\":" + (r.usage == null ? 0 : r.usage.completionTokens()) + "}");
         }
         err.printf("offline: %d prompts, %d output tokens in %.2f s: %.1f output tok/s%n", results.length, outputTokens, secs,
                 outputTokens / secs);
         return 0;
-    }
-
-    private static String quote(String s) {
-        StringBuilder sb = new StringBuilder("\"");
-        for (char c : s.toCharArray()) {
-            switch (c) {
-                case '"' -> sb.append("\\\"");
-                case '\\' -> sb.append("\\\\");
-                case '\n' -> sb.append("\\n");
-                case '\r' -> sb.append("\\r");
-                case '\t' -> sb.append("\\t");
-                default -> {
-                    if (c < 0x20) {
-                        sb.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        sb.append(c);
-                    }
-                }
-            }
-        }
-        return sb.append('"').toString();
     }
 
     /** One prompt's output; written on the engine thread, read after the latch. */

@@ -16,7 +16,7 @@ import java.util.Map;
  * Everything {@code bin/nereid serve} is configured with, built in one place ({@link #parse}) from
  * command-line flags and, for flags not given, {@code NEREID_*} environment variables.
  *
- * @param model               GGUF file, or null: generate the random-weight demo model
+ * @param model               GGUF file or Hugging Face model directory, or null: generate the random-weight demo model
  * @param servedModelName     the {@code model} clients must send (default: the file name, or "nereid-demo")
  * @param host                interface to bind
  * @param port                TCP port; 0 picks a free one (printed at startup)
@@ -50,8 +50,10 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
     }
 
     static final List<Option> OPTIONS = List.of(
-            new Option("--model", null, "GGUF model file (default: a small random-weight demo model)"),
-            new Option("--served-model-name", null, "model name clients send (default: the file name without .gguf)"),
+            new Option("--model", null, "GGUF model file, or Hugging Face model directory (config.json, *.safetensors,"
+                    + " tokenizer.json) (default: a small random-weight demo model)"),
+            new Option("--served-model-name", null, "model name clients send (default: the file or directory name"
+                    + " without .gguf)"),
             new Option("--host", "127.0.0.1", "interface to bind"),
             new Option("--port", "8000", "TCP port; 0 = any free port (printed)"),
             new Option("--max-num-seqs", "64", "sequences per engine step"),

@@ -1,22 +1,19 @@
 package io.nereid.engine.gguf;
 
 import io.nereid.engine.gguf.GgufException.Reason;
+import io.nereid.engine.mmap.MappedFile;
 import java.io.IOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * An open GGUF file (version 2 or 3, little-endian): its metadata, its tensor infos and its
- * tensor data, memory-mapped read-only through a shared {@link Arena}; tensor data is never
+ * tensor data, memory-mapped read-only ({@link MappedFile}); tensor data is never
  * copied to the heap.
  *
  * <p>{@link #open} validates the whole header up front (see {@link GgufParser} for the layout),
@@ -31,17 +28,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class GgufFile implements AutoCloseable {
 
-    private final Path path;
-    private final Arena arena;
-    private final MemorySegment mapped;
+    private final MappedFile file;
     private final GgufParser.Header header;
     private final Map<String, GgufTensorInfo> byName;
-    private final AtomicBoolean closed = new AtomicBoolean();
 
-    private GgufFile(Path path, Arena arena, MemorySegment mapped, GgufParser.Header header) {
-        this.path = path;
-        this.arena = arena;
-        this.mapped = mapped;
+    private GgufFile(MappedFile file, GgufParser.Header header) {
+        this.file = file;
         this.header = header;
         Map<String, GgufTensorInfo> names = LinkedHashMap.newLinkedHashMap(header.tensors().size());
         for (GgufTensorInfo t : header.tensors()) {
@@ -57,20 +49,10 @@ public final class GgufFile implements AutoCloseable {
      *     GGUF file of a supported version
      */
     public static GgufFile open(Path path) {
-        Objects.requireNonNull(path, "path");
-        Arena arena = Arena.ofShared();
         try {
-            MemorySegment mapped;
-            try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
-                mapped = channel.map(FileChannel.MapMode.READ_ONLY, 0, channel.size(), arena);
-            }
-            return new GgufFile(path, arena, mapped, GgufParser.parse(mapped, path.toString()));
+            return MappedFile.open(path, f -> new GgufFile(f, GgufParser.parse(f.segment(), path.toString())));
         } catch (IOException e) {
-            arena.close();
             throw new GgufException(Reason.IO, path.toString(), "cannot be read: " + e, e);
-        } catch (RuntimeException | Error e) {
-            arena.close();
-            throw e;
         }
     }
 
@@ -82,7 +64,7 @@ public final class GgufFile implements AutoCloseable {
     }
 
     public Path path() {
-        return path;
+        return file.path();
     }
 
     /** The format version, 2 or 3. */
@@ -105,7 +87,7 @@ public final class GgufFile implements AutoCloseable {
     }
 
     public long fileSize() {
-        return mapped.byteSize();
+        return file.segment().byteSize();
     }
 
     /** Every tensor, in file order (unmodifiable). */
@@ -121,7 +103,7 @@ public final class GgufFile implements AutoCloseable {
     public GgufTensorInfo tensor(String name) {
         GgufTensorInfo t = byName.get(Objects.requireNonNull(name, "name"));
         if (t == null) {
-            throw new GgufException(Reason.NO_SUCH_TENSOR, path.toString(), "no tensor named '" + name + "'");
+            throw new GgufException(Reason.NO_SUCH_TENSOR, file.path().toString(), "no tensor named '" + name + "'");
         }
         return t;
     }
@@ -137,22 +119,20 @@ public final class GgufFile implements AutoCloseable {
     /** The bytes of a tensor of this file; see {@link #tensorData(String)}. */
     public MemorySegment tensorData(GgufTensorInfo tensor) {
         if (!tensor.equals(byName.get(tensor.name()))) {
-            throw new IllegalArgumentException(tensor + " is not a tensor of " + path);
+            throw new IllegalArgumentException(tensor + " is not a tensor of " + file.path());
         }
-        return mapped.asSlice(header.dataOffset() + tensor.offset(), tensor.byteSize());
+        return file.segment().asSlice(header.dataOffset() + tensor.offset(), tensor.byteSize());
     }
 
     /** Releases the mapping; idempotent. Tensor data segments are invalid afterwards. */
     @Override
     public void close() {
-        if (closed.compareAndSet(false, true)) {
-            arena.close();
-        }
+        file.close();
     }
 
     @Override
     public String toString() {
-        return "GgufFile[" + path + ", v" + version() + ", " + metadata().size() + " keys, " + tensors().size()
+        return "GgufFile[" + file.path() + ", v" + version() + ", " + metadata().size() + " keys, " + tensors().size()
                 + " tensors]";
     }
 }

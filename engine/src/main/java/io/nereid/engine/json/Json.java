@@ -49,6 +49,29 @@ public final class Json {
         return (Map<String, Object>) value;
     }
 
+    /** {@code s} as a JSON string literal, quotes included: for the few files the engine writes. */
+    public static String quote(String s) {
+        StringBuilder b = new StringBuilder(s.length() + 2).append('"');
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '"' -> b.append("\\\"");
+                case '\\' -> b.append("\\\\");
+                case '\n' -> b.append("\\n");
+                case '\r' -> b.append("\\r");
+                case '\t' -> b.append("\\t");
+                default -> {
+                    if (c < 0x20) {
+                        b.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        b.append(c);
+                    }
+                }
+            }
+        }
+        return b.append('"').toString();
+    }
+
     private static final int MAX_DEPTH = 512;
 
     private Object value(int depth) {

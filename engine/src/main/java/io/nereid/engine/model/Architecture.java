@@ -7,7 +7,10 @@ import java.util.Arrays;
  * {@code general.architecture}. They differ only in small switches, kept here in one place.
  */
 public enum Architecture {
-    /** Llama 2/3/3.1/3.2 and Mistral: GGML "normal" RoPE (the converter permutes Q/K for it). */
+    /**
+     * Llama 2/3/3.1/3.2 and Mistral: GGML "normal" RoPE in a GGUF (the converter permutes Q/K for
+     * it), NeoX RoPE from a Hugging Face directory (see {@link ModelConfig#neoxRope}).
+     */
     LLAMA("llama", false, false, false),
     /** Qwen 2 / 2.5: biases on Q, K, V; NeoX RoPE. */
     QWEN2("qwen2", true, false, true),
@@ -38,13 +41,22 @@ public enum Architecture {
         return qkNorm;
     }
 
+    /** The RoPE style of this architecture's GGUF files. */
     public boolean neoxRope() {
         return neoxRope;
     }
 
     static Architecture fromGguf(String name, String source) {
+        return find(name, source + ": architecture '" + name + "' (general.architecture)");
+    }
+
+    /** The architecture of a Hugging Face {@code config.json} {@code model_type} (the same names). */
+    static Architecture fromHfModelType(String modelType, String source) {
+        return find(modelType, source + ": model_type '" + modelType + "'");
+    }
+
+    private static Architecture find(String name, String what) {
         return Arrays.stream(values()).filter(a -> a.ggufName.equals(name)).findFirst()
-                .orElseThrow(() -> new ModelLoadException(source + ": architecture '" + name
-                        + "' (general.architecture) is not supported; supported: llama, qwen2, qwen3"));
+                .orElseThrow(() -> new ModelLoadException(what + " is not supported; supported: llama, qwen2, qwen3"));
     }
 }

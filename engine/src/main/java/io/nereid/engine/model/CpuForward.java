@@ -1,7 +1,6 @@
 package io.nereid.engine.model;
 
 import io.nereid.engine.kernel.KernelSupport;
-import io.nereid.engine.kernel.RopeScaling;
 import io.nereid.engine.kernel.RopeTables;
 import io.nereid.engine.tensor.WeightMatrix;
 import java.util.List;
@@ -35,8 +34,7 @@ public final class CpuForward {
         this.k = kernels;
         this.runner = runner;
         this.maxPositions = maxPositions;
-        double[] frequencies = RopeTables.inverseFrequencies(config.ropeDim(), config.ropeTheta(),
-                config.ropeScaleLinear() == 1f ? new RopeScaling.None() : new RopeScaling.Linear(config.ropeScaleLinear()));
+        double[] frequencies = RopeTables.inverseFrequencies(config.ropeDim(), config.ropeTheta(), config.ropeScaling());
         float[] factors = weights.ropeFreqFactors().orElse(null);
         for (int i = 0; factors != null && i < frequencies.length; i++) {
             frequencies[i] /= factors[i];
@@ -111,7 +109,7 @@ public final class CpuForward {
                         k.rmsNorm(kk, off, kk, off, layer.kNorm(), c.headDim(), c.rmsEps());
                     }
                 }
-                boolean neox = c.architecture().neoxRope();
+                boolean neox = c.neoxRope();
                 rope.apply(k, q, t * c.qDim(), c.heads(), c.headDim(), posOf[t], neox);
                 rope.apply(k, kk, t * c.kvDim(), c.kvHeads(), c.headDim(), posOf[t], neox);
             }

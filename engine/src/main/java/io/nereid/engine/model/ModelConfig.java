@@ -2,10 +2,13 @@ package io.nereid.engine.model;
 
 import io.nereid.engine.gguf.GgufException;
 import io.nereid.engine.gguf.GgufMetadata;
+import io.nereid.engine.kernel.RopeScaling;
+import java.util.Objects;
 
 /**
  * Hyper-parameters of a decoder-only transformer, read once from GGUF metadata
- * ({@code <arch>.embedding_length} etc.) with llama.cpp's defaults where a key is optional.
+ * ({@code <arch>.embedding_length} etc.) with llama.cpp's defaults where a key is optional, or
+ * from a Hugging Face {@code config.json} ({@link HfModelConfig}).
  *
  * @param dim            model width (embedding_length)
  * @param layers         block_count
@@ -18,12 +21,22 @@ import io.nereid.engine.gguf.GgufMetadata;
  * @param rmsEps         attention.layer_norm_rms_epsilon, default 1e-5
  * @param ropeTheta      rope.freq_base, default 10000
  * @param ropeDim        rope.dimension_count, default {@code headDim}
- * @param ropeScaleLinear rope.scaling.factor when rope.scaling.type is linear, else 1
+ * @param ropeScaling    how rotary frequencies are stretched: GGUF rope.scaling.type linear, or a
+ *                       config.json {@code rope_scaling}; Llama 3.1 scaling in a GGUF is baked into
+ *                       {@code rope_freqs.weight} instead ({@link ModelWeights#ropeFreqFactors})
+ * @param neoxRope       rotate the pairs {@code (i, i + ropeDim/2)} of a head (NeoX, Hugging Face
+ *                       {@code rotate_half}) rather than {@code (2i, 2i + 1)} (GGML "normal"). A
+ *                       llama GGUF uses normal RoPE because llama.cpp's converter permutes the rows
+ *                       of Q and K; the same model from a Hugging Face directory is unpermuted and
+ *                       needs NeoX.
  */
 public record ModelConfig(Architecture architecture, int dim, int layers, int heads, int kvHeads, int headDim, int ffnDim,
-        int vocabSize, int contextLength, float rmsEps, float ropeTheta, int ropeDim, float ropeScaleLinear) {
+        int vocabSize, int contextLength, float rmsEps, float ropeTheta, int ropeDim, RopeScaling ropeScaling,
+        boolean neoxRope) {
 
     public ModelConfig {
+        Objects.requireNonNull(architecture, "architecture");
+        Objects.requireNonNull(ropeScaling, "ropeScaling");
         if (dim <= 0 || layers <= 0 || heads <= 0 || kvHeads <= 0 || headDim <= 0 || ffnDim <= 0 || vocabSize <= 0) {
             throw new IllegalArgumentException("non-positive hyper-parameter in " + this);
         }
@@ -54,15 +67,15 @@ public record ModelConfig(Architecture architecture, int dim, int layers, int he
             int heads = meta.getInt(p + "attention.head_count");
             int kvHeads = meta.findInt(p + "attention.head_count_kv").orElse(heads);
             int headDim = meta.findInt(p + "attention.key_length").orElse(dim / heads);
-            float scale = 1f;
+            RopeScaling scaling = new RopeScaling.None();
             if (meta.findString(p + "rope.scaling.type").filter("linear"::equals).isPresent()) {
-                scale = meta.getFloat(p + "rope.scaling.factor");
+                scaling = new RopeScaling.Linear(meta.getFloat(p + "rope.scaling.factor"));
             }
             return new ModelConfig(arch, dim, meta.getInt(p + "block_count"), heads, kvHeads, headDim,
                     meta.getInt(p + "feed_forward_length"), vocabSize, meta.findInt(p + "context_length").orElse(2048),
                     meta.findFloat(p + "attention.layer_norm_rms_epsilon").orElse(1e-5f),
                     meta.findFloat(p + "rope.freq_base").orElse(10000f),
-                    meta.findInt(p + "rope.dimension_count").orElse(headDim), scale);
+                    meta.findInt(p + "rope.dimension_count").orElse(headDim), scaling, arch.neoxRope());
         } catch (GgufException | IllegalArgumentException e) {
             throw new ModelLoadException(source + ": bad hyper-parameters: " + e.getMessage(), e);
         }

@@ -1,16 +1,13 @@
 package io.nereid.engine.model;
 
-import io.nereid.engine.gguf.GgufFile;
-import io.nereid.engine.gguf.GgufTensorInfo;
 import io.nereid.engine.tensor.WeightMatrix;
-import java.util.Arrays;
 import java.util.Optional;
 
 /**
  * The tensors of one model, bound by GGUF name ({@code token_embd.weight},
- * {@code blk.N.attn_q.weight}, ...) and checked against the config's shapes. Matrices stay in
- * the memory-mapped file in their own format; norm weights and biases (small) are copied to
- * float arrays. Immutable; valid while the {@link GgufFile} is open.
+ * {@code blk.N.attn_q.weight}, ...) from a {@link TensorSource} and checked against the config's
+ * shapes. Matrices stay in the memory-mapped file in their own format; norm weights and biases
+ * (small) are copied to float arrays. Immutable; valid while the files behind the source are open.
  */
 public final class ModelWeights {
 
@@ -55,8 +52,8 @@ public final class ModelWeights {
         return Optional.ofNullable(ropeFreqFactors);
     }
 
-    static ModelWeights bind(GgufFile file, ModelConfig c) {
-        Binder b = new Binder(file);
+    static ModelWeights bind(TensorSource source, ModelConfig c) {
+        Binder b = new Binder(source);
         WeightMatrix embd = b.matrix("token_embd.weight", c.vocabSize(), c.dim());
         Layer[] layers = new Layer[c.layers()];
         for (int i = 0; i < c.layers(); i++) {
@@ -79,49 +76,51 @@ public final class ModelWeights {
                     b.matrix(p + "ffn_down.weight", c.dim(), c.ffnDim()));
         }
         float[] outNorm = b.vector("output_norm.weight", c.dim());
-        WeightMatrix output = file.findTensor("output.weight").isPresent()
+        WeightMatrix output = source.find("output.weight").isPresent()
                 ? b.matrix("output.weight", c.vocabSize(), c.dim()) : embd; // tied embeddings
-        float[] freqs = file.findTensor("rope_freqs.weight").isPresent()
+        float[] freqs = source.find("rope_freqs.weight").isPresent()
                 ? b.vector("rope_freqs.weight", c.ropeDim() / 2) : null;
         return new ModelWeights(embd, layers, outNorm, output, freqs);
     }
 
     /** Looks tensors up and checks their shapes, naming the file and tensor on any problem. */
-    private record Binder(GgufFile file) {
+    private record Binder(TensorSource source) {
 
         WeightMatrix matrix(String name, int rows, int cols) {
-            GgufTensorInfo t = require(name);
+            TensorSource.Tensor t = require(name);
             long[] d = t.dims();
             if (d.length != 2 || d[0] != cols || d[1] != rows) {
-                throw new ModelLoadException(file.path() + ": tensor " + name + " has shape " + Arrays.toString(d)
-                        + ", expected [" + cols + ", " + rows + "]");
+                throw new ModelLoadException(source.describe(name) + " has shape " + t.shown() + ", expected "
+                        + source.shape(new long[] {cols, rows}));
             }
             try {
-                return WeightMatrix.of(t.type(), d, file.tensorData(t));
+                return WeightMatrix.of(t.type(), d, t.data());
             } catch (IllegalArgumentException | UnsupportedOperationException e) {
-                throw new ModelLoadException(file.path() + ": tensor " + name + ": " + e.getMessage(), e);
+                throw new ModelLoadException(source.describe(name) + ": " + e.getMessage(), e);
             }
         }
 
         float[] vector(String name, int n) {
-            GgufTensorInfo t = require(name);
-            long[] d = t.dims();
-            if (t.elementCount() != n) {
-                throw new ModelLoadException(file.path() + ": tensor " + name + " has shape " + Arrays.toString(d)
-                        + ", expected " + n + " elements");
+            TensorSource.Tensor t = require(name);
+            long count = 1;
+            for (long d : t.dims()) {
+                count *= d;
+            }
+            if (count != n) {
+                throw new ModelLoadException(source.describe(name) + " has shape " + t.shown() + ", expected " + n
+                        + " elements");
             }
             float[] out = new float[n];
             try {
-                WeightMatrix.of(t.type(), new long[] {n}, file.tensorData(t)).getRowInto(0, out, 0);
+                WeightMatrix.of(t.type(), new long[] {n}, t.data()).getRowInto(0, out, 0);
             } catch (IllegalArgumentException | UnsupportedOperationException e) {
-                throw new ModelLoadException(file.path() + ": tensor " + name + ": " + e.getMessage(), e);
+                throw new ModelLoadException(source.describe(name) + ": " + e.getMessage(), e);
             }
             return out;
         }
 
-        private GgufTensorInfo require(String name) {
-            return file.findTensor(name).orElseThrow(
-                    () -> new ModelLoadException(file.path() + ": tensor " + name + " is missing"));
+        private TensorSource.Tensor require(String name) {
+            return source.find(name).orElseThrow(() -> new ModelLoadException(source.describe(name) + " is missing"));
         }
     }
 }

@@ -36,11 +36,21 @@ public final class HfTokenizerLoader {
 
     /** Loads {@code tokenizer.json} from a model directory or the file itself. */
     public static Tokenizer load(Path path) {
+        return load(path, 0, List.of());
+    }
+
+    /**
+     * Loads {@code tokenizer.json} for a model whose embedding has {@code modelVocabSize} rows:
+     * ids the file does not define up to that size (a padded embedding, as Qwen's) become special
+     * tokens {@code [PADn]} that decode to nothing; {@code moreStops} join the ids that end
+     * generation ({@link SpecialTokens#moreStops}).
+     */
+    public static Tokenizer load(Path path, int modelVocabSize, List<Integer> moreStops) {
         Path file = Files.isDirectory(path) ? path.resolve("tokenizer.json") : path;
         Map<String, Object> json = readJson(file);
         Path configFile = file.resolveSibling("tokenizer_config.json");
         Map<String, Object> config = Files.isRegularFile(configFile) ? readJson(configFile) : Map.of();
-        return new Builder(file.toString(), json, config).build();
+        return new Builder(file.toString(), json, config, modelVocabSize, moreStops).build();
     }
 
     private static Map<String, Object> readJson(Path file) {
@@ -58,16 +68,21 @@ public final class HfTokenizerLoader {
         private final String source;
         private final Map<String, Object> json;
         private final Map<String, Object> config;
+        private final int modelVocabSize;
+        private final List<Integer> moreStops;
         private final Map<String, Integer> vocab = new HashMap<>();
         private final List<String> extraRegexes = new ArrayList<>();
         private ModelTokenizer.FragmentNormalizer normalizer = ModelTokenizer.FragmentNormalizer.IDENTITY;
         private boolean byteLevel;
         private boolean stripsLeadingSpace;
 
-        Builder(String source, Map<String, Object> json, Map<String, Object> config) {
+        Builder(String source, Map<String, Object> json, Map<String, Object> config, int modelVocabSize,
+                List<Integer> moreStops) {
             this.source = source;
             this.json = json;
             this.config = config;
+            this.modelVocabSize = modelVocabSize;
+            this.moreStops = moreStops;
         }
 
         Tokenizer build() {
@@ -83,7 +98,8 @@ public final class HfTokenizerLoader {
             for (AddedToken t : added) {
                 vocab.putIfAbsent(t.content(), t.id());
             }
-            int size = vocab.values().stream().mapToInt(Integer::intValue).max().orElse(-1) + 1;
+            int defined = vocab.values().stream().mapToInt(Integer::intValue).max().orElse(-1) + 1;
+            int size = Math.max(defined, modelVocabSize);
             String[] pieces = new String[size];
             vocab.forEach((piece, id) -> {
                 if (id < 0) {
@@ -94,7 +110,7 @@ public final class HfTokenizerLoader {
             for (AddedToken t : added) {
                 pieces[t.id()] = t.content();
             }
-            for (int i = 0; i < size; i++) {
+            for (int i = 0; i < defined; i++) {
                 if (pieces[i] == null) {
                     throw error("token id " + i + " is missing from the vocabulary");
                 }
@@ -111,8 +127,13 @@ public final class HfTokenizerLoader {
 
             byte[][] bytes = new byte[size][];
             boolean[] special = new boolean[size];
-            for (int i = 0; i < size; i++) {
+            for (int i = 0; i < defined; i++) {
                 bytes[i] = pieceBytes(pieces[i]);
+            }
+            for (int i = defined; i < size; i++) { // llama.cpp's converter names padding rows the same way
+                pieces[i] = "[PAD" + i + "]";
+                bytes[i] = new byte[0];
+                special[i] = true;
             }
             List<SpecialTokenSplitter.Entry> entries = new ArrayList<>();
             for (AddedToken t : added) {
@@ -298,7 +319,7 @@ public final class HfTokenizerLoader {
             boolean[] adds = postProcessorAdds(bos, eos);
             boolean addBos = config.get("add_bos_token") instanceof Boolean b ? b : adds[0];
             boolean addEos = config.get("add_eos_token") instanceof Boolean b ? b : adds[1];
-            return new SpecialTokens(bos, eos, eot, eom, pad, unkId, addBos && bos >= 0, addEos && eos >= 0);
+            return new SpecialTokens(bos, eos, eot, eom, pad, unkId, addBos && bos >= 0, addEos && eos >= 0, moreStops);
         }
 
         /** {@code TemplateProcessing}: does the single-sequence template put BOS before / EOS after it? */

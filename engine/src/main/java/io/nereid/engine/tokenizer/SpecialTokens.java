@@ -1,6 +1,7 @@
 package io.nereid.engine.tokenizer;
 
-import java.util.Arrays;
+import java.util.List;
+import java.util.stream.IntStream;
 
 /**
  * Special token ids of a model; -1 where the model has none.
@@ -13,11 +14,24 @@ import java.util.Arrays;
  * @param unk     unknown, or -1
  * @param addBos  whether {@code encode(..., addSpecial=true, ...)} prepends BOS
  * @param addEos  whether it appends EOS
+ * @param moreStops further ids that end generation, e.g. the {@code eos_token_id} list of a
+ *                  Hugging Face {@code generation_config.json}
  */
-public record SpecialTokens(int bos, int eos, int eot, int eom, int pad, int unk, boolean addBos, boolean addEos) {
+public record SpecialTokens(int bos, int eos, int eot, int eom, int pad, int unk, boolean addBos, boolean addEos,
+        List<Integer> moreStops) {
 
-    /** Ids that end generation unless {@code ignore_eos}: EOS, EOT and EOM, without -1 and duplicates. */
+    public SpecialTokens {
+        moreStops = List.copyOf(moreStops);
+    }
+
+    /** Without further stop ids. */
+    public SpecialTokens(int bos, int eos, int eot, int eom, int pad, int unk, boolean addBos, boolean addEos) {
+        this(bos, eos, eot, eom, pad, unk, addBos, addEos, List.of());
+    }
+
+    /** Ids that end generation unless {@code ignore_eos}: EOS, EOT, EOM and the further ones, without -1 and duplicates. */
     public int[] stopIds() {
-        return Arrays.stream(new int[] {eos, eot, eom}).filter(id -> id >= 0).distinct().toArray();
+        return IntStream.concat(IntStream.of(eos, eot, eom), moreStops.stream().mapToInt(Integer::intValue))
+                .filter(id -> id >= 0).distinct().toArray();
     }
 }

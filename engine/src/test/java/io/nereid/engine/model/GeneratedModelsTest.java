@@ -73,7 +73,7 @@ class GeneratedModelsTest {
         return CpuModel.open(p);
     }
 
-    private static int[] prompt(long seed, int length) {
+    static int[] prompt(long seed, int length) {
         SplittableRandom r = new SplittableRandom(seed);
         int[] t = new int[length];
         for (int i = 0; i < length; i++) {
@@ -83,7 +83,7 @@ class GeneratedModelsTest {
     }
 
     /** Logits of the last token after prefilling {@code tokens} in chunks. */
-    private static float[] prefill(CpuForward f, int[] tokens, int chunk, int blockSize, KvPrecision precision) {
+    static float[] prefill(CpuForward f, int[] tokens, int chunk, int blockSize, KvPrecision precision) {
         KvCacheManager cache = new KvCacheManager(new KvCacheConfig(64, blockSize, 0, 1));
         KvStorage kv = new KvStorage(f.config(), 64, blockSize, precision);
         BlockTable table = cache.newTable(0);
@@ -96,7 +96,7 @@ class GeneratedModelsTest {
         return logits;
     }
 
-    private static void assertClose(float[] expected, float[] actual, float rel, String what) {
+    static void assertClose(float[] expected, float[] actual, float rel, String what) {
         assertEquals(expected.length, actual.length);
         for (int i = 0; i < expected.length; i++) {
             float tol = rel * Math.max(1f, Math.abs(expected[i]));

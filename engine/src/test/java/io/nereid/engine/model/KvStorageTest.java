@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.nereid.engine.kernel.KernelSupport;
 import io.nereid.engine.kernel.Kernels;
+import io.nereid.engine.kernel.RopeScaling;
 import io.nereid.kvcache.BlockCopy;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -16,7 +17,7 @@ class KvStorageTest {
 
     // 2 layers, 2 KV heads of 4 dimensions.
     private static final ModelConfig CONFIG = new ModelConfig(Architecture.LLAMA, 16, 2, 4, 2, 4, 8, 10, 64, 1e-5f,
-            10000f, 4, 1f);
+            10000f, 4, new RopeScaling.None(), false);
     private static final KernelSupport K = Kernels.scalar();
 
     /** Attention of a zero query over {@code numTokens} of {@code block}: the mean of their V rows. */

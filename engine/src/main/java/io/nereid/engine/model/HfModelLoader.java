@@ -1,0 +1,90 @@
+package io.nereid.engine.model;
+
+import io.nereid.engine.template.ChatTemplate;
+import io.nereid.engine.template.ChatTemplates;
+import io.nereid.engine.tokenizer.HfTokenizerLoader;
+import io.nereid.engine.tokenizer.Tokenizer;
+import io.nereid.engine.tokenizer.TokenizerException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+/**
+ * Opens a Hugging Face model directory as a {@link CpuModel}:
+ * <pre>
+ * config.json                        architecture and hyper-parameters   ({@link HfModelConfig})
+ * generation_config.json (optional)  eos_token_id: more stop ids
+ * model.safetensors, or model-0000i-of-0000n.safetensors + model.safetensors.index.json
+ *                                    F32 / F16 / BF16 weights, mapped    ({@link HfTensors})
+ * tokenizer.json + tokenizer_config.json   tokenizer, BOS/EOS, add_bos_token, chat_template
+ * chat_template.jinja (optional)     the chat template, when it is kept apart (newer transformers)
+ * </pre>
+ * Stateless.
+ */
+final class HfModelLoader {
+
+    private HfModelLoader() {
+    }
+
+    /**
+     * @param tokenizer the tokenizer to use instead of the directory's {@code tokenizer.json}, or
+     *                  null: for tests of models whose vocabulary has no {@code tokenizer.json}
+     * @throws ModelLoadException naming the file and the reason
+     */
+    static CpuModel open(Path dir, Tokenizer tokenizer) {
+        HfModelConfig hf = HfModelConfig.read(dir);
+        ModelConfig config = hf.model();
+        if (tokenizer == null) {
+            tokenizer = tokenizer(dir, config.vocabSize(), hf.stopIds());
+        } else if (tokenizer.vocabSize() > config.vocabSize()) {
+            throw new ModelLoadException(dir + ": the tokenizer has " + tokenizer.vocabSize() + " tokens, config.json"
+                    + " vocab_size is " + config.vocabSize());
+        }
+        HfTensors tensors = HfTensors.open(dir, hf.tiedEmbeddings());
+        try {
+            ModelWeights weights = ModelWeights.bind(tensors, config);
+            return new CpuModel(config, tokenizer, weights, chatTemplate(dir), tensors::close);
+        } catch (RuntimeException e) {
+            tensors.close();
+            throw e;
+        }
+    }
+
+    private static Tokenizer tokenizer(Path dir, int vocabSize, int[] stopIds) {
+        Path file = dir.resolve("tokenizer.json");
+        if (!Files.isRegularFile(file)) {
+            throw new ModelLoadException(dir + ": tokenizer.json is missing");
+        }
+        Tokenizer t;
+        try {
+            t = HfTokenizerLoader.load(file, vocabSize, Arrays.stream(stopIds).boxed().toList());
+        } catch (TokenizerException e) {
+            throw new ModelLoadException(e.getMessage(), e);
+        }
+        if (t.vocabSize() > vocabSize) {
+            throw new ModelLoadException(file + ": " + t.vocabSize() + " tokens, more than config.json vocab_size "
+                    + vocabSize);
+        }
+        return t;
+    }
+
+    /** {@code chat_template.jinja} if present, else the one in {@code tokenizer_config.json}; compiled when asked for. */
+    private static Supplier<Optional<ChatTemplate>> chatTemplate(Path dir) {
+        Path jinja = dir.resolve("chat_template.jinja");
+        Path config = dir.resolve("tokenizer_config.json");
+        return () -> {
+            if (Files.isRegularFile(jinja)) {
+                try {
+                    return Optional.of(ChatTemplate.compile(Files.readString(jinja, StandardCharsets.UTF_8), jinja.toString()));
+                } catch (IOException e) {
+                    throw new IllegalArgumentException(jinja + ": cannot be read: " + e.getMessage(), e);
+                }
+            }
+            return Files.isRegularFile(config) ? ChatTemplates.fromTokenizerConfig(config, null) : Optional.empty();
+        };
+    }
+}
