@@ -106,6 +106,52 @@ class GatewayEndToEndTest {
         assertEquals("length", chunks.getLast().get("choices").get(0).get("finish_reason").asText());
     }
 
+    @Test
+    void aLengthFinishRidesOnTheLastTextChunkFollowedOnlyByUsageAndDone() throws Exception {
+        List<JsonNode> chunks = events(post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\","
+                + "\"temperature\":0,\"max_tokens\":12,\"stream\":true,\"stream_options\":{\"include_usage\":true}}"));
+        JsonNode usage = chunks.getLast();
+        assertEquals(0, usage.get("choices").size());
+        assertEquals(12, usage.get("usage").get("completion_tokens").asInt());
+        assertEquals(", there was a little girl named Lily. She", textChunksEndingWith("length", chunks.subList(0,
+                chunks.size() - 1), "text"));
+    }
+
+    @Test
+    void aStopStringFinishRidesOnTheChunkWithTheTextBeforeTheStop() throws Exception {
+        // "irl" ends inside the token that completes "girl": that step's text " g" and the finish share a chunk.
+        List<JsonNode> chunks = events(post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\","
+                + "\"temperature\":0,\"max_tokens\":12,\"stop\":\"irl\",\"stream\":true}"));
+        assertEquals(", there was a little g", textChunksEndingWith("stop", chunks, "text"));
+    }
+
+    @Test
+    void aStreamedChatsLengthFinishRidesOnItsLastContentChunk() throws Exception {
+        String req = "{\"model\":\"stories260K\",\"messages\":[{\"role\":\"user\",\"content\":\"Tell me a story\"}],"
+                + "\"temperature\":0,\"max_tokens\":6,\"ignore_eos\":true";
+        String whole = JSON.readTree(post("/v1/chat/completions", req + "}").body()).get("choices").get(0).get("message")
+                .get("content").asText();
+        List<JsonNode> chunks = events(post("/v1/chat/completions", req + ",\"stream\":true}"));
+        assertEquals("assistant", chunks.getFirst().get("choices").get(0).get("delta").get("role").asText());
+        assertEquals(whole, textChunksEndingWith("length", chunks.subList(1, chunks.size()), "delta"));
+    }
+
+    /**
+     * Asserts that every chunk carries new text, that only the last one has a finish_reason (and it is
+     * {@code reason}), and returns the text; {@code field} is "text" (completions) or "delta" (chat).
+     */
+    private static String textChunksEndingWith(String reason, List<JsonNode> chunks, String field) {
+        StringBuilder text = new StringBuilder();
+        for (int i = 0; i < chunks.size(); i++) {
+            JsonNode c = chunks.get(i).get("choices").get(0);
+            JsonNode t = field.equals("delta") ? c.get("delta").get("content") : c.get("text");
+            assertFalse(t == null || t.asText().isEmpty(), "chunk " + i + " has no text: " + chunks);
+            assertEquals(i == chunks.size() - 1 ? reason : null, c.get("finish_reason").textValue(), chunks.toString());
+            text.append(t.asText());
+        }
+        return text.toString();
+    }
+
     /** The data payloads before [DONE], checking the SSE framing and that [DONE] ends the stream. */
     private static List<JsonNode> events(HttpResponse<String> r) throws Exception {
         assertEquals("text/event-stream", r.headers().firstValue("Content-Type").orElse(""));

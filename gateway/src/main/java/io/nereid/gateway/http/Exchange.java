@@ -22,8 +22,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * One admitted completion request: receives the engine's output and writes the HTTP response,
  * streamed (SSE) or whole.
  *
- * <p>Threads: the {@link TokenSink} methods run on the engine thread and only enqueue an event and
- * schedule {@link #drain} on the connection's context; everything else runs on that context. While
+ * <p>Threads: the {@link TokenSink} methods run on the engine thread and only enqueue events;
+ * {@link #onStepEnd()} schedules {@link #drain} on the connection's context, so the events of one
+ * engine step are written together (a choice's last text and its {@code finish_reason} share one
+ * chunk). Everything else runs on that context. While
  * the connection's write queue is full, events stay queued and consecutive deltas of a choice are
  * later sent as one chunk (a slow reader gets bigger chunks, not an unbounded queue of frames).
  * A client that disconnects cancels the engine request.
@@ -137,24 +139,24 @@ final class Exchange implements TokenSink {
             lastTokenNanos[choice] = now;
         }
         if (!text.isEmpty() || !logprobs.isEmpty()) {
-            enqueue(new Delta(choice, text, logprobs));
+            events.add(new Delta(choice, text, logprobs));
         }
     }
 
     @Override
     public void onFinish(int choice, FinishReason reason, Object stopReason, Usage usage) {
         metrics.finished(reason, usage);
-        enqueue(new Finished(choice, reason, stopReason, usage));
+        events.add(new Finished(choice, reason, stopReason, usage));
     }
 
     @Override
     public void onError(int choice, EngineException error) {
-        enqueue(new Failed(choice, error));
+        events.add(new Failed(choice, error));
     }
 
-    private void enqueue(Event e) {
-        events.add(e);
-        if (scheduled.compareAndSet(false, true)) {
+    @Override
+    public void onStepEnd() {
+        if (!events.isEmpty() && scheduled.compareAndSet(false, true)) {
             context.runOnContext(v -> drain());
         }
     }
