@@ -28,6 +28,8 @@ import org.junit.jupiter.api.Timeout;
 class GatewayEndToEndTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** The greedy continuation of "Once upon a time" for 12 tokens (llama.cpp's). */
+    private static final String STORY = ", there was a little girl named Lily. She";
     private static ServingModel model;
     private static GatewayServer server;
     private static HttpClient client;
@@ -83,7 +85,7 @@ class GatewayEndToEndTest {
         assertTrue(b.get("id").asText().startsWith("cmpl-"));
         assertEquals("stories260K", b.get("model").asText());
         JsonNode c = b.get("choices").get(0);
-        assertEquals(", there was a little girl named Lily. She", c.get("text").asText());
+        assertEquals(STORY, c.get("text").asText());
         assertEquals("length", c.get("finish_reason").asText());
         JsonNode u = b.get("usage");
         assertEquals(5, u.get("prompt_tokens").asInt());
@@ -102,7 +104,7 @@ class GatewayEndToEndTest {
         for (JsonNode c : chunks) {
             text.append(c.get("choices").get(0).get("text").asText());
         }
-        assertEquals(", there was a little girl named Lily. She", text.toString());
+        assertEquals(STORY, text.toString());
         assertEquals("length", chunks.getLast().get("choices").get(0).get("finish_reason").asText());
     }
 
@@ -113,16 +115,15 @@ class GatewayEndToEndTest {
         JsonNode usage = chunks.getLast();
         assertEquals(0, usage.get("choices").size());
         assertEquals(12, usage.get("usage").get("completion_tokens").asInt());
-        assertEquals(", there was a little girl named Lily. She", textChunksEndingWith("length", chunks.subList(0,
-                chunks.size() - 1), "text"));
+        assertEquals(STORY, textChunksEndingWith("length", chunks.subList(0, chunks.size() - 1), "text"));
     }
 
     @Test
     void aStopStringFinishRidesOnTheChunkWithTheTextBeforeTheStop() throws Exception {
-        // "irl" ends inside the token that completes "girl": that step's text " g" and the finish share a chunk.
+        // "med" starts inside the token " named": that step's text " na" and the finish share a chunk.
         List<JsonNode> chunks = events(post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\","
-                + "\"temperature\":0,\"max_tokens\":12,\"stop\":\"irl\",\"stream\":true}"));
-        assertEquals(", there was a little g", textChunksEndingWith("stop", chunks, "text"));
+                + "\"temperature\":0,\"max_tokens\":12,\"stop\":\"med\",\"stream\":true}"));
+        assertEquals(", there was a little girl na", textChunksEndingWith("stop", chunks, "text"));
     }
 
     @Test
@@ -150,6 +151,71 @@ class GatewayEndToEndTest {
             text.append(t.asText());
         }
         return text.toString();
+    }
+
+    @Test
+    void echoPutsThePromptBeforeEachChoiceAndLeavesUsageAlone() throws Exception {
+        HttpResponse<String> r = post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\","
+                + "\"temperature\":0,\"max_tokens\":12,\"echo\":true,\"n\":2}");
+        assertEquals(200, r.statusCode(), r.body());
+        JsonNode b = JSON.readTree(r.body());
+        for (JsonNode c : b.get("choices")) {
+            assertEquals("Once upon a time" + STORY, c.get("text").asText());
+        }
+        assertEquals(5, b.get("usage").get("prompt_tokens").asInt());
+        assertEquals(24, b.get("usage").get("completion_tokens").asInt());
+    }
+
+    @Test
+    void aStreamedEchoSendsThePromptAsTheFirstChunk() throws Exception {
+        List<JsonNode> chunks = events(post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\","
+                + "\"temperature\":0,\"max_tokens\":12,\"echo\":true,\"stream\":true,"
+                + "\"stream_options\":{\"include_usage\":true}}"));
+        assertEquals("Once upon a time", chunks.getFirst().get("choices").get(0).get("text").asText());
+        assertEquals("Once upon a time" + STORY, textChunksEndingWith("length", chunks.subList(0, chunks.size() - 1), "text"));
+        assertEquals(5, chunks.getLast().get("usage").get("prompt_tokens").asInt());
+        assertEquals(12, chunks.getLast().get("usage").get("completion_tokens").asInt());
+    }
+
+    @Test
+    void echoOfATokenPromptIsItsDetokenizedText() throws Exception {
+        JsonNode tokens = JSON.readTree(post("/tokenize", "{\"prompt\":\"Once upon a time\"}").body()).get("tokens");
+        String detokenized = JSON.readTree(post("/detokenize", "{\"tokens\":" + tokens + "}").body()).get("prompt").asText();
+        HttpResponse<String> r = post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":" + tokens
+                + ",\"temperature\":0,\"max_tokens\":12,\"echo\":true}");
+        assertEquals(200, r.statusCode(), r.body());
+        assertTrue(detokenized.endsWith("Once upon a time"), detokenized);
+        assertEquals(detokenized + STORY, JSON.readTree(r.body()).get("choices").get(0).get("text").asText());
+    }
+
+    @Test
+    void echoWithLogprobsOrMaxTokensZeroIsA400ThatSaysItIsNotSupported() throws Exception {
+        JsonNode e = error(post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"x\",\"echo\":true,"
+                + "\"logprobs\":1}"), 400);
+        assertEquals("echo", e.get("param").asText());
+        assertEquals("unsupported_parameter", e.get("code").asText());
+        assertEquals("max_tokens", error(post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"x\","
+                + "\"echo\":true,\"max_tokens\":0}"), 400).get("param").asText());
+    }
+
+    @Test
+    void chatEchoRepeatsAFinalAssistantMessageOnly() throws Exception {
+        String user = "{\"role\":\"user\",\"content\":\"Tell me a story\"}";
+        String tail = "\"temperature\":0,\"max_tokens\":6,\"ignore_eos\":true";
+        String plain = JSON.readTree(post("/v1/chat/completions", "{\"model\":\"stories260K\",\"messages\":[" + user
+                + "]," + tail + "}").body()).get("choices").get(0).get("message").get("content").asText();
+        assertEquals(plain, JSON.readTree(post("/v1/chat/completions", "{\"model\":\"stories260K\",\"messages\":["
+                + user + "]," + tail + ",\"echo\":true}").body()).get("choices").get(0).get("message").get("content")
+                .asText());
+
+        String withAssistant = "{\"model\":\"stories260K\",\"messages\":[" + user + ",{\"role\":\"assistant\","
+                + "\"content\":\"Once upon\"}]," + tail + ",\"echo\":true";
+        String whole = JSON.readTree(post("/v1/chat/completions", withAssistant + "}").body()).get("choices").get(0)
+                .get("message").get("content").asText();
+        assertTrue(whole.startsWith("Once upon") && whole.length() > "Once upon".length(), whole);
+        List<JsonNode> chunks = events(post("/v1/chat/completions", withAssistant + ",\"stream\":true}"));
+        assertEquals("Once upon", chunks.get(1).get("choices").get(0).get("delta").get("content").asText());
+        assertEquals(whole, textChunksEndingWith("length", chunks.subList(1, chunks.size()), "delta"));
     }
 
     /** The data payloads before [DONE], checking the SSE framing and that [DONE] ends the stream. */
