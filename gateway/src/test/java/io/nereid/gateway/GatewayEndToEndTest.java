@@ -28,8 +28,7 @@ import org.junit.jupiter.api.Timeout;
 class GatewayEndToEndTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    /** The greedy continuation of "Once upon a time" for 12 tokens (llama.cpp's). */
-    private static final String STORY = ", there was a little girl named Lily. She";
+    private static final String STORY = TestModels.ONCE_UPON_A_TIME_12;
     private static ServingModel model;
     private static GatewayServer server;
     private static HttpClient client;

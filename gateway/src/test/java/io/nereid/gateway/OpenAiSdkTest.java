@@ -39,7 +39,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class OpenAiSdkTest {
 
-    private static final String STORY = ", there was a little girl named Lily. She";
+    private static final String STORY = TestModels.ONCE_UPON_A_TIME_12;
     private static ServingModel model;
     private static GatewayServer server;
     private static OpenAIClient client;
