@@ -28,6 +28,7 @@ import org.junit.jupiter.api.Timeout;
 class GatewayEndToEndTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String STORY = TestModels.ONCE_UPON_A_TIME_12;
     private static ServingModel model;
     private static GatewayServer server;
     private static HttpClient client;
@@ -83,7 +84,7 @@ class GatewayEndToEndTest {
         assertTrue(b.get("id").asText().startsWith("cmpl-"));
         assertEquals("stories260K", b.get("model").asText());
         JsonNode c = b.get("choices").get(0);
-        assertEquals(", there was a little girl named Lily. She", c.get("text").asText());
+        assertEquals(STORY, c.get("text").asText());
         assertEquals("length", c.get("finish_reason").asText());
         JsonNode u = b.get("usage");
         assertEquals(5, u.get("prompt_tokens").asInt());
@@ -102,8 +103,118 @@ class GatewayEndToEndTest {
         for (JsonNode c : chunks) {
             text.append(c.get("choices").get(0).get("text").asText());
         }
-        assertEquals(", there was a little girl named Lily. She", text.toString());
+        assertEquals(STORY, text.toString());
         assertEquals("length", chunks.getLast().get("choices").get(0).get("finish_reason").asText());
+    }
+
+    @Test
+    void aLengthFinishRidesOnTheLastTextChunkFollowedOnlyByUsageAndDone() throws Exception {
+        List<JsonNode> chunks = events(post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\","
+                + "\"temperature\":0,\"max_tokens\":12,\"stream\":true,\"stream_options\":{\"include_usage\":true}}"));
+        JsonNode usage = chunks.getLast();
+        assertEquals(0, usage.get("choices").size());
+        assertEquals(12, usage.get("usage").get("completion_tokens").asInt());
+        assertEquals(STORY, textChunksEndingWith("length", chunks.subList(0, chunks.size() - 1), "text"));
+    }
+
+    @Test
+    void aStopStringFinishRidesOnTheChunkWithTheTextBeforeTheStop() throws Exception {
+        // "med" starts inside the token " named": that step's text " na" and the finish share a chunk.
+        List<JsonNode> chunks = events(post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\","
+                + "\"temperature\":0,\"max_tokens\":12,\"stop\":\"med\",\"stream\":true}"));
+        assertEquals(", there was a little girl na", textChunksEndingWith("stop", chunks, "text"));
+    }
+
+    @Test
+    void aStreamedChatsLengthFinishRidesOnItsLastContentChunk() throws Exception {
+        String req = "{\"model\":\"stories260K\",\"messages\":[{\"role\":\"user\",\"content\":\"Tell me a story\"}],"
+                + "\"temperature\":0,\"max_tokens\":6,\"ignore_eos\":true";
+        String whole = JSON.readTree(post("/v1/chat/completions", req + "}").body()).get("choices").get(0).get("message")
+                .get("content").asText();
+        List<JsonNode> chunks = events(post("/v1/chat/completions", req + ",\"stream\":true}"));
+        assertEquals("assistant", chunks.getFirst().get("choices").get(0).get("delta").get("role").asText());
+        assertEquals(whole, textChunksEndingWith("length", chunks.subList(1, chunks.size()), "delta"));
+    }
+
+    /**
+     * Asserts that every chunk carries new text, that only the last one has a finish_reason (and it is
+     * {@code reason}), and returns the text; {@code field} is "text" (completions) or "delta" (chat).
+     */
+    private static String textChunksEndingWith(String reason, List<JsonNode> chunks, String field) {
+        StringBuilder text = new StringBuilder();
+        for (int i = 0; i < chunks.size(); i++) {
+            JsonNode c = chunks.get(i).get("choices").get(0);
+            JsonNode t = field.equals("delta") ? c.get("delta").get("content") : c.get("text");
+            assertFalse(t == null || t.asText().isEmpty(), "chunk " + i + " has no text: " + chunks);
+            assertEquals(i == chunks.size() - 1 ? reason : null, c.get("finish_reason").textValue(), chunks.toString());
+            text.append(t.asText());
+        }
+        return text.toString();
+    }
+
+    @Test
+    void echoPutsThePromptBeforeEachChoiceAndLeavesUsageAlone() throws Exception {
+        HttpResponse<String> r = post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\","
+                + "\"temperature\":0,\"max_tokens\":12,\"echo\":true,\"n\":2}");
+        assertEquals(200, r.statusCode(), r.body());
+        JsonNode b = JSON.readTree(r.body());
+        for (JsonNode c : b.get("choices")) {
+            assertEquals("Once upon a time" + STORY, c.get("text").asText());
+        }
+        assertEquals(5, b.get("usage").get("prompt_tokens").asInt());
+        assertEquals(24, b.get("usage").get("completion_tokens").asInt());
+    }
+
+    @Test
+    void aStreamedEchoSendsThePromptAsTheFirstChunk() throws Exception {
+        List<JsonNode> chunks = events(post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\","
+                + "\"temperature\":0,\"max_tokens\":12,\"echo\":true,\"stream\":true,"
+                + "\"stream_options\":{\"include_usage\":true}}"));
+        assertEquals("Once upon a time", chunks.getFirst().get("choices").get(0).get("text").asText());
+        assertEquals("Once upon a time" + STORY, textChunksEndingWith("length", chunks.subList(0, chunks.size() - 1), "text"));
+        assertEquals(5, chunks.getLast().get("usage").get("prompt_tokens").asInt());
+        assertEquals(12, chunks.getLast().get("usage").get("completion_tokens").asInt());
+    }
+
+    @Test
+    void echoOfATokenPromptIsItsDetokenizedText() throws Exception {
+        JsonNode tokens = JSON.readTree(post("/tokenize", "{\"prompt\":\"Once upon a time\"}").body()).get("tokens");
+        String detokenized = JSON.readTree(post("/detokenize", "{\"tokens\":" + tokens + "}").body()).get("prompt").asText();
+        HttpResponse<String> r = post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":" + tokens
+                + ",\"temperature\":0,\"max_tokens\":12,\"echo\":true}");
+        assertEquals(200, r.statusCode(), r.body());
+        assertTrue(detokenized.endsWith("Once upon a time"), detokenized);
+        assertEquals(detokenized + STORY, JSON.readTree(r.body()).get("choices").get(0).get("text").asText());
+    }
+
+    @Test
+    void echoWithLogprobsOrMaxTokensZeroIsA400ThatSaysItIsNotSupported() throws Exception {
+        JsonNode e = error(post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"x\",\"echo\":true,"
+                + "\"logprobs\":1}"), 400);
+        assertEquals("echo", e.get("param").asText());
+        assertEquals("unsupported_parameter", e.get("code").asText());
+        assertEquals("max_tokens", error(post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"x\","
+                + "\"echo\":true,\"max_tokens\":0}"), 400).get("param").asText());
+    }
+
+    @Test
+    void chatEchoRepeatsAFinalAssistantMessageOnly() throws Exception {
+        String user = "{\"role\":\"user\",\"content\":\"Tell me a story\"}";
+        String tail = "\"temperature\":0,\"max_tokens\":6,\"ignore_eos\":true";
+        String plain = JSON.readTree(post("/v1/chat/completions", "{\"model\":\"stories260K\",\"messages\":[" + user
+                + "]," + tail + "}").body()).get("choices").get(0).get("message").get("content").asText();
+        assertEquals(plain, JSON.readTree(post("/v1/chat/completions", "{\"model\":\"stories260K\",\"messages\":["
+                + user + "]," + tail + ",\"echo\":true}").body()).get("choices").get(0).get("message").get("content")
+                .asText());
+
+        String withAssistant = "{\"model\":\"stories260K\",\"messages\":[" + user + ",{\"role\":\"assistant\","
+                + "\"content\":\"Once upon\"}]," + tail + ",\"echo\":true";
+        String whole = JSON.readTree(post("/v1/chat/completions", withAssistant + "}").body()).get("choices").get(0)
+                .get("message").get("content").asText();
+        assertTrue(whole.startsWith("Once upon") && whole.length() > "Once upon".length(), whole);
+        List<JsonNode> chunks = events(post("/v1/chat/completions", withAssistant + ",\"stream\":true}"));
+        assertEquals("Once upon", chunks.get(1).get("choices").get(0).get("delta").get("content").asText());
+        assertEquals(whole, textChunksEndingWith("length", chunks.subList(1, chunks.size()), "delta"));
     }
 
     /** The data payloads before [DONE], checking the SSE framing and that [DONE] ends the stream. */

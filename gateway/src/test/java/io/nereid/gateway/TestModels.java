@@ -6,6 +6,9 @@ import java.nio.file.Path;
 /** The fixture model the gateway tests serve; tests run in gateway/, the fixtures live beside the repository. */
 final class TestModels {
 
+    /** stories260K's greedy continuation of "Once upon a time" for 12 tokens (llama.cpp's). */
+    static final String ONCE_UPON_A_TIME_12 = ", there was a little girl named Lily. She";
+
     private TestModels() {
     }
 

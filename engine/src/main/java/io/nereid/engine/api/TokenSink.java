@@ -5,7 +5,13 @@ import java.util.List;
 /**
  * Receives a request's output, per choice. All methods are called on the engine thread and must
  * not block (hop to another executor, e.g. a Vert.x context, and return). For each choice there
- * is exactly one terminal call, {@link #onFinish} or {@link #onError}, and nothing after it.
+ * is exactly one terminal call, {@link #onFinish} or {@link #onError}, and no output after it.
+ *
+ * <p>Events come in engine steps: after the last {@code onDelta}/{@code onFinish}/{@code onError}
+ * a step delivers to this sink, the engine calls {@link #onStepEnd()} once. Every event is followed
+ * by an {@code onStepEnd} (cancellations, deadlines and shutdown included), so a sink may buffer
+ * events and hand them on only at step end: a choice's last text and its finish then travel
+ * together.
  */
 public interface TokenSink {
 
@@ -24,4 +30,8 @@ public interface TokenSink {
 
     /** The choice failed inside the engine (a bug or a backend failure); nothing more follows. */
     void onError(int choice, EngineException error);
+
+    /** The engine step that delivered the events since the previous call is over; nothing by default. */
+    default void onStepEnd() {
+    }
 }

@@ -39,7 +39,8 @@ import java.util.concurrent.locks.LockSupport;
  * one step — running sequences first (one decode token each, or the next chunk of an unfinished
  * prompt), then chunks of waiting prompts — within {@code maxNumBatchedTokens} and
  * {@code maxNumSeqs}, runs it through the backend, samples, detokenizes, matches stops and
- * delivers output to each request's {@link TokenSink}.
+ * delivers output to each request's {@link TokenSink}, ending each iteration with
+ * {@link TokenSink#onStepEnd()} for every sink it gave events to.
  *
  * <p>Memory: a new prompt claims its longest cached prefix and is admitted only if its chunk's
  * blocks fit above the watermark; when a running sequence needs a block and none is free, the
@@ -72,6 +73,7 @@ public final class InflightEngine implements Engine {
     private final Deque<Sequence> waiting = new ArrayDeque<>();
     private final List<Sequence> running = new ArrayList<>();
     private final List<RequestState> live = new ArrayList<>();
+    private final List<RequestState> notified = new ArrayList<>();   // sinks given events since the last step end
     private long preemptions;
     private long iterations;
     private long promptTokens;
@@ -161,22 +163,47 @@ public final class InflightEngine implements Engine {
                 for (RequestState r : List.copyOf(live)) {
                     finishRequest(r, FinishReason.CANCELLED);
                 }
+                endStep();
                 publishStats(0);
                 return;
             }
             expireAndCancel();
-            if (waiting.isEmpty() && running.isEmpty()) {
+            boolean idle = waiting.isEmpty() && running.isEmpty();
+            if (!idle) {
+                try {
+                    step();
+                } catch (RuntimeException | Error e) {
+                    LOG.log(System.Logger.Level.ERROR, "engine step failed; failing the sequences in it", e);
+                    failRunning(e);
+                }
+            }
+            endStep();
+            if (idle) {
                 publishStats(0);
                 LockSupport.parkNanos(IDLE_PARK_NANOS);
-                continue;
-            }
-            try {
-                step();
-            } catch (RuntimeException | Error e) {
-                LOG.log(System.Logger.Level.ERROR, "engine step failed; failing the sequences in it", e);
-                failRunning(e);
             }
         }
+    }
+
+    /** Remembers that {@code r}'s sink got an event in this iteration, for {@link #endStep()}. */
+    private void notified(RequestState r) {
+        if (!r.notifiedThisStep) {
+            r.notifiedThisStep = true;
+            notified.add(r);
+        }
+    }
+
+    /** {@link TokenSink#onStepEnd()} for every sink that got events in this iteration. */
+    private void endStep() {
+        for (RequestState r : notified) {
+            r.notifiedThisStep = false;
+            try {
+                r.sink.onStepEnd();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "token sink of " + r.id() + " threw in onStepEnd", e);
+            }
+        }
+        notified.clear();
     }
 
     private void drainInbox() {
@@ -418,6 +445,7 @@ public final class InflightEngine implements Engine {
     }
 
     private void emit(Sequence s, String text, int[] ids, List<TokenLogprob> lp) {
+        notified(s.request);
         try {
             s.request.sink.onDelta(s.choice, text, ids, lp);
         } catch (RuntimeException e) {
@@ -442,6 +470,7 @@ public final class InflightEngine implements Engine {
         Usage usage = new Usage(s.promptLength(), s.generated, s.cachedTokens,
                 r.scheduledNanos == 0 ? now - r.arrivalNanos : r.scheduledNanos - r.arrivalNanos,
                 s.firstTokenNanos == 0 ? 0 : s.firstTokenNanos - r.arrivalNanos, now - r.arrivalNanos);
+        notified(r);
         try {
             r.sink.onFinish(s.choice, reason, stopReason, usage);
         } catch (RuntimeException e) {
@@ -477,6 +506,7 @@ public final class InflightEngine implements Engine {
                     s.table = null;
                 }
                 running.remove(s);
+                notified(s.request);
                 try {
                     s.request.sink.onError(s.choice, new EngineException("generation failed: " + e, e));
                 } catch (RuntimeException ignored) {

@@ -18,6 +18,7 @@ final class RequestState implements RequestHandle {
     final Sequence[] choices;
     long scheduledNanos;
     boolean forked;
+    boolean notifiedThisStep;         // in the engine's list of sinks owed an onStepEnd
     private final Runnable wakeUp;
     private volatile boolean cancelled;
 

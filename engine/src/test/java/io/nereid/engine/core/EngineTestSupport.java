@@ -68,7 +68,10 @@ final class EngineTestSupport {
         return t;
     }
 
-    /** Records deltas and terminal events per choice; {@link #await()} waits for every choice to end. */
+    /**
+     * Records deltas and terminal events per choice, and the order of all callbacks ({@link #log()});
+     * {@link #await()} waits for every choice to end and for the step end that must follow.
+     */
     static final class Recorder implements TokenSink {
         final int n;
         volatile io.nereid.engine.api.RequestHandle handle;
@@ -81,6 +84,8 @@ final class EngineTestSupport {
         final int[] terminalEvents;
         volatile int deltasAfterTerminal;
         final CountDownLatch done;
+        private final CountDownLatch stepEndAfterEnd = new CountDownLatch(1);
+        private final List<String> log = new ArrayList<>();
 
         Recorder(int n) {
             this.n = n;
@@ -101,6 +106,7 @@ final class EngineTestSupport {
             if (terminalEvents[choice] > 0) {
                 deltasAfterTerminal++;
             }
+            log.add("delta " + choice);
             for (int id : ids) {
                 tokens.get(choice).add(id);
             }
@@ -112,6 +118,7 @@ final class EngineTestSupport {
 
         @Override
         public synchronized void onFinish(int choice, FinishReason reason, Object stopReason, Usage usage) {
+            log.add("finish " + choice);
             reasons[choice] = reason;
             stopReasons[choice] = stopReason;
             usages[choice] = usage;
@@ -122,9 +129,18 @@ final class EngineTestSupport {
 
         @Override
         public synchronized void onError(int choice, EngineException error) {
+            log.add("error " + choice);
             reasons[choice] = null;
             if (++terminalEvents[choice] == 1) {
                 done.countDown();
+            }
+        }
+
+        @Override
+        public synchronized void onStepEnd() {
+            log.add("step end");
+            if (done.getCount() == 0) {
+                stepEndAfterEnd.countDown();
             }
         }
 
@@ -133,11 +149,19 @@ final class EngineTestSupport {
                 if (!done.await(60, TimeUnit.SECONDS)) {
                     throw new AssertionError("request did not finish within 60 s");
                 }
+                if (!stepEndAfterEnd.await(60, TimeUnit.SECONDS)) {
+                    throw new AssertionError("no onStepEnd followed the last terminal event");
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new AssertionError(e);
             }
             return this;
+        }
+
+        /** Every callback in order: "delta C", "finish C", "error C", "step end". */
+        synchronized List<String> log() {
+            return List.copyOf(log);
         }
 
         synchronized List<Integer> tokens(int choice) {

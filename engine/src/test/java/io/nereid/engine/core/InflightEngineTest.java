@@ -110,6 +110,27 @@ class InflightEngineTest {
     }
 
     @Test
+    void eachStepsEventsEndWithOneStepEndAndTheLastTokenSharesItsStepWithTheFinish() {
+        try (InflightEngine e = engine(config(256, 16, true, 64))) {
+            Recorder r = new Recorder(1);
+            e.submit(greedy("steps", prompts[0], 4), r);
+            assertEquals(List.of("delta 0", "step end", "delta 0", "step end", "delta 0", "step end",
+                    "delta 0", "finish 0", "step end"), r.await().log());
+        }
+    }
+
+    @Test
+    void aShutdownsCancellationIsFollowedByAStepEnd() {
+        Recorder r = new Recorder(1);
+        try (InflightEngine e = engine(config(256, 16, true, 64))) {
+            e.submit(greedy("cut", prompts[0], EngineTestSupport.CONTEXT - prompts[0].length), r);
+        }
+        r.await();
+        assertEquals(FinishReason.CANCELLED, r.reasons[0]);
+        assertEquals(List.of("finish 0", "step end"), r.log().subList(r.log().size() - 2, r.log().size()));
+    }
+
+    @Test
     void seededSamplingGivesTheSameTokensAloneOrBatched() {
         SamplingParams sp = new SamplingParams(1f, -1, 0.95f, 0f, 1f, 0f, 0f, Map.of(), 1234L, 0);
         GenerationRequest q = new GenerationRequest("seeded", prompts[3], sp, List.of(), new int[0], 16, 0, true, 1, false, 0, null);

@@ -22,8 +22,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * One admitted completion request: receives the engine's output and writes the HTTP response,
  * streamed (SSE) or whole.
  *
- * <p>Threads: the {@link TokenSink} methods run on the engine thread and only enqueue an event and
- * schedule {@link #drain} on the connection's context; everything else runs on that context. While
+ * <p>Threads: the {@link TokenSink} methods run on the engine thread and only collect the events
+ * of the current engine step; {@link #onStepEnd()} hands them over as one batch and schedules
+ * {@link #drain} on the connection's context, so a drain never sees part of a step (a choice's last
+ * text and its {@code finish_reason} share one chunk). Everything else runs on that context. While
  * the connection's write queue is full, events stay queued and consecutive deltas of a choice are
  * later sent as one chunk (a slow reader gets bigger chunks, not an unbounded queue of frames).
  * A client that disconnects cancels the engine request.
@@ -54,11 +56,13 @@ final class Exchange implements TokenSink {
     private final LogprobFormat logprobFormat;   // null unless the request asked for logprobs
     private final Runnable onDone;
     private final String requestId;
+    private final String echo;
     private final java.util.function.BooleanSupplier shuttingDown;   // true: a cancellation is the forced end of a drain
     private final long stallMillis;
     private long stallTimer = -1;   // context only: armed while the write queue is full
     private final long[] lastTokenNanos;   // engine thread only: per choice, 0 before the first token
-    private final ConcurrentLinkedQueue<Event> events = new ConcurrentLinkedQueue<>();
+    private List<Event> stepEvents = new ArrayList<>();   // engine thread only: the current step's events
+    private final ConcurrentLinkedQueue<List<Event>> steps = new ConcurrentLinkedQueue<>();   // whole steps, for drain()
     private final AtomicBoolean scheduled = new AtomicBoolean();
 
     // Context-only state.
@@ -75,11 +79,13 @@ final class Exchange implements TokenSink {
     private boolean done;
     private boolean released;   // onDone has run
 
-    Exchange(Context context, HttpServerResponse response, ParsedRequest request, String id, String model,
+    /** {@code echo}: text before each choice's output (its first stream chunk), "" for none. */
+    Exchange(Context context, HttpServerResponse response, ParsedRequest request, String echo, String id, String model,
             ServingMetrics metrics, LogprobFormat logprobFormat, Runnable onDone, String requestId,
             java.time.Duration clientStallTimeout, java.util.function.BooleanSupplier shuttingDown) {
         this.shuttingDown = shuttingDown;
         this.requestId = requestId;
+        this.echo = echo;
         this.stallMillis = Math.max(1, clientStallTimeout.toMillis());
         this.context = context;
         this.response = response;
@@ -97,7 +103,7 @@ final class Exchange implements TokenSink {
         this.finishReasons = new String[request.n()];
         this.stopReasons = new Object[request.n()];
         for (int i = 0; i < texts.length; i++) {
-            texts[i] = new StringBuilder();
+            texts[i] = new StringBuilder(echo);
             logprobs.add(new ArrayList<>());
         }
     }
@@ -119,9 +125,12 @@ final class Exchange implements TokenSink {
         if (request.stream()) {
             response.setStatusCode(200).setChunked(true).putHeader("Content-Type", "text/event-stream")
                     .putHeader("Cache-Control", "no-cache");
-            if (request.kind() == Kind.CHAT) {
-                for (int i = 0; i < request.n(); i++) {
+            for (int i = 0; i < request.n(); i++) {
+                if (request.kind() == Kind.CHAT) {
                     response.write(chunks.role(i));
+                }
+                if (!echo.isEmpty()) {
+                    response.write(chunks.content(i, echo, null));
                 }
             }
         }
@@ -137,23 +146,28 @@ final class Exchange implements TokenSink {
             lastTokenNanos[choice] = now;
         }
         if (!text.isEmpty() || !logprobs.isEmpty()) {
-            enqueue(new Delta(choice, text, logprobs));
+            stepEvents.add(new Delta(choice, text, logprobs));
         }
     }
 
     @Override
     public void onFinish(int choice, FinishReason reason, Object stopReason, Usage usage) {
         metrics.finished(reason, usage);
-        enqueue(new Finished(choice, reason, stopReason, usage));
+        stepEvents.add(new Finished(choice, reason, stopReason, usage));
     }
 
     @Override
     public void onError(int choice, EngineException error) {
-        enqueue(new Failed(choice, error));
+        stepEvents.add(new Failed(choice, error));
     }
 
-    private void enqueue(Event e) {
-        events.add(e);
+    @Override
+    public void onStepEnd() {
+        if (stepEvents.isEmpty()) {
+            return;
+        }
+        steps.add(stepEvents);
+        stepEvents = new ArrayList<>();
         if (scheduled.compareAndSet(false, true)) {
             context.runOnContext(v -> drain());
         }
@@ -162,7 +176,7 @@ final class Exchange implements TokenSink {
     private void drain() {
         scheduled.set(false);
         if (done) {
-            events.clear();
+            steps.clear();
             return;
         }
         if (request.stream() && response.writeQueueFull()) {
@@ -170,8 +184,8 @@ final class Exchange implements TokenSink {
             return;
         }
         List<Event> batch = new ArrayList<>();
-        for (Event e; (e = events.poll()) != null; ) {
-            batch.add(e);
+        for (List<Event> step; (step = steps.poll()) != null; ) {
+            batch.addAll(step);
         }
         int[] pendingFrom = new int[request.n()]; // chars of texts[i] not yet streamed
         int[] logprobsFrom = new int[request.n()]; // entries of logprobs[i] not yet streamed
@@ -344,7 +358,7 @@ final class Exchange implements TokenSink {
     private void finish(io.vertx.core.Future<Void> ended) {
         cancelStallTimer();
         done = true;
-        events.clear();
+        steps.clear();
         if (ended == null) {
             release();
         } else {

@@ -22,6 +22,7 @@ import io.vertx.ext.web.handler.BodyHandler;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -199,7 +200,7 @@ public final class GatewayServer implements AutoCloseable {
             return;
         }
         Context context = vertx.getOrCreateContext();
-        prep.executeBlocking(() -> tokens(req), false).onComplete(ar -> {
+        prep.executeBlocking(() -> prompt(req), false).onComplete(ar -> {
             if (ar.failed()) {
                 error(resp, mapFailure(ar.cause()));
             } else if (!resp.closed()) {
@@ -302,16 +303,32 @@ public final class GatewayServer implements AutoCloseable {
         });
     }
 
-    /** Worker pool: the prompt's token ids, template rendered. */
-    private int[] tokens(ParsedRequest req) {
-        if (req.kind() == Kind.CHAT) {
-            // A rendered chat template writes its own BOS text (vLLM: add_special_tokens=False).
-            return model.tokenize(model.renderChat(req.messages()), false);
-        }
-        return req.promptTokens() != null ? req.promptTokens() : model.tokenize(req.prompt(), true);
+    /**
+     * A prompt ready for the engine.
+     *
+     * @param tokens the prompt's token ids, template rendered
+     * @param echo   the text {@code echo} puts before each choice's output; empty without echo
+     */
+    private record Prompt(int[] tokens, String echo) {
     }
 
-    private void submit(Context context, HttpServerResponse resp, ParsedRequest req, int[] prompt, String requestId) {
+    /** Worker pool: the prompt's tokens and echo text. */
+    private Prompt prompt(ParsedRequest req) {
+        if (req.kind() == Kind.CHAT) {
+            // A rendered chat template writes its own BOS text (vLLM: add_special_tokens=False).
+            int[] tokens = model.tokenize(model.renderChat(req.messages()), false);
+            // vLLM's chat echo: the last message's content, when that message is the assistant's.
+            Map<String, Object> last = req.messages().getLast();
+            return new Prompt(tokens, req.echo() && "assistant".equals(last.get("role")) ? (String) last.get("content") : "");
+        }
+        if (req.promptTokens() != null) {
+            return new Prompt(req.promptTokens(), req.echo() ? model.detokenize(req.promptTokens()) : "");
+        }
+        return new Prompt(model.tokenize(req.prompt(), true), req.echo() ? req.prompt() : "");
+    }
+
+    private void submit(Context context, HttpServerResponse resp, ParsedRequest req, Prompt p, String requestId) {
+        int[] prompt = p.tokens();
         int ctxLen = model.maxModelLen();
         String maxParam = req.kind() == Kind.CHAT ? "max_completion_tokens" : "max_tokens";
         int maxTokens = req.maxTokens() == null ? ctxLen - prompt.length : req.maxTokens();
@@ -326,7 +343,7 @@ public final class GatewayServer implements AutoCloseable {
                 + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
         GenerationRequest g = new GenerationRequest(id, prompt, req.sampling(), req.stop(), req.stopTokenIds(), maxTokens,
                 req.minTokens(), req.ignoreEos(), req.n(), req.logprobs(), req.priority(), null);
-        Exchange exchange = new Exchange(context, resp, req, id, model.name(), metrics, logprobFormat,
+        Exchange exchange = new Exchange(context, resp, req, p.echo(), id, model.name(), metrics, logprobFormat,
                 inflight::decrementAndGet, requestId, options.clientStallTimeout(),
                 () -> aborting);
         RequestHandle handle;

@@ -12,12 +12,14 @@ import java.util.Map;
  * @param promptTokens  completions: a prompt already tokenized, or null
  * @param maxTokens     most tokens per choice, or null: up to the context length
  * @param logprobs      report per-token log-probabilities ({@code sampling.topLogprobs()} alternatives)
+ * @param echo          put the prompt (completions) or a final assistant message (chat, as vLLM) before each
+ *                      choice's output
  * @param ignoredFields unknown fields, ignored (reported in {@code x-nereid-ignored-fields})
  */
 public record ParsedRequest(Kind kind, String model, List<Map<String, Object>> messages, String prompt,
         int[] promptTokens, SamplingParams sampling, List<String> stop, int[] stopTokenIds, Integer maxTokens,
         int minTokens, boolean ignoreEos, int n, boolean stream, boolean includeUsage, int priority,
-        boolean logprobs, List<String> ignoredFields) {
+        boolean logprobs, boolean echo, List<String> ignoredFields) {
 
     public enum Kind { CHAT, COMPLETION }
 }

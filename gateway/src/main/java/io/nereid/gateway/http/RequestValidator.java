@@ -23,10 +23,10 @@ public final class RequestValidator {
     static final Set<String> COMMON = Set.of("model", "max_tokens", "max_completion_tokens", "temperature",
             "top_p", "top_k", "min_p", "presence_penalty", "frequency_penalty", "repetition_penalty", "seed", "stop",
             "stop_token_ids", "n", "min_tokens", "ignore_eos", "stream", "stream_options", "user", "priority",
-            "logit_bias", "logprobs");
+            "logit_bias", "logprobs", "echo");
     /** Known, not implemented: a 400 unless absent, null, false, empty or the neutral value. */
     static final Set<String> UNSUPPORTED = Set.of("tools", "tool_choice", "functions", "function_call",
-            "parallel_tool_calls", "response_format", "echo", "suffix", "best_of", "audio",
+            "parallel_tool_calls", "response_format", "suffix", "best_of", "audio",
             "modalities", "prediction", "reasoning_effort", "web_search_options", "guided_json", "guided_regex",
             "guided_choice", "guided_grammar", "structured_outputs", "prompt_logprobs");
     private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant");
@@ -78,6 +78,10 @@ public final class RequestValidator {
         if (maxTokens == null) {
             maxTokens = optInt(body, "max_tokens");
         }
+        boolean echo = optBool(body, "echo", false);
+        if (echo && maxTokens != null && maxTokens == 0) {
+            throw ApiException.unsupported("max_tokens", "max_tokens 0 with echo (scoring the prompt needs prompt logprobs)");
+        }
         if (maxTokens != null && maxTokens < 1) {
             throw ApiException.invalid(body.hasNonNull("max_completion_tokens") ? "max_completion_tokens" : "max_tokens",
                     "max_tokens must be at least 1, got " + maxTokens);
@@ -113,6 +117,9 @@ public final class RequestValidator {
             }
             logprobs = lp != null;
             topLogprobs = lp == null ? 0 : lp;
+            if (echo && logprobs) {
+                throw ApiException.unsupported("echo", "echo together with logprobs (it needs prompt logprobs)");
+            }
         }
         SamplingParams sampling;
         try {
@@ -150,7 +157,7 @@ public final class RequestValidator {
         return new ParsedRequest(kind, model, messages, prompt, promptTokens, sampling, stop(body.get("stop")),
                 body.hasNonNull("stop_token_ids") ? intArray(body.get("stop_token_ids"), "stop_token_ids") : new int[0],
                 maxTokens, minTokens, optBool(body, "ignore_eos", false), n, stream, includeUsage,
-                optInt(body, "priority", 0), logprobs, List.copyOf(ignored));
+                optInt(body, "priority", 0), logprobs, echo, List.copyOf(ignored));
     }
 
     /** {@code POST /tokenize}: {@code prompt} or {@code messages}, as vLLM takes them. */

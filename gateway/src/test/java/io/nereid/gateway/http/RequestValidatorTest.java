@@ -1,6 +1,7 @@
 package io.nereid.gateway.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -40,6 +41,24 @@ class RequestValidatorTest {
                 + "\"logprobs\":false,\"tools\":null,\"max_completion_tokens\":7}");
         assertEquals(List.of("foo", "bar"), r.ignoredFields());
         assertEquals(7, r.maxTokens());
+    }
+
+    @Test
+    void echoIsAcceptedForCompletionsAndChatAndOffByDefault() throws Exception {
+        assertTrue(RequestValidator.validate(JSON.readTree("{\"model\":\"m\",\"prompt\":\"x\",\"echo\":true}"),
+                Kind.COMPLETION).echo());
+        assertTrue(chat("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"echo\":true,"
+                + "\"logprobs\":true}").echo());
+        assertFalse(chat("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}").echo());
+    }
+
+    @Test
+    void echoWithLogprobsOrMaxTokensZeroSaysItIsNotSupportedYet() {
+        ApiException e = assertThrows(ApiException.class, () -> RequestValidator.validate(JSON.readTree(
+                "{\"model\":\"m\",\"prompt\":\"x\",\"echo\":true,\"logprobs\":2}"), Kind.COMPLETION));
+        assertEquals("unsupported_parameter", e.code());
+        assertTrue(e.getMessage().contains("not supported by Nereid yet") && e.getMessage().contains("logprobs"),
+                e.getMessage());
     }
 
     @Test
@@ -102,7 +121,9 @@ class RequestValidatorTest {
             "{\"model\":\"m\",\"prompt\":\"\"}|prompt",
             "{\"model\":\"m\",\"prompt\":{}}|prompt",
             "{\"model\":\"m\",\"prompt\":[\"a\",\"b\"]}|prompt",
-            "{\"model\":\"m\",\"prompt\":\"x\",\"echo\":true}|echo",
+            "{\"model\":\"m\",\"prompt\":\"x\",\"echo\":true,\"logprobs\":0}|echo",
+            "{\"model\":\"m\",\"prompt\":\"x\",\"echo\":true,\"max_tokens\":0}|max_tokens",
+            "{\"model\":\"m\",\"prompt\":\"x\",\"echo\":1}|echo",
             "{\"model\":\"m\",\"prompt\":\"x\",\"suffix\":\"y\"}|suffix",
             "{\"model\":\"m\",\"prompt\":\"x\",\"best_of\":3}|best_of",
             "{\"model\":\"m\",\"prompt\":\"x\",\"logprobs\":true}|logprobs",
