@@ -123,6 +123,9 @@ class GatewayEndToEndTest {
         List<JsonNode> chunks = events(post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\","
                 + "\"temperature\":0,\"max_tokens\":12,\"stop\":\"med\",\"stream\":true}"));
         assertEquals(", there was a little girl na", textChunksEndingWith("stop", chunks, "text"));
+        for (int i = 0; i < chunks.size(); i++) {   // vLLM's stop_reason: the matched string, on the last chunk only
+            assertEquals(i == chunks.size() - 1 ? "med" : null, chunks.get(i).get("choices").get(0).get("stop_reason").textValue());
+        }
     }
 
     @Test

@@ -45,7 +45,8 @@ public final class ChatCompletion {
     }
 
     public record ChunkChoice(@JsonProperty("index") int index, @JsonProperty("delta") Delta delta,
-            @JsonProperty("logprobs") Object logprobs, @JsonProperty("finish_reason") String finishReason) {
+            @JsonProperty("logprobs") Object logprobs, @JsonProperty("finish_reason") String finishReason,
+            @JsonProperty("stop_reason") Object stopReason) {
     }
 
     /** What a chunk adds to the message: role only in the first chunk, absent fields left out. */

@@ -13,9 +13,9 @@ class WireShapeTest {
     @Test
     void theFirstChatChunkCarriesTheRoleAndAnEmptyContentAndNoUsage() throws Exception {
         var chunk = new ChatCompletion.Chunk("chatcmpl-1", 7, "m",
-                List.of(new ChatCompletion.ChunkChoice(0, new ChatCompletion.Delta("assistant", ""), null, null)), null);
+                List.of(new ChatCompletion.ChunkChoice(0, new ChatCompletion.Delta("assistant", ""), null, null, null)), null);
         assertEquals("{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":7,\"model\":\"m\",\"choices\":"
-                + "[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}",
+                + "[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null,\"stop_reason\":null}]}",
                 json.writeValueAsString(chunk));
     }
 

@@ -261,7 +261,7 @@ final class Exchange implements TokenSink {
         Object lp = logprobsJson(i, lps);
         pendingFrom[i] = texts[i].length();
         logprobsFrom[i] = logprobs.get(i).size();
-        return chunks.content(i, text, lp, finishReasons[i]);
+        return chunks.content(i, text, lp, finishReasons[i], stopReasons[i]);
     }
 
     /** {@code choices[i].logprobs} for these tokens of choice {@code i} (null when not requested). */

@@ -44,7 +44,7 @@ public final class SseChunks {
     /** Chat only: the first chunk of a choice, {@code delta:{"role":"assistant","content":""}}. */
     public String role(int choice) {
         return event(new ChatCompletion.Chunk(id, created, model,
-                List.of(new ChatCompletion.ChunkChoice(choice, new ChatCompletion.Delta("assistant", ""), null, null)), null));
+                List.of(new ChatCompletion.ChunkChoice(choice, new ChatCompletion.Delta("assistant", ""), null, null, null)), null));
     }
 
     /** New text of a choice; {@code finishReason} non-null on the choice's last chunk (text may then be empty). */
@@ -54,13 +54,21 @@ public final class SseChunks {
 
     /** As {@link #content(int, String, String)} with the chunk's tokens' {@code logprobs} (null: none requested). */
     public String content(int choice, String text, Object logprobs, String finishReason) {
+        return content(choice, text, logprobs, finishReason, null);
+    }
+
+    /**
+     * As {@link #content(int, String, Object, String)} with vLLM's {@code stop_reason} on the last chunk:
+     * the matched stop string or stop token id (null otherwise, and on every earlier chunk).
+     */
+    public String content(int choice, String text, Object logprobs, String finishReason, Object stopReason) {
         if (kind == Kind.CHAT) {
             ChatCompletion.Delta delta = new ChatCompletion.Delta(null, text.isEmpty() && finishReason != null ? null : text);
             return event(new ChatCompletion.Chunk(id, created, model,
-                    List.of(new ChatCompletion.ChunkChoice(choice, delta, logprobs, finishReason)), null));
+                    List.of(new ChatCompletion.ChunkChoice(choice, delta, logprobs, finishReason, stopReason)), null));
         }
         return event(new TextCompletion(id, created, model,
-                List.of(new TextCompletion.Choice(choice, text, logprobs, finishReason, null)), null));
+                List.of(new TextCompletion.Choice(choice, text, logprobs, finishReason, stopReason)), null));
     }
 
     /** The final usage chunk: {@code "choices":[]}. */

@@ -17,16 +17,18 @@ class SseChunksTest {
     @Test
     void theRoleChunkComesFirstWithEmptyContent() {
         assertEquals(CHAT_HEAD + "[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,"
-                + "\"finish_reason\":null}]}\n\n", chat.role(0));
+                + "\"finish_reason\":null,\"stop_reason\":null}]}\n\n", chat.role(0));
     }
 
     @Test
     void contentDeltasCarryNoRoleAndTheLastCarriesTheFinishReason() {
         assertEquals(CHAT_HEAD + "[{\"index\":1,\"delta\":{\"content\":\"Hi \\\"you\\\"\\n\"},\"logprobs\":null,"
-                + "\"finish_reason\":null}]}\n\n", chat.content(1, "Hi \"you\"\n", null));
-        assertEquals(CHAT_HEAD + "[{\"index\":0,\"delta\":{\"content\":\"!\"},\"logprobs\":null,\"finish_reason\":\"stop\"}]}\n\n",
+                + "\"finish_reason\":null,\"stop_reason\":null}]}\n\n", chat.content(1, "Hi \"you\"\n", null));
+        assertEquals(CHAT_HEAD + "[{\"index\":0,\"delta\":{\"content\":\"!\"},\"logprobs\":null,\"finish_reason\":\"stop\",\"stop_reason\":null}]}\n\n",
                 chat.content(0, "!", "stop"));
-        assertEquals(CHAT_HEAD + "[{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"length\"}]}\n\n",
+        assertEquals(CHAT_HEAD + "[{\"index\":0,\"delta\":{\"content\":\" na\"},\"logprobs\":null,\"finish_reason\":\"stop\","
+                + "\"stop_reason\":\"med\"}]}\n\n", chat.content(0, " na", null, "stop", "med"));
+        assertEquals(CHAT_HEAD + "[{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"length\",\"stop_reason\":null}]}\n\n",
                 chat.content(0, "", "length"));
     }
 
