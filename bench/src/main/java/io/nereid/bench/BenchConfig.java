@@ -102,8 +102,8 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         requestRates = List.copyOf(requestRates);
     }
 
-    /** Two levels with one name would share a report directory and a sweep label. */
-    private static void listedOnce(String flag, List<? extends Number> values) {
+    /** Refuses a list with a value twice: two levels with one name would share a report directory and a label. */
+    static void listedOnce(String flag, List<? extends Number> values) {
         if (new HashSet<>(values).size() != values.size()) {
             throw new IllegalArgumentException(flag + ": a value is listed twice in " + values);
         }

@@ -103,6 +103,8 @@ public record ServeSweep(List<String> command, List<String> serveArgs, List<Inte
         if (url) {
             throw new IllegalArgumentException("--url does not apply to a server sweep: the bench starts each server");
         }
+        BenchConfig.listedOnce("--max-num-seqs", seqs);
+        BenchConfig.listedOnce("--max-num-batched-tokens", tokens);
         return new Parsed(new ServeSweep(command == null ? defaultCommand() : command, serveArgs, seqs, tokens,
                 timeout), rest.toArray(String[]::new));
     }
@@ -168,7 +170,7 @@ public record ServeSweep(List<String> command, List<String> serveArgs, List<Inte
 
     private static List<Integer> positives(String flag, String v) {
         List<Integer> out = new ArrayList<>();
-        for (String s : v.split(",")) {
+        for (String s : v.split(",", -1)) {
             int n = Integer.parseInt(s.strip());
             if (n < 1) {
                 throw new IllegalArgumentException(flag + ": must be >= 1, got " + n);
