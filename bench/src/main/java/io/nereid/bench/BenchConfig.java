@@ -1,20 +1,27 @@
 package io.nereid.bench;
 
+import java.math.BigDecimal;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 
 /**
  * Everything one {@code bin/nereid bench} run needs, built from its flags in one place
  * ({@link #parse}). Load is either closed loop ({@code --concurrency N}: N requests always in flight)
  * or open loop ({@code --request-rate R}: Poisson arrivals at R requests/s from a fixed seed).
- * Several comma-separated concurrencies ({@code --concurrency 1,4,16}) make a sweep.
+ * Several comma-separated concurrencies ({@code --concurrency 1,4,16}) or rates
+ * ({@code --request-rate 2,4,8}) make a sweep: one load level each ({@link #levels()}), measured in
+ * the order given, each in its own subdirectory ({@link #levelDirName()}). A level is listed once.
  * <p>
  * MLPerf scenarios: {@code --scenario offline} sends all {@code --num-requests} at once (no
- * concurrency, no rate); {@code --scenario server} is the Poisson open loop at {@code --request-rate}
- * with latency constraints ({@code --ttft-slo}, {@code --tpot-slo}, milliseconds) checked at the 99th
- * percentile ({@link SloReport}). SLOs may also be given without a scenario, for goodput alone.
+ * concurrency, no rate, no sweep); {@code --scenario server} is the Poisson open loop at
+ * {@code --request-rate} (each rate of a list on its own) with latency constraints
+ * ({@code --ttft-slo}, {@code --tpot-slo}, milliseconds) checked at the 99th percentile
+ * ({@link SloReport}). SLOs may also be given without a scenario, for goodput alone.
  *
+ * @param concurrencies    closed-loop levels; empty for an open-loop or offline run
+ * @param requestRates     open-loop levels (requests/s, each > 0); empty for a closed-loop or offline run
  * @param numRequests      requests to measure; ignored when {@code durationS > 0}
  * @param durationS        measure for this long (seconds) instead of a request count; 0 = off
  * @param outputTokensMean 0 = let the server decide (no max_tokens/min_tokens/ignore_eos sent)
@@ -26,7 +33,7 @@ import java.util.List;
  * @param maxErrors        stop sending after this many failed requests (warm-up included); 0 = no limit
  */
 public record BenchConfig(String url, String model, String endpoint, String apiKey, List<Integer> concurrencies,
-                          double requestRate, int numRequests, double durationS, int warmupRequests,
+                          List<Double> requestRates, int numRequests, double durationS, int warmupRequests,
                           int inputTokensMean, int inputTokensStddev, int outputTokensMean,
                           int outputTokensStddev, int sharedPrefixTokens, long seed, Path inputFile,
                           Path outputDir, double timeoutS, boolean progress, String scenario,
@@ -40,7 +47,7 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
             throw new IllegalArgumentException("--scenario: expected offline or server, got '" + scenario + "'");
         }
         if ("offline".equals(scenario)) {
-            if (requestRate != 0 || !concurrencies.isEmpty()) {
+            if (!requestRates.isEmpty() || !concurrencies.isEmpty()) {
                 throw new IllegalArgumentException("--scenario offline sends every request at once:"
                         + " --concurrency and --request-rate do not apply");
             }
@@ -49,7 +56,7 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
             }
         }
         if ("server".equals(scenario)) {
-            if (requestRate <= 0) {
+            if (requestRates.isEmpty()) {
                 throw new IllegalArgumentException("--scenario server needs --request-rate R (Poisson arrivals)");
             }
             if (ttftSloMs <= 0 && tpotSloMs <= 0) {
@@ -59,14 +66,24 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         if (ttftSloMs < 0 || tpotSloMs < 0 || Double.isNaN(ttftSloMs) || Double.isNaN(tpotSloMs)) {
             throw new IllegalArgumentException("--ttft-slo/--tpot-slo: must be > 0 ms");
         }
-        if (requestRate < 0 || (requestRate == 0 && concurrencies.isEmpty() && !"offline".equals(scenario))) {
-            throw new IllegalArgumentException("--request-rate: must be > 0, got " + requestRate);
+        if (!requestRates.isEmpty() && !concurrencies.isEmpty()) {
+            throw new IllegalArgumentException("--concurrency and --request-rate are exclusive (closed vs open loop)");
+        }
+        if (requestRates.isEmpty() && concurrencies.isEmpty() && !"offline".equals(scenario)) {
+            throw new IllegalArgumentException("no load level: give --concurrency N or --request-rate R");
+        }
+        for (double r : requestRates) {
+            if (!(r > 0) || Double.isInfinite(r)) {
+                throw new IllegalArgumentException("--request-rate: must be > 0 requests/s, got " + r);
+            }
         }
         for (int c : concurrencies) {
             if (c < 1) {
                 throw new IllegalArgumentException("--concurrency: must be >= 1, got " + c);
             }
         }
+        listedOnce("--request-rate", requestRates);
+        listedOnce("--concurrency", concurrencies);
         if (numRequests < 1 && durationS <= 0) {
             throw new IllegalArgumentException("--num-requests: must be >= 1, got " + numRequests);
         }
@@ -82,10 +99,23 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
             throw new IllegalArgumentException("--request-timeout: must be > 0, got " + timeoutS);
         }
         concurrencies = List.copyOf(concurrencies);
+        requestRates = List.copyOf(requestRates);
+    }
+
+    /** Refuses a list with a value twice: two levels with one name would share a report directory and a label. */
+    static void listedOnce(String flag, List<? extends Number> values) {
+        if (new HashSet<>(values).size() != values.size()) {
+            throw new IllegalArgumentException(flag + ": a value is listed twice in " + values);
+        }
     }
 
     public boolean openLoop() {
-        return requestRate > 0;
+        return !requestRates.isEmpty();
+    }
+
+    /** The (first) Poisson rate in requests/s; 0 for a closed-loop or offline run. */
+    public double requestRate() {
+        return requestRates.isEmpty() ? 0 : requestRates.getFirst();
     }
 
     /** MLPerf's offline scenario: every request sent at once. */
@@ -98,24 +128,60 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         return ttftSloMs > 0 || tpotSloMs > 0;
     }
 
-    /** This configuration with one concurrency (a sweep runs one of these per point). */
-    public BenchConfig withConcurrency(int c, Path dir) {
-        return new BenchConfig(url, model, endpoint, apiKey, List.of(c), 0, numRequests, durationS, warmupRequests,
+    /**
+     * The load levels to measure, in the order given: this configuration itself when it has one
+     * level (its reports go to {@code outputDir}); otherwise one configuration per concurrency or rate,
+     * reporting to {@code outputDir/}{@link #levelDirName()}.
+     */
+    public List<BenchConfig> levels() {
+        if (concurrencies.size() + requestRates.size() <= 1) {
+            return List.of(this);
+        }
+        List<BenchConfig> levels = new ArrayList<>();
+        for (int c : concurrencies) {
+            levels.add(withLevel(List.of(c), List.of()));
+        }
+        for (double r : requestRates) {
+            levels.add(withLevel(List.of(), List.of(r)));
+        }
+        return levels;
+    }
+
+    private BenchConfig withLevel(List<Integer> c, List<Double> r) {
+        BenchConfig level = new BenchConfig(url, model, endpoint, apiKey, c, r, numRequests, durationS, warmupRequests,
                 inputTokensMean, inputTokensStddev, outputTokensMean, outputTokensStddev, sharedPrefixTokens, seed,
-                inputFile, dir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs, maxErrors);
+                inputFile, outputDir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs, maxErrors);
+        return level.withTarget(url, model, outputDir.resolve(level.levelDirName()));
     }
 
     /** This configuration against another server, model and report directory (a server sweep's configuration). */
     public BenchConfig withTarget(String u, String m, Path dir) {
-        return new BenchConfig(u, m, endpoint, apiKey, concurrencies, requestRate, numRequests, durationS,
+        return new BenchConfig(u, m, endpoint, apiKey, concurrencies, requestRates, numRequests, durationS,
                 warmupRequests, inputTokensMean, inputTokensStddev, outputTokensMean, outputTokensStddev,
                 sharedPrefixTokens, seed, inputFile, dir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs, maxErrors);
     }
 
-    /** The load level's label for reports: {@code concurrency 4}, {@code request rate 2.0/s}, {@code offline}. */
+    /**
+     * The (first) load level's label for reports: {@code concurrency 4}, {@code request rate 2.5/s},
+     * {@code offline 100 requests}. Distinct levels have distinct labels.
+     */
     public String loadLabel() {
-        return offline() ? "offline " + numRequests + " requests" : openLoop() ? "request rate " + requestRate + "/s"
-                : "concurrency " + concurrencies.getFirst();
+        return offline() ? "offline " + numRequests + " requests"
+                : openLoop() ? "request rate " + plain(requestRate()) + "/s" : "concurrency " + concurrencies.getFirst();
+    }
+
+    /**
+     * The (first) level's report subdirectory in a sweep: {@code concurrency4}, {@code rate2.5},
+     * {@code rate0.25}. Distinct levels have distinct names: a rate is written in full, without
+     * exponent or trailing zeros.
+     */
+    public String levelDirName() {
+        return offline() ? "offline" : openLoop() ? "rate" + plain(requestRate()) : "concurrency" + concurrencies.getFirst();
+    }
+
+    /** A rate as typed, shortest form: 2.0 is {@code 2}, 1e-3 is {@code 0.001}. */
+    static String plain(double v) {
+        return BigDecimal.valueOf(v).stripTrailingZeros().toPlainString();
     }
 
     public static final String USAGE = """
@@ -130,9 +196,11 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
               --endpoint chat|completions  /v1/chat/completions (default) or /v1/completions
               --api-key KEY                sent as Authorization: Bearer KEY
               --concurrency N[,N...]       closed loop, N requests in flight (default 1); a list sweeps
-              --request-rate R             open loop: Poisson arrivals, R requests/s (fixed by --seed)
+              --request-rate R[,R...]      open loop: Poisson arrivals, R requests/s (fixed by --seed);
+                                           a list sweeps (reports in rateR/, e.g. rate2.5/)
               --scenario offline|server    MLPerf scenarios: offline sends all --num-requests at once;
-                                           server is --request-rate (Poisson) under latency SLOs
+                                           server is --request-rate (Poisson) under latency SLOs,
+                                           each rate of a list checked on its own at p99
               --ttft-slo MS                time-to-first-token SLO, checked at p99; with --tpot-slo,
               --tpot-slo MS                per-request time per output token SLO (= inter-token latency)
                                            a run reports goodput (requests meeting every SLO per second)
@@ -160,7 +228,7 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         String endpoint = "chat";
         String apiKey = System.getenv("OPENAI_API_KEY");
         List<Integer> concurrencies = new ArrayList<>();
-        double rate = 0;
+        List<Double> rates = new ArrayList<>();
         int num = 100;
         double duration = 0;
         int warmup = 0;
@@ -195,11 +263,15 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
                     case "--endpoint" -> endpoint = v;
                     case "--api-key" -> apiKey = v;
                     case "--concurrency" -> {
-                        for (String c : v.split(",")) {
+                        for (String c : v.split(",", -1)) {
                             concurrencies.add(Integer.parseInt(c.strip()));
                         }
                     }
-                    case "--request-rate" -> rate = Double.parseDouble(v);
+                    case "--request-rate" -> {
+                        for (String r : v.split(",", -1)) {
+                            rates.add(Double.parseDouble(r.strip()));
+                        }
+                    }
                     case "--num-requests" -> num = Integer.parseInt(v);
                     case "--duration" -> duration = Double.parseDouble(v);
                     case "--warmup-requests" -> warmup = Integer.parseInt(v);
@@ -222,13 +294,10 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
                 throw new IllegalArgumentException(flag + ": not a number: '" + v + "'");
             }
         }
-        if (rate > 0 && !concurrencies.isEmpty()) {
-            throw new IllegalArgumentException("--concurrency and --request-rate are exclusive (closed vs open loop)");
-        }
-        if (rate == 0 && concurrencies.isEmpty() && !"offline".equals(scenario)) {
+        if (rates.isEmpty() && concurrencies.isEmpty() && !"offline".equals(scenario)) {
             concurrencies.add(1);
         }
-        return new BenchConfig(url, model, endpoint, apiKey, concurrencies, rate, num, duration, warmup, inMean,
+        return new BenchConfig(url, model, endpoint, apiKey, concurrencies, rates, num, duration, warmup, inMean,
                 inStd, outMean, outStd, prefix, seed, inputFile, outputDir, timeout, progress, scenario, ttftSlo,
                 tpotSlo, maxErrors);
     }

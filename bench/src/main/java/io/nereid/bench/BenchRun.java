@@ -89,7 +89,8 @@ final class BenchRun {
 
     private String title() {
         return "nereid bench sweep: " + (config.model() == null ? "" : config.model() + ", ")
-                + (serveSweep == null ? config.url() : "servers started by the bench");
+                + (serveSweep == null ? config.url() : "servers started by the bench")
+                + ("server".equals(config.scenario()) ? ", server scenario (Poisson, SLOs at p99)" : "");
     }
 
     /** Starts the configuration's server, measures every level against it, stops it; false when interrupted. */
@@ -126,15 +127,9 @@ final class BenchRun {
         ServerTokenizer tokenizer = ServerTokenizer.probe(target);
         try {
             int[] costs = tokenizer == null || target.inputFile() != null ? null : Workload.wordCosts(tokenizer);
-            List<Integer> levels = target.concurrencies();
-            if (levels.size() <= 1) {
-                measure(target, serverLabel, 0, tokenizer, costs);
-                return;
-            }
+            List<BenchConfig> levels = target.levels();
             for (int level = 0; level < levels.size(); level++) {
-                int c = levels.get(level);
-                measure(target.withConcurrency(c, target.outputDir().resolve("concurrency" + c)), serverLabel, level,
-                        tokenizer, costs);
+                measure(levels.get(level), serverLabel, level, tokenizer, costs);
             }
         } finally {
             if (tokenizer != null) {
@@ -150,7 +145,7 @@ final class BenchRun {
                 + (serverLabel.isEmpty() ? "" : serverLabel + ", ")
                 + (level.offline() ? "offline scenario, " + level.numRequests() + " requests at once"
                 : level.openLoop() ? ("server".equals(level.scenario()) ? "server scenario, " : "")
-                + "request rate " + level.requestRate() + "/s (Poisson)" : level.loadLabel());
+                + level.loadLabel() + " (Poisson)" : level.loadLabel());
         try (LoadGenerator generator = new LoadGenerator(level)) {
             synchronized (lock) {
                 if (interrupted) {

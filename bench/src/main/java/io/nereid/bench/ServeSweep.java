@@ -48,9 +48,10 @@ public record ServeSweep(List<String> command, List<String> serveArgs, List<Inte
               --serve-command "CMD"        how to start a server (default: bin/nereid serve); it gets
                                            --host 127.0.0.1 --port 0 and the flags above
               --serve-timeout S            seconds a server may take to become ready (default 300)
-            Each configuration is swept over the load levels (--concurrency A,B,...); the report
-            draws throughput against p99 latency for every point and names the best one: the
-            highest output token throughput that meets --ttft-slo/--tpot-slo at p99.
+            Each configuration is swept over the load levels (--concurrency A,B,... or
+            --request-rate R,S,...); the report draws throughput against p99 latency for every
+            point and names the best one: the highest output token throughput that meets
+            --ttft-slo/--tpot-slo at p99.
             """;
 
     /** The sweep, or null when no server flag was given, and the arguments left for {@link BenchConfig}. */
@@ -102,6 +103,8 @@ public record ServeSweep(List<String> command, List<String> serveArgs, List<Inte
         if (url) {
             throw new IllegalArgumentException("--url does not apply to a server sweep: the bench starts each server");
         }
+        BenchConfig.listedOnce("--max-num-seqs", seqs);
+        BenchConfig.listedOnce("--max-num-batched-tokens", tokens);
         return new Parsed(new ServeSweep(command == null ? defaultCommand() : command, serveArgs, seqs, tokens,
                 timeout), rest.toArray(String[]::new));
     }
@@ -167,7 +170,7 @@ public record ServeSweep(List<String> command, List<String> serveArgs, List<Inte
 
     private static List<Integer> positives(String flag, String v) {
         List<Integer> out = new ArrayList<>();
-        for (String s : v.split(",")) {
+        for (String s : v.split(",", -1)) {
             int n = Integer.parseInt(s.strip());
             if (n < 1) {
                 throw new IllegalArgumentException(flag + ": must be >= 1, got " + n);

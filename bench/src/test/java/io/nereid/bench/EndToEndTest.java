@@ -108,6 +108,52 @@ class EndToEndTest {
     }
 
     @Test
+    void serverScenarioSweepsRequestRatesAndNamesTheBestRate(@TempDir Path dir) throws Exception {
+        // 8 requests per level: about 2 s of Poisson arrivals at 4/s, then about 1 s at 8/s.
+        String out;
+        try (FakeSseServer server = new FakeSseServer(1)) {
+            out = run("--url", server.url(), "--scenario", "server", "--request-rate", "4,8", "--num-requests", "8",
+                    "--output-tokens-mean", "3", "--ttft-slo", "20000", "--tpot-slo", "20000", "--seed", "2",
+                    "--output-dir", dir.toString(), "--no-progress");
+            assertEquals(16, server.requests.get());
+        }
+        JsonNode sweep = JSON.readTree(dir.resolve("sweep.json").toFile());
+        JsonNode points = sweep.path("points");
+        assertEquals(2, points.size(), sweep::toString);
+        String[] loads = {"request rate 4/s", "request rate 8/s"};
+        String[] dirs = {"rate4", "rate8"};
+        double[] rates = {4, 8};
+        JsonNode expected = null;
+        for (int i = 0; i < 2; i++) {
+            JsonNode p = points.get(i);
+            assertEquals(loads[i], p.path("load").asText());
+            assertEquals(8, p.path("request_count").asInt());
+            assertEquals(0, p.path("error_count").asInt());
+            assertTrue(p.path("slo_met").asBoolean(), p::toString);
+            if (expected == null || p.path("output_token_throughput").asDouble()
+                    > expected.path("output_token_throughput").asDouble()) {
+                expected = p;
+            }
+            Path level = dir.resolve(dirs[i]);
+            assertReports(level, 8, 3, "request_rate");
+            JsonNode experiment = JSON.readTree(level.resolve(GenAiPerfExport.PROFILE).toFile()).path("experiments").get(0);
+            assertEquals(rates[i], experiment.path("experiment").path("value").asDouble());
+            JsonNode s = summary(level);
+            assertEquals(rates[i], s.path("input_config").path("request_rate").asDouble());
+            assertEquals("server", s.path("input_config").path("scenario").asText());
+            assertEquals(99, s.path("slo").path("percentile").asDouble());
+            assertTrue(s.path("slo").path("met").asBoolean());
+        }
+        assertEquals(expected.path("load").asText(), sweep.path("best").path("load").asText());
+        assertTrue(out.contains("Best configuration: " + expected.path("load").asText() + ": "), out);
+        String html = Files.readString(dir.resolve("sweep.html"));
+        for (String load : loads) {
+            assertTrue(html.contains(">" + load + "</text>"), "the chart labels the point " + load);
+        }
+        assertTrue(sweep.path("title").asText().contains("server scenario"), sweep::toString);
+    }
+
+    @Test
     void sweepLevelsSendDifferentPromptsBehindTheSameSharedPrefix(@TempDir Path dir) throws Exception {
         List<JsonNode> bodies;
         try (FakeSseServer server = new FakeSseServer(0)) {

@@ -51,5 +51,8 @@ class ServeSweepTest {
         assertThrows(IllegalArgumentException.class,
                 () -> ServeSweep.parse(new String[] {"--url", "http://h:1", "--max-num-seqs", "8"}));
         assertThrows(IllegalArgumentException.class, () -> ServeSweep.parse(new String[] {"--serve-timeout", "0"}));
+        assertThrows(IllegalArgumentException.class, () -> ServeSweep.parse(new String[] {"--max-num-seqs", "4,8,4"}));
+        assertThrows(IllegalArgumentException.class,
+                () -> ServeSweep.parse(new String[] {"--max-num-batched-tokens", "256", "--max-num-batched-tokens", "256"}));
     }
 }
