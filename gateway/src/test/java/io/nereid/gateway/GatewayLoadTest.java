@@ -209,7 +209,7 @@ class GatewayLoadTest {
     }
 
     /** The value of the one sample whose line starts with {@code prefix} (name and the first labels). */
-    static double metric(String page, String prefix) {
+    private static double metric(String page, String prefix) {
         Matcher m = Pattern.compile("(?m)^" + Pattern.quote(prefix) + "[^}\\n]*} (\\S+)$").matcher(page);
         assertTrue(m.find(), () -> "no sample " + prefix + " in\n" + page);
         double v = Double.parseDouble(m.group(1));
