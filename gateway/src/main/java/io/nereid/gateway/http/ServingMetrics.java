@@ -16,7 +16,8 @@ import java.util.concurrent.atomic.LongAdder;
  * carry vLLM's names, types, buckets and {@code model_name} label so vLLM dashboards and the
  * Gateway API Inference Extension read them unchanged; they are written here by hand because
  * Micrometer's Prometheus registry turns {@code :} into {@code _}. What only Nereid measures
- * ({@code nereid_*}) goes through Micrometer and is appended.
+ * ({@code nereid_*}) goes through Micrometer and is appended, after the CPU time by thread group
+ * ({@link ThreadCpuMetrics}).
  *
  * <p>Engine-wide gauges and counters are read from {@link EngineStats} at scrape time; request
  * histograms are fed by {@link #finished} and {@link #tokenGap}. Thread-safe: the observe methods
@@ -44,6 +45,7 @@ final class ServingMetrics {
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final Counter disconnects;
     private final Counter stalled;
+    private final ThreadCpuMetrics threadCpu = new ThreadCpuMetrics();
 
     ServingMetrics(String model) {
         this.model = model;
@@ -120,6 +122,7 @@ final class ServingMetrics {
                 .append("# TYPE vllm:cache_config_info gauge\n")
                 .append("vllm:cache_config_info{block_size=\"").append(blockSize).append("\",num_gpu_blocks=\"")
                 .append(numBlocks).append("\",").append(modelLabel).append("} 1.0\n");
+        threadCpu.write(sb);
         return sb.append(registry.scrape()).toString();
     }
 
