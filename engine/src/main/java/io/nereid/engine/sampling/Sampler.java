@@ -74,6 +74,9 @@ public final class Sampler {
     }
 
     private int draw(float[] z) {
+        if ((p.topK() <= 0 || p.topK() >= z.length) && p.topP() >= 1f && p.minP() <= 0f) {
+            return drawUnfiltered(z);
+        }
         float inv = 1f / p.temperature();
         // Candidates sorted by logit, highest first: the key orders by float bits then index.
         long[] order = new long[z.length];
@@ -124,6 +127,36 @@ public final class Sampler {
             }
         }
         return index(order, z.length - keep);
+    }
+
+    /**
+     * The draw when no top-k / top-p / min-p cuts the distribution: the whole softmax, walked in
+     * token order, so no sort (which costs O(V log V) per token on a 32K-152K vocabulary).
+     */
+    private int drawUnfiltered(float[] z) {
+        double inv = 1.0 / p.temperature();
+        double max = Double.NEGATIVE_INFINITY;
+        for (float v : z) {
+            max = Math.max(max, v * inv);
+        }
+        double[] prob = new double[z.length];
+        double sum = 0;
+        for (int i = 0; i < z.length; i++) {
+            prob[i] = Math.exp(z[i] * inv - max);
+            sum += prob[i];
+        }
+        double u = random.nextDouble() * sum;
+        int last = 0;
+        for (int i = 0; i < z.length; i++) {
+            if (prob[i] > 0) {
+                last = i;
+                u -= prob[i];
+                if (u < 0) {
+                    return i;
+                }
+            }
+        }
+        return last;   // rounding left u >= 0: the last token with any probability
     }
 
     private static int index(long[] order, int k) {

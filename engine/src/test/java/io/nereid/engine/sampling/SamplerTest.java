@@ -42,6 +42,22 @@ class SamplerTest {
     }
 
     @Test
+    void temperatureSharpensOrFlattensTheDistributionTheSameWithAndWithoutACut() {
+        // p ~ (0.5, 0.3, 0.2)^(1/T): T = 0.5 gives 25/38, 9/38, 4/38. Without top-k the draw walks the
+        // tokens unsorted; top_k 2 (which drops token 2) goes through the sorted path.
+        int[] unfiltered = draws(params(0.5f, -1, 1f, 0f), LOGITS, 7, 20_000);
+        assertEquals(25 / 38.0, unfiltered[0] / 20_000.0, 0.02);
+        assertEquals(9 / 38.0, unfiltered[1] / 20_000.0, 0.02);
+        assertEquals(4 / 38.0, unfiltered[2] / 20_000.0, 0.02);
+        int[] topTwo = draws(params(0.5f, 2, 1f, 0f), LOGITS, 7, 20_000);
+        assertEquals(0, topTwo[2]);
+        assertEquals(25 / 34.0, topTwo[0] / 20_000.0, 0.02);
+        int[] all = draws(params(2f, 3, 1f, 0f), LOGITS, 7, 20_000);   // top_k = vocabulary: no cut
+        double z = Math.sqrt(0.5) + Math.sqrt(0.3) + Math.sqrt(0.2);
+        assertEquals(Math.sqrt(0.2) / z, all[2] / 20_000.0, 0.02);
+    }
+
+    @Test
     void topKTopPAndMinPCutTheTail() {
         assertArrayEquals(new int[] {1000, 0, 0}, draws(params(1f, 1, 1f, 0f), LOGITS, 1, 1000), "top_k 1");
         assertArrayEquals(new int[] {1000, 0, 0}, draws(params(1f, -1, 0.5f, 0f), LOGITS, 1, 1000), "top_p 0.5");
