@@ -366,8 +366,8 @@ public final class GatewayServer implements AutoCloseable {
                 }
                 ApiException failure = mapFailure(e);
                 if (batch && failure.status() == 400) {   // the engine rejected this prompt (e.g. a token id)
-                    failure = new ApiException(400, failure.type(), failure.param(), failure.code(),
-                            "prompt[" + k + "]: " + failure.getMessage(), 0);
+                    failure = new ApiException(400, failure.type(), "prompt".equals(failure.param()) ? "prompt[" + k + "]"
+                            : failure.param(), failure.code(), "prompt[" + k + "]: " + failure.getMessage(), 0);
                 }
                 error(resp, failure);
                 return;
