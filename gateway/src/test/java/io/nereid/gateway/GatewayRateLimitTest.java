@@ -11,15 +11,8 @@ import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.errors.RateLimitException;
 import com.openai.models.completions.CompletionCreateParams;
 import io.nereid.engine.api.AdmissionException;
-import io.nereid.engine.api.Engine;
-import io.nereid.engine.api.EngineStats;
-import io.nereid.engine.api.GenerationRequest;
-import io.nereid.engine.api.RequestHandle;
-import io.nereid.engine.api.TokenSink;
 import io.nereid.gateway.http.GatewayServer;
 import io.nereid.gateway.http.ModelService;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -76,38 +69,13 @@ class GatewayRateLimitTest {
 
     /** {@code m} with an engine whose submit throws QUEUE_FULL (retry after 3 s) while {@link #full} is set. */
     private static ModelService queueFullWhenSet(ModelService m) {
-        Engine real = m.engine();
-        Engine engine = new Engine() {
-            @Override
-            public RequestHandle submit(GenerationRequest request, TokenSink sink) {
-                if (full.get()) {
-                    throw new AdmissionException(AdmissionException.Reason.QUEUE_FULL, Duration.ofSeconds(3),
-                            "the waiting queue is full (1 of 1 requests)");
-                }
-                return real.submit(request, sink);
+        return TestEngines.withSubmit(m, (request, sink) -> {
+            if (full.get()) {
+                throw new AdmissionException(AdmissionException.Reason.QUEUE_FULL, Duration.ofSeconds(3),
+                        "the waiting queue is full (1 of 1 requests)");
             }
-
-            @Override
-            public EngineStats stats() {
-                return real.stats();
-            }
-
-            @Override
-            public void close() {
-                real.close();
-            }
-        };
-        return (ModelService) Proxy.newProxyInstance(ModelService.class.getClassLoader(), new Class<?>[] {ModelService.class},
-                (proxy, method, args) -> {
-                    if (method.getName().equals("engine")) {
-                        return engine;
-                    }
-                    try {
-                        return method.invoke(m, args);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
+            return m.engine().submit(request, sink);
+        });
     }
 
     private static HttpResponse<String> post(String path, String body) throws Exception {

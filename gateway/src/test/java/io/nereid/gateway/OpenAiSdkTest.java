@@ -142,6 +142,19 @@ class OpenAiSdkTest {
     }
 
     @Test
+    void aBatchOfPromptsComesBackAsTheSdksChoicesInPromptOrder() {
+        Completion batch = client.completions().create(completion().promptOfArrayOfStrings(List.of("Once upon a time",
+                "Once upon a time")).n(2).build()).validate();
+        assertEquals(4, batch.choices().size());
+        for (int i = 0; i < 4; i++) {
+            assertEquals(i, batch.choices().get(i).index());
+            assertEquals(STORY, batch.choices().get(i).text());
+        }
+        assertEquals(10, batch.usage().orElseThrow().promptTokens());
+        assertEquals(48, batch.usage().orElseThrow().completionTokens());
+    }
+
+    @Test
     void errorsSurfaceAsTheSdksTypedExceptionsWithOurCodes() {
         BadRequestException temperature = assertThrows(BadRequestException.class,
                 () -> client.chat().completions().create(chat().temperature(3.0).build()));

@@ -1,8 +1,10 @@
 package io.nereid.gateway;
 
 import io.nereid.gateway.http.GatewayServer;
+import io.nereid.gateway.http.ModelService;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 
 /**
  * stories260K served on 127.0.0.1 (ephemeral port) with extra {@code serve} options; closing it closes
@@ -11,12 +13,17 @@ import java.util.Map;
 record TestServer(ServingModel model, GatewayServer server) implements AutoCloseable {
 
     static TestServer start(String... options) throws Exception {
+        return start(UnaryOperator.identity(), options);
+    }
+
+    /** As {@link #start(String...)}, serving {@code serve} of the model (e.g. {@link TestEngines#withSubmit}). */
+    static TestServer start(UnaryOperator<ModelService> serve, String... options) throws Exception {
         List<String> args = new java.util.ArrayList<>(List.of("--model", TestModels.stories260K().toString(), "--port", "0"));
         args.addAll(List.of(options));
         ServeConfig c = ServeConfig.parse(args, Map.of());
         ServingModel model = ServingModel.open(c);
         try {
-            return new TestServer(model, GatewayServer.start(model, c.gateway(), "127.0.0.1", 0));
+            return new TestServer(model, GatewayServer.start(serve.apply(model), c.gateway(), "127.0.0.1", 0));
         } catch (Exception e) {
             model.close();
             throw e;

@@ -20,17 +20,19 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One admitted completion request: receives the engine's output and writes the HTTP response,
- * streamed (SSE) or whole.
+ * streamed (SSE) or whole. A batch of prompts is one engine request per prompt, all answered in
+ * this one response: prompt {@code k}'s {@link #sink(int) sink} places its choice {@code c} at
+ * index {@code k * n + c} (vLLM's order); usage counts each prompt once and every choice's tokens.
  *
  * <p>Threads: the {@link TokenSink} methods run on the engine thread and only collect the events
- * of the current engine step; {@link #onStepEnd()} hands them over as one batch and schedules
+ * of the current engine step; {@code onStepEnd()} hands them over as one batch and schedules
  * {@link #drain} on the connection's context, so a drain never sees part of a step (a choice's last
  * text and its {@code finish_reason} share one chunk). Everything else runs on that context. While
  * the connection's write queue is full, events stay queued and consecutive deltas of a choice are
  * later sent as one chunk (a slow reader gets bigger chunks, not an unbounded queue of frames).
- * A client that disconnects cancels the engine request.
+ * A client that disconnects cancels every engine request of the response.
  */
-final class Exchange implements TokenSink {
+final class Exchange {
 
     private sealed interface Event permits Delta, Finished, Failed {
         int choice();
@@ -56,12 +58,12 @@ final class Exchange implements TokenSink {
     private final LogprobFormat logprobFormat;   // null unless the request asked for logprobs
     private final Runnable onDone;
     private final String requestId;
-    private final String echo;
+    private final List<String> echoes;   // per prompt
+    private final int n;   // choices per prompt
     private final java.util.function.BooleanSupplier shuttingDown;   // true: a cancellation is the forced end of a drain
     private final long stallMillis;
     private long stallTimer = -1;   // context only: armed while the write queue is full
     private final long[] lastTokenNanos;   // engine thread only: per choice, 0 before the first token
-    private List<Event> stepEvents = new ArrayList<>();   // engine thread only: the current step's events
     private final ConcurrentLinkedQueue<List<Event>> steps = new ConcurrentLinkedQueue<>();   // whole steps, for drain()
     private final AtomicBoolean scheduled = new AtomicBoolean();
 
@@ -71,21 +73,23 @@ final class Exchange implements TokenSink {
     private final int[] logprobChars;   // per choice: characters of the tokens already sent (legacy text_offset)
     private final String[] finishReasons;
     private final Object[] stopReasons;
-    private RequestHandle handle;
+    private List<RequestHandle> handles;   // one per prompt
     private int finished;
     private int completionTokens;
-    private int promptTokens;
-    private int cachedTokens;
+    private final int[] promptTokens;   // per prompt
+    private final int[] cachedTokens;   // per prompt
     private boolean done;
     private boolean released;   // onDone has run
 
-    /** {@code echo}: text before each choice's output (its first stream chunk), "" for none. */
-    Exchange(Context context, HttpServerResponse response, ParsedRequest request, String echo, String id, String model,
+    /** {@code echoes}: per prompt, the text before each of its choices' output (its first stream chunk), "" for none. */
+    Exchange(Context context, HttpServerResponse response, ParsedRequest request, List<String> echoes, String id,
+            String model,
             ServingMetrics metrics, LogprobFormat logprobFormat, Runnable onDone, String requestId,
             java.time.Duration clientStallTimeout, java.util.function.BooleanSupplier shuttingDown) {
         this.shuttingDown = shuttingDown;
         this.requestId = requestId;
-        this.echo = echo;
+        this.echoes = echoes;
+        this.n = request.n();
         this.stallMillis = Math.max(1, clientStallTimeout.toMillis());
         this.context = context;
         this.response = response;
@@ -96,21 +100,39 @@ final class Exchange implements TokenSink {
         this.chunks = new SseChunks(request.kind(), id, created, model);
         this.metrics = metrics;
         this.logprobFormat = request.logprobs() ? logprobFormat : null;
-        this.logprobChars = new int[request.n()];
+        int choices = echoes.size() * n;
+        this.logprobChars = new int[choices];
         this.onDone = onDone;
-        this.lastTokenNanos = new long[request.n()];
-        this.texts = new StringBuilder[request.n()];
-        this.finishReasons = new String[request.n()];
-        this.stopReasons = new Object[request.n()];
-        for (int i = 0; i < texts.length; i++) {
-            texts[i] = new StringBuilder(echo);
+        this.lastTokenNanos = new long[choices];
+        this.texts = new StringBuilder[choices];
+        this.finishReasons = new String[choices];
+        this.stopReasons = new Object[choices];
+        this.promptTokens = new int[echoes.size()];
+        this.cachedTokens = new int[echoes.size()];
+        for (int i = 0; i < choices; i++) {
+            texts[i] = new StringBuilder(echoes.get(i / n));
             logprobs.add(new ArrayList<>());
         }
     }
 
-    /** On the context, right after the engine admitted the request: the 200 headers and role chunks. */
-    void start(RequestHandle h) {
-        this.handle = h;
+    /** The engine-side sink of prompt {@code k} (submit its engine request with it). */
+    TokenSink sink(int k) {
+        return new PromptSink(k * n);
+    }
+
+    /**
+     * Admitting a later prompt of the batch failed: cancels the prompts already admitted and drops
+     * their output; nothing is written (the caller answers the error). Context only, instead of {@link #start}.
+     */
+    void abandon(List<RequestHandle> admitted) {
+        done = true;
+        admitted.forEach(RequestHandle::cancel);
+        steps.clear();
+    }
+
+    /** On the context, right after the engine admitted every prompt: the 200 headers and role chunks. */
+    void start(List<RequestHandle> admitted) {
+        this.handles = List.copyOf(admitted);
         response.closeHandler(v -> {
             if (!done) {
                 done = true;
@@ -118,17 +140,18 @@ final class Exchange implements TokenSink {
                 GatewayServer.LOG.log(System.Logger.Level.INFO, "request {0}: client disconnected; engine request {1}"
                         + " cancelled", requestId, id);
                 metrics.clientDisconnected();
-                handle.cancel();
+                cancelAll();
                 release();
             }
         });
         if (request.stream()) {
             response.setStatusCode(200).setChunked(true).putHeader("Content-Type", "text/event-stream")
                     .putHeader("Cache-Control", "no-cache");
-            for (int i = 0; i < request.n(); i++) {
+            for (int i = 0; i < texts.length; i++) {
                 if (request.kind() == Kind.CHAT) {
                     response.write(chunks.role(i));
                 }
+                String echo = echoes.get(i / n);
                 if (!echo.isEmpty()) {
                     response.write(chunks.content(i, echo, null));
                 }
@@ -136,40 +159,52 @@ final class Exchange implements TokenSink {
         }
     }
 
-    @Override
-    public void onDelta(int choice, String text, int[] tokenIds, List<TokenLogprob> logprobs) {
-        long now = System.nanoTime();
-        if (tokenIds.length > 0) {
-            if (lastTokenNanos[choice] != 0) {
-                metrics.tokenGap(now - lastTokenNanos[choice], tokenIds.length);
+    /** One prompt's engine output: its choices shifted by {@code offset}, buffered per engine step. */
+    private final class PromptSink implements TokenSink {
+
+        private final int offset;
+        private List<Event> stepEvents = new ArrayList<>();   // engine thread only: the current step's events
+
+        PromptSink(int offset) {
+            this.offset = offset;
+        }
+
+        @Override
+        public void onDelta(int choice, String text, int[] tokenIds, List<TokenLogprob> logprobs) {
+            int c = offset + choice;
+            long now = System.nanoTime();
+            if (tokenIds.length > 0) {
+                if (lastTokenNanos[c] != 0) {
+                    metrics.tokenGap(now - lastTokenNanos[c], tokenIds.length);
+                }
+                lastTokenNanos[c] = now;
             }
-            lastTokenNanos[choice] = now;
+            if (!text.isEmpty() || !logprobs.isEmpty()) {
+                stepEvents.add(new Delta(c, text, logprobs));
+            }
         }
-        if (!text.isEmpty() || !logprobs.isEmpty()) {
-            stepEvents.add(new Delta(choice, text, logprobs));
+
+        @Override
+        public void onFinish(int choice, FinishReason reason, Object stopReason, Usage usage) {
+            metrics.finished(reason, usage);
+            stepEvents.add(new Finished(offset + choice, reason, stopReason, usage));
         }
-    }
 
-    @Override
-    public void onFinish(int choice, FinishReason reason, Object stopReason, Usage usage) {
-        metrics.finished(reason, usage);
-        stepEvents.add(new Finished(choice, reason, stopReason, usage));
-    }
-
-    @Override
-    public void onError(int choice, EngineException error) {
-        stepEvents.add(new Failed(choice, error));
-    }
-
-    @Override
-    public void onStepEnd() {
-        if (stepEvents.isEmpty()) {
-            return;
+        @Override
+        public void onError(int choice, EngineException error) {
+            stepEvents.add(new Failed(offset + choice, error));
         }
-        steps.add(stepEvents);
-        stepEvents = new ArrayList<>();
-        if (scheduled.compareAndSet(false, true)) {
-            context.runOnContext(v -> drain());
+
+        @Override
+        public void onStepEnd() {
+            if (stepEvents.isEmpty()) {
+                return;
+            }
+            steps.add(stepEvents);
+            stepEvents = new ArrayList<>();
+            if (scheduled.compareAndSet(false, true)) {
+                context.runOnContext(v -> drain());
+            }
         }
     }
 
@@ -187,8 +222,8 @@ final class Exchange implements TokenSink {
         for (List<Event> step; (step = steps.poll()) != null; ) {
             batch.addAll(step);
         }
-        int[] pendingFrom = new int[request.n()]; // chars of texts[i] not yet streamed
-        int[] logprobsFrom = new int[request.n()]; // entries of logprobs[i] not yet streamed
+        int[] pendingFrom = new int[texts.length]; // chars of texts[i] not yet streamed
+        int[] logprobsFrom = new int[texts.length]; // entries of logprobs[i] not yet streamed
         for (int i = 0; i < pendingFrom.length; i++) {
             pendingFrom[i] = texts[i].length();
             logprobsFrom[i] = logprobs.get(i).size();
@@ -207,8 +242,8 @@ final class Exchange implements TokenSink {
                 case Finished f -> {
                     finishReasons[f.choice()] = finishReason(f.reason());
                     stopReasons[f.choice()] = f.stopReason();
-                    promptTokens = f.usage().promptTokens();
-                    cachedTokens = f.usage().cachedTokens();
+                    promptTokens[f.choice() / n] = f.usage().promptTokens();
+                    cachedTokens[f.choice() / n] = f.usage().cachedTokens();
                     completionTokens += f.usage().completionTokens();
                     if (request.stream()) {
                         response.write(chunk(f.choice(), pendingFrom, logprobsFrom));
@@ -233,7 +268,7 @@ final class Exchange implements TokenSink {
             // Arm the stall timer even if no further event arrives; a finished stream ends (complete())
             // only once the queue drains, so a client that stops reading at the very end is caught too.
             awaitWritable();
-        } else if (finished == request.n()) {
+        } else if (finished == texts.length) {
             complete();
         }
     }
@@ -280,7 +315,8 @@ final class Exchange implements TokenSink {
     private void complete() {
         done = true;   // before end(): Vert.x may run the close handler from within it, which must not count a disconnect
         io.vertx.core.Future<Void> ended;
-        UsageInfo usage = UsageInfo.of(promptTokens, completionTokens, cachedTokens);
+        UsageInfo usage = UsageInfo.of(java.util.Arrays.stream(promptTokens).sum(), completionTokens,
+                java.util.Arrays.stream(cachedTokens).sum());
         if (request.stream()) {
             if (request.includeUsage()) {
                 response.write(chunks.usage(usage));
@@ -319,7 +355,7 @@ final class Exchange implements TokenSink {
     private void terminate(int status, ErrorResponse body) {
         done = true;   // before end(), as in complete()
         io.vertx.core.Future<Void> ended;
-        handle.cancel();
+        cancelAll();
         if (request.stream()) {
             response.write(SseChunks.error(body));
             ended = response.end(SseChunks.DONE);
@@ -334,9 +370,13 @@ final class Exchange implements TokenSink {
         GatewayServer.LOG.log(System.Logger.Level.WARNING, "request {0}: client read nothing for {1} ms; engine request"
                 + " {2} cancelled and connection closed", requestId, stallMillis, id);
         metrics.streamStalled();
-        handle.cancel();
+        cancelAll();
         finish();
         response.reset();
+    }
+
+    private void cancelAll() {
+        handles.forEach(RequestHandle::cancel);
     }
 
     private void cancelStallTimer() {

@@ -200,7 +200,7 @@ public final class GatewayServer implements AutoCloseable {
             return;
         }
         Context context = vertx.getOrCreateContext();
-        prep.executeBlocking(() -> prompt(req), false).onComplete(ar -> {
+        prep.executeBlocking(() -> prompts(req), false).onComplete(ar -> {
             if (ar.failed()) {
                 error(resp, mapFailure(ar.cause()));
             } else if (!resp.closed()) {
@@ -312,54 +312,92 @@ public final class GatewayServer implements AutoCloseable {
     private record Prompt(int[] tokens, String echo) {
     }
 
-    /** Worker pool: the prompt's tokens and echo text. */
-    private Prompt prompt(ParsedRequest req) {
+    /** Worker pool: each prompt's tokens and echo text (a batch of completions prompts, else one). */
+    private List<Prompt> prompts(ParsedRequest req) {
         if (req.kind() == Kind.CHAT) {
             // A rendered chat template writes its own BOS text (vLLM: add_special_tokens=False).
             int[] tokens = model.tokenize(model.renderChat(req.messages()), false);
             // vLLM's chat echo: the last message's content, when that message is the assistant's.
             Map<String, Object> last = req.messages().getLast();
-            return new Prompt(tokens, req.echo() && "assistant".equals(last.get("role")) ? (String) last.get("content") : "");
+            return List.of(new Prompt(tokens, req.echo() && "assistant".equals(last.get("role"))
+                    ? (String) last.get("content") : ""));
         }
         if (req.promptTokens() != null) {
-            return new Prompt(req.promptTokens(), req.echo() ? model.detokenize(req.promptTokens()) : "");
+            return req.promptTokens().stream()
+                    .map(t -> new Prompt(t, req.echo() ? model.detokenize(t) : "")).toList();
         }
-        return new Prompt(model.tokenize(req.prompt(), true), req.echo() ? req.prompt() : "");
+        return req.prompts().stream()
+                .map(text -> new Prompt(model.tokenize(text, true), req.echo() ? text : "")).toList();
     }
 
-    private void submit(Context context, HttpServerResponse resp, ParsedRequest req, Prompt p, String requestId) {
-        int[] prompt = p.tokens();
-        int ctxLen = model.maxModelLen();
-        String maxParam = req.kind() == Kind.CHAT ? "max_completion_tokens" : "max_tokens";
-        int maxTokens = req.maxTokens() == null ? ctxLen - prompt.length : req.maxTokens();
-        if (prompt.length >= ctxLen || prompt.length + maxTokens > ctxLen) {
-            error(resp, new ApiException(400, "invalid_request_error", req.maxTokens() == null ? (req.kind() == Kind.CHAT
-                    ? "messages" : "prompt") : maxParam, "context_length_exceeded", "this model's maximum context length is "
-                    + ctxLen + " tokens; the prompt has " + prompt.length + " tokens"
-                    + (req.maxTokens() == null ? "" : " and " + maxParam + " asks for " + maxTokens + " more"), 0));
-            return;
+    /**
+     * On the context: checks every prompt against the context length, then admits one engine request
+     * per prompt; if admitting one fails, the ones already admitted are cancelled and the error is the
+     * answer. Only when all are admitted does the {@link Exchange} write its 200.
+     */
+    private void submit(Context context, HttpServerResponse resp, ParsedRequest req, List<Prompt> prompts,
+            String requestId) {
+        boolean batch = prompts.size() > 1;
+        int[] maxTokens = new int[prompts.size()];
+        for (int k = 0; k < prompts.size(); k++) {
+            try {
+                maxTokens[k] = maxTokens(req, prompts.get(k).tokens().length, batch ? k : -1);
+            } catch (ApiException e) {
+                error(resp, e);
+                return;
+            }
         }
         String id = (req.kind() == Kind.CHAT ? "chatcmpl-" : "cmpl-")
                 + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
-        GenerationRequest g = new GenerationRequest(id, prompt, req.sampling(), req.stop(), req.stopTokenIds(), maxTokens,
-                req.minTokens(), req.ignoreEos(), req.n(), req.logprobs(), req.priority(), null);
-        Exchange exchange = new Exchange(context, resp, req, p.echo(), id, model.name(), metrics, logprobFormat,
-                inflight::decrementAndGet, requestId, options.clientStallTimeout(),
+        Exchange exchange = new Exchange(context, resp, req, prompts.stream().map(Prompt::echo).toList(), id,
+                model.name(), metrics, logprobFormat, inflight::decrementAndGet, requestId, options.clientStallTimeout(),
                 () -> aborting);
-        RequestHandle handle;
-        try {
-            handle = model.engine().submit(g, exchange);
-        } catch (RuntimeException e) {
-            if (e instanceof AdmissionException a) {
-                metrics.admissionRejected(a.reason().name().toLowerCase(java.util.Locale.ROOT));
+        List<RequestHandle> handles = new java.util.ArrayList<>();
+        for (int k = 0; k < prompts.size(); k++) {
+            GenerationRequest g = new GenerationRequest(batch ? id + "-" + k : id, prompts.get(k).tokens(), req.sampling(),
+                    req.stop(), req.stopTokenIds(), maxTokens[k], req.minTokens(), req.ignoreEos(), req.n(),
+                    req.logprobs(), req.priority(), null);
+            try {
+                handles.add(model.engine().submit(g, exchange.sink(k)));
+            } catch (RuntimeException e) {
+                exchange.abandon(handles);
+                if (e instanceof AdmissionException a) {
+                    metrics.admissionRejected(a.reason().name().toLowerCase(java.util.Locale.ROOT));
+                }
+                ApiException failure = mapFailure(e);
+                if (batch && failure.status() == 400) {   // the engine rejected this prompt (e.g. a token id)
+                    failure = new ApiException(400, failure.type(), "prompt".equals(failure.param()) ? "prompt[" + k + "]"
+                            : failure.param(), failure.code(), "prompt[" + k + "]: " + failure.getMessage(), 0);
+                }
+                error(resp, failure);
+                return;
             }
-            error(resp, mapFailure(e));
-            return;
         }
         inflight.incrementAndGet();
-        LOG.log(System.Logger.Level.DEBUG, "request {0}: admitted as {1} ({2} prompt tokens, stream {3})", requestId, id,
-                prompt.length, req.stream());
-        exchange.start(handle);
+        LOG.log(System.Logger.Level.DEBUG, "request {0}: admitted as {1} ({2} prompt(s), {3} prompt tokens, stream {4})",
+                requestId, id, prompts.size(), prompts.stream().mapToInt(p -> p.tokens().length).sum(), req.stream());
+        exchange.start(handles);
+    }
+
+    /**
+     * The tokens prompt {@code k} (-1: the only prompt) may generate: {@code max_tokens}, or up to the
+     * context length.
+     *
+     * @throws ApiException 400 {@code context_length_exceeded} naming the prompt and the token counts
+     */
+    private int maxTokens(ParsedRequest req, int promptLength, int k) {
+        int ctxLen = model.maxModelLen();
+        String maxParam = req.kind() == Kind.CHAT ? "max_completion_tokens" : "max_tokens";
+        int maxTokens = req.maxTokens() == null ? ctxLen - promptLength : req.maxTokens();
+        if (promptLength >= ctxLen || promptLength + maxTokens > ctxLen) {
+            String prompt = k < 0 ? "prompt" : "prompt[" + k + "]";
+            throw new ApiException(400, "invalid_request_error", req.maxTokens() == null
+                    ? (req.kind() == Kind.CHAT ? "messages" : prompt) : maxParam, "context_length_exceeded",
+                    "this model's maximum context length is " + ctxLen + " tokens; " + (k < 0 ? "the prompt" : prompt)
+                    + " has " + promptLength + " tokens"
+                    + (req.maxTokens() == null ? "" : " and " + maxParam + " asks for " + maxTokens + " more"), 0);
+        }
+        return maxTokens;
     }
 
     static ApiException notFound(String name) {

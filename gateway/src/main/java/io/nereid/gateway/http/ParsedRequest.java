@@ -8,18 +8,23 @@ import java.util.Map;
  * A validated {@code /v1/chat/completions} or {@code /v1/completions} request, defaults applied.
  *
  * @param messages      chat: the conversation, text content flattened to strings; else null
- * @param prompt        completions: the prompt text, or null when {@code promptTokens} is given
- * @param promptTokens  completions: a prompt already tokenized, or null
+ * @param prompts       completions: the prompt texts (one, or a batch), or null when {@code promptTokens} is given
+ * @param promptTokens  completions: the prompts already tokenized (one, or a batch), or null
  * @param maxTokens     most tokens per choice, or null: up to the context length
  * @param logprobs      report per-token log-probabilities ({@code sampling.topLogprobs()} alternatives)
  * @param echo          put the prompt (completions) or a final assistant message (chat, as vLLM) before each
  *                      choice's output
  * @param ignoredFields unknown fields, ignored (reported in {@code x-nereid-ignored-fields})
  */
-public record ParsedRequest(Kind kind, String model, List<Map<String, Object>> messages, String prompt,
-        int[] promptTokens, SamplingParams sampling, List<String> stop, int[] stopTokenIds, Integer maxTokens,
+public record ParsedRequest(Kind kind, String model, List<Map<String, Object>> messages, List<String> prompts,
+        List<int[]> promptTokens, SamplingParams sampling, List<String> stop, int[] stopTokenIds, Integer maxTokens,
         int minTokens, boolean ignoreEos, int n, boolean stream, boolean includeUsage, int priority,
         boolean logprobs, boolean echo, List<String> ignoredFields) {
 
     public enum Kind { CHAT, COMPLETION }
+
+    /** How many prompts the request generates for (each with {@code n} choices): 1 for chat. */
+    public int promptCount() {
+        return prompts != null ? prompts.size() : promptTokens != null ? promptTokens.size() : 1;
+    }
 }

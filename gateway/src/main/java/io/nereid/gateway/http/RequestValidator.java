@@ -29,6 +29,10 @@ public final class RequestValidator {
             "parallel_tool_calls", "response_format", "suffix", "best_of", "audio",
             "modalities", "prediction", "reasoning_effort", "web_search_options", "guided_json", "guided_regex",
             "guided_choice", "guided_grammar", "structured_outputs", "prompt_logprobs");
+    /** Most prompts one completions request may batch (each generated with {@code n} choices). */
+    static final int MAX_PROMPTS = 64;
+    private static final String PROMPT_SHAPES = "'prompt' must be a string, an array of token ids, or a non-empty array"
+            + " of strings or of token-id arrays (a batch of up to " + MAX_PROMPTS + " prompts)";
     private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant");
 
     private RequestValidator() {
@@ -51,8 +55,8 @@ public final class RequestValidator {
         }
         String model = string(body, "model", true);
         List<Map<String, Object>> messages = null;
-        String prompt = null;
-        int[] promptTokens = null;
+        List<String> prompts = null;
+        List<int[]> promptTokens = null;
         if (kind == Kind.CHAT) {
             messages = messages(body.get("messages"));
         } else {
@@ -60,18 +64,29 @@ public final class RequestValidator {
             if (p == null || p.isNull()) {
                 throw ApiException.invalid("prompt", "'prompt' is required");
             } else if (p.isTextual()) {
-                prompt = p.asText();
-            } else if (p.isArray() && p.size() == 1 && p.get(0).isTextual()) {
-                prompt = p.get(0).asText();
-            } else if (p.isArray() && !p.isEmpty() && p.get(0).isIntegralNumber()) {
-                promptTokens = intArray(p, "prompt");
-            } else if (p.isArray() && p.size() > 1) {
-                throw ApiException.unsupported("prompt", "a batch of several prompts; send one request per prompt");
+                prompts = List.of(promptText(p, "prompt"));
+            } else if (!p.isArray() || p.isEmpty()) {
+                throw ApiException.invalid("prompt", PROMPT_SHAPES);
+            } else if (p.get(0).isIntegralNumber()) {
+                promptTokens = List.of(intArray(p, "prompt"));
+            } else if (p.size() > MAX_PROMPTS) {
+                throw ApiException.invalid("prompt", "a batch holds at most " + MAX_PROMPTS + " prompts, got " + p.size());
+            } else if (p.get(0).isTextual()) {
+                prompts = new ArrayList<>();
+                for (int i = 0; i < p.size(); i++) {
+                    prompts.add(promptText(batchElement(p, i, JsonNode::isTextual), "prompt[" + i + "]"));
+                }
+            } else if (p.get(0).isArray()) {
+                promptTokens = new ArrayList<>();
+                for (int i = 0; i < p.size(); i++) {
+                    int[] tokens = intArray(batchElement(p, i, JsonNode::isArray), "prompt[" + i + "]");
+                    if (tokens.length == 0) {
+                        throw ApiException.invalid("prompt[" + i + "]", "'prompt[" + i + "]' must not be empty");
+                    }
+                    promptTokens.add(tokens);
+                }
             } else {
-                throw ApiException.invalid("prompt", "'prompt' must be a string or an array of token ids");
-            }
-            if (prompt != null && prompt.isEmpty()) {
-                throw ApiException.invalid("prompt", "'prompt' must not be empty");
+                throw ApiException.invalid("prompt", PROMPT_SHAPES);
             }
         }
         Integer maxTokens = optInt(body, "max_completion_tokens");
@@ -154,7 +169,7 @@ public final class RequestValidator {
             includeUsage = optBool(so, "include_usage", false, "stream_options.include_usage");
         }
         string(body, "user", false);
-        return new ParsedRequest(kind, model, messages, prompt, promptTokens, sampling, stop(body.get("stop")),
+        return new ParsedRequest(kind, model, messages, prompts, promptTokens, sampling, stop(body.get("stop")),
                 body.hasNonNull("stop_token_ids") ? intArray(body.get("stop_token_ids"), "stop_token_ids") : new int[0],
                 maxTokens, minTokens, optBool(body, "ignore_eos", false), n, stream, includeUsage,
                 optInt(body, "priority", 0), logprobs, echo, List.copyOf(ignored));
@@ -203,6 +218,22 @@ public final class RequestValidator {
                 || (field.equals("best_of") && v.isIntegralNumber() && v.asInt() == 1)
                 || (field.equals("top_logprobs") && v.isIntegralNumber() && v.asInt() == 0)
                 || (field.equals("tool_choice") && v.isTextual() && v.asText().equals("none"));
+    }
+
+    private static String promptText(JsonNode p, String at) {
+        if (p.asText().isEmpty()) {
+            throw ApiException.invalid(at, "'" + at + "' must not be empty");
+        }
+        return p.asText();
+    }
+
+    /** Element {@code i} of a prompt batch, which must have the first element's shape ({@code same}). */
+    private static JsonNode batchElement(JsonNode batch, int i, java.util.function.Predicate<JsonNode> same) {
+        if (!same.test(batch.get(i))) {
+            throw ApiException.invalid("prompt[" + i + "]", "a batch of prompts is an array of strings or an array of"
+                    + " token-id arrays, not a mix: 'prompt[" + i + "]' differs from 'prompt[0]'");
+        }
+        return batch.get(i);
     }
 
     private static List<Map<String, Object>> messages(JsonNode m) {

@@ -100,8 +100,10 @@ class OpenApiRequestSchemaTest {
             "{\"model\":\"m\",\"messages\":[{\"role\":\"tool\",\"content\":\"x\"}]}",
             "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\"}]}]}",
             CHAT + ",\"logprobs\":true,\"top_logprobs\":21}", CHAT + ",\"logprobs\":1}"};
-        String[] completionRejected = {"\"prompt\":\"\"", "\"prompt\":[\"a\",\"b\"]", "\"prompt\":[]", "\"logprobs\":21",
-            "\"logprobs\":true"};
+        String batch65 = String.join(",", java.util.Collections.nCopies(RequestValidator.MAX_PROMPTS + 1, "\"a\""));
+        String[] completionRejected = {"\"prompt\":\"\"", "\"prompt\":[\"a\",1]", "\"prompt\":[[1],\"a\"]",
+            "\"prompt\":[[1],[]]", "\"prompt\":[\"a\",\"\"]", "\"prompt\":[" + batch65 + "]", "\"prompt\":[]",
+            "\"logprobs\":21", "\"logprobs\":true"};
         for (String b : chatRejected) {
             JsonNode body = JSON.readTree(b);
             assertThrows(ApiException.class, () -> RequestValidator.validate(body, Kind.CHAT), b);
@@ -112,9 +114,12 @@ class OpenApiRequestSchemaTest {
             assertThrows(ApiException.class, () -> RequestValidator.validate(body, Kind.COMPLETION), f);
             assertFalse(OpenApiContract.errors("CompletionRequest", body).isEmpty(), f);
         }
-        JsonNode ok = JSON.readTree(COMPLETION.replace("\"x\"", "[1,2,3]") + ",\"logprobs\":2}");
-        RequestValidator.validate(ok, Kind.COMPLETION);
-        OpenApiContract.assertValid("CompletionRequest", ok);
+        for (String prompt : new String[] {"[1,2,3]", "[\"x\"]", "[\"a\",\"b\"]", "[[1,2],[3]]", "[[1]]",
+            "[" + batch65.substring(4) + "]"}) {
+            JsonNode ok = JSON.readTree(COMPLETION.replace("\"x\"", prompt) + ",\"logprobs\":2}");
+            RequestValidator.validate(ok, Kind.COMPLETION);
+            OpenApiContract.assertValid("CompletionRequest", ok);
+        }
         JsonNode chatOk = JSON.readTree(CHAT + ",\"logprobs\":true,\"top_logprobs\":20}");
         RequestValidator.validate(chatOk, Kind.CHAT);
         OpenApiContract.assertValid("ChatCompletionRequest", chatOk);

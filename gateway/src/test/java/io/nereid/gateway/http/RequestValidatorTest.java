@@ -1,5 +1,6 @@
 package io.nereid.gateway.http;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -61,10 +62,45 @@ class RequestValidatorTest {
                 e.getMessage());
     }
 
+    private static ParsedRequest completion(String prompt) throws Exception {
+        return RequestValidator.validate(JSON.readTree("{\"model\":\"m\",\"prompt\":" + prompt + "}"), Kind.COMPLETION);
+    }
+
     @Test
     void aCompletionPromptMayBeTokenIds() throws Exception {
-        ParsedRequest r = RequestValidator.validate(JSON.readTree("{\"model\":\"m\",\"prompt\":[1,2,3]}"), Kind.COMPLETION);
-        assertEquals(3, r.promptTokens().length);
+        ParsedRequest r = completion("[1,2,3]");
+        assertNull(r.prompts());
+        assertArrayEquals(new int[] {1, 2, 3}, r.promptTokens().getFirst());
+        assertEquals(1, r.promptCount());
+    }
+
+    @Test
+    void aCompletionPromptMayBeABatchOfStringsOrOfTokenArraysAndASingleElementArrayIsOnePrompt() throws Exception {
+        ParsedRequest strings = completion("[\"a\",\"b c\",\"d\"]");
+        assertEquals(List.of("a", "b c", "d"), strings.prompts());
+        assertNull(strings.promptTokens());
+        assertEquals(3, strings.promptCount());
+        ParsedRequest tokens = completion("[[1,2],[3],[4,5,6]]");
+        assertNull(tokens.prompts());
+        assertEquals(3, tokens.promptCount());
+        assertArrayEquals(new int[] {4, 5, 6}, tokens.promptTokens().get(2));
+        assertEquals(List.of("x"), completion("\"x\"").prompts());
+        assertEquals(List.of("x"), completion("[\"x\"]").prompts());
+        ParsedRequest oneTokenArray = completion("[[7,8]]");
+        assertEquals(1, oneTokenArray.promptCount());
+        assertArrayEquals(new int[] {7, 8}, oneTokenArray.promptTokens().getFirst());
+        assertEquals(1, chat("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}").promptCount());
+    }
+
+    @Test
+    void aBatchHoldsAtMost64Prompts() throws Exception {
+        String prompts = "[" + String.join(",", java.util.Collections.nCopies(RequestValidator.MAX_PROMPTS, "\"a\"")) + "]";
+        assertEquals(64, completion(prompts).promptCount());
+        ApiException e = assertThrows(ApiException.class, () -> completion(prompts.replace("]", ",\"a\"]")));
+        assertEquals("prompt", e.param());
+        assertTrue(e.getMessage().contains("at most 64 prompts, got 65"), e.getMessage());
+        String tokenArrays = "[" + String.join(",", java.util.Collections.nCopies(65, "[1]")) + "]";
+        assertTrue(assertThrows(ApiException.class, () -> completion(tokenArrays)).getMessage().contains("at most 64"));
     }
 
     @ParameterizedTest(name = "{0} -> 400 naming {1}")
@@ -120,7 +156,19 @@ class RequestValidatorTest {
             "{\"model\":\"m\"}|prompt",
             "{\"model\":\"m\",\"prompt\":\"\"}|prompt",
             "{\"model\":\"m\",\"prompt\":{}}|prompt",
-            "{\"model\":\"m\",\"prompt\":[\"a\",\"b\"]}|prompt",
+            "{\"model\":\"m\",\"prompt\":[]}|prompt",
+            "{\"model\":\"m\",\"prompt\":[\"a\",1]}|prompt[1]",
+            "{\"model\":\"m\",\"prompt\":[\"a\",[1]]}|prompt[1]",
+            "{\"model\":\"m\",\"prompt\":[[1],\"a\"]}|prompt[1]",
+            "{\"model\":\"m\",\"prompt\":[[1],2]}|prompt[1]",
+            "{\"model\":\"m\",\"prompt\":[1,\"a\"]}|prompt",
+            "{\"model\":\"m\",\"prompt\":[1,[2]]}|prompt",
+            "{\"model\":\"m\",\"prompt\":[\"a\",\"\"]}|prompt[1]",
+            "{\"model\":\"m\",\"prompt\":[[1],[]]}|prompt[1]",
+            "{\"model\":\"m\",\"prompt\":[[1],[2,\"x\"]]}|prompt[1]",
+            "{\"model\":\"m\",\"prompt\":[[]]}|prompt[0]",
+            "{\"model\":\"m\",\"prompt\":[{}]}|prompt",
+            "{\"model\":\"m\",\"prompt\":[null,\"a\"]}|prompt",
             "{\"model\":\"m\",\"prompt\":\"x\",\"echo\":true,\"logprobs\":0}|echo",
             "{\"model\":\"m\",\"prompt\":\"x\",\"echo\":true,\"max_tokens\":0}|max_tokens",
             "{\"model\":\"m\",\"prompt\":\"x\",\"echo\":1}|echo",
