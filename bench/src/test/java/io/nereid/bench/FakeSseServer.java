@@ -45,6 +45,12 @@ final class FakeSseServer implements AutoCloseable {
         this(delayMs, false);
     }
 
+    static {
+        // The JDK server closes idle keep-alive connections beyond 200 (its default); with 256 streams
+        // the client could then reuse a connection the server had just closed.
+        System.setProperty("sun.net.httpserver.maxIdleConnections", "4096");
+    }
+
     FakeSseServer(long delayMs, boolean tokenize) throws IOException {
         this.delayMs = delayMs;
         server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 512);

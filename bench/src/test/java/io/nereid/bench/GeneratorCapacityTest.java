@@ -32,7 +32,8 @@ class GeneratorCapacityTest {
             }
             RunMetrics m = RunMetrics.of(recorded);
             long chunks = m.requests().stream().mapToLong(r -> r.contentArrivalsNs().size()).sum();
-            assertEquals((long) requests * tokens, chunks, "every chunk recorded");
+            assertEquals((long) requests * tokens, chunks, "every chunk recorded; errors: " + m.errors() + ", e.g. "
+                    + recorded.stream().filter(r -> !r.ok()).map(RecordedRequest::error).limit(3).toList());
             System.out.printf(Locale.ROOT, "bench capacity: %d streams, %d chunks in %.2f s = %,.0f chunks/s%n",
                     streams, chunks, m.durationS(), chunks / m.durationS());
         }
