@@ -67,6 +67,8 @@ public final class InflightEngine implements Engine {
     private final AtomicInteger queued = new AtomicInteger();        // submitted, not yet first scheduled
     private final AtomicLong submissions = new AtomicLong();
     private volatile boolean closing;
+    /** Set by the engine thread just before its last look at the inbox: a request added later is refused. */
+    private volatile boolean exited;
     private volatile EngineStats stats = new EngineStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 
     // Engine-thread state.
@@ -103,6 +105,12 @@ public final class InflightEngine implements Engine {
         }
         RequestState state = new RequestState(r, sink, submissions.incrementAndGet(), () -> LockSupport.unpark(thread));
         inbox.add(state);
+        if (exited && inbox.remove(state)) {
+            // The engine thread took its last look at the inbox before this request arrived: nothing
+            // would ever answer it. (If remove fails, that last look took it and finishes it as cancelled.)
+            queued.decrementAndGet();
+            throw new AdmissionException(AdmissionException.Reason.SHUTTING_DOWN, Duration.ofSeconds(5), "the engine is shutting down");
+        }
         LockSupport.unpark(thread);
         return state;
     }
@@ -160,6 +168,8 @@ public final class InflightEngine implements Engine {
         while (true) {
             drainInbox();
             if (closing) {
+                exited = true;
+                drainInbox();   // requests that passed submit's closing check while this thread was stopping
                 for (RequestState r : List.copyOf(live)) {
                     finishRequest(r, FinishReason.CANCELLED);
                 }

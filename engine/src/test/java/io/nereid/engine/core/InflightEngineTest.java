@@ -130,6 +130,46 @@ class InflightEngineTest {
         assertEquals(List.of("finish 0", "step end"), r.log().subList(r.log().size() - 2, r.log().size()));
     }
 
+    /**
+     * Submits racing close(): every submit either is refused (SHUTTING_DOWN) or gets exactly one
+     * terminal event — none is left unanswered by an engine thread that already stopped. 20 rounds.
+     */
+    @Test
+    void everySubmitRacingCloseIsRefusedOrAnswered() throws Exception {
+        for (int round = 0; round < 20; round++) {
+            List<Recorder> admitted = java.util.Collections.synchronizedList(new ArrayList<>());
+            InflightEngine e = engine(config(256, 16, true, 64));
+            List<Thread> submitters = new ArrayList<>();
+            for (int t = 0; t < 3; t++) {
+                int id = t;
+                submitters.add(Thread.ofPlatform().start(() -> {
+                    for (int i = 0; ; i++) {
+                        Recorder r = new Recorder(1);
+                        try {
+                            e.submit(greedy("race-" + id + "-" + i, prompts[i % prompts.length], 2), r);
+                        } catch (AdmissionException refused) {
+                            if (refused.reason() == AdmissionException.Reason.SHUTTING_DOWN) {
+                                return;
+                            }
+                            Thread.onSpinWait();   // the waiting queue is full: try again
+                            continue;
+                        }
+                        admitted.add(r);
+                    }
+                }));
+            }
+            Thread.sleep(round % 5);
+            e.close();
+            for (Thread t : submitters) {
+                t.join(30_000);
+            }
+            for (Recorder r : admitted) {
+                r.await();
+                assertEquals(1, r.terminalEvents[0]);
+            }
+        }
+    }
+
     @Test
     void seededSamplingGivesTheSameTokensAloneOrBatched() {
         SamplingParams sp = new SamplingParams(1f, -1, 0.95f, 0f, 1f, 0f, 0f, Map.of(), 1234L, 0);
