@@ -222,12 +222,13 @@ final class BenchRun {
             }
             out.flush();
         }
-        if (running != null) {
-            try {
+        try {
+            if (running != null) {
                 running.close();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
             }
+            ServerProcess.stopAll();   // e.g. one still loading its model when the signal came
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 }

@@ -12,6 +12,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -26,6 +28,10 @@ import java.util.regex.Pattern;
  * also be called from a shutdown hook, and is idempotent.
  */
 public final class ServerProcess implements AutoCloseable {
+
+    /** Servers started and not stopped yet (any thread may start or stop one). */
+    private static final Set<Process> STARTED = ConcurrentHashMap.newKeySet();
+
     private static final Pattern LISTENING = Pattern.compile("listening on (http://\\S+?)/?$");
     private static final long STOP_WAIT_S = 60;
 
@@ -54,6 +60,7 @@ public final class ServerProcess implements AutoCloseable {
             throws IOException, InterruptedException {
         Files.createDirectories(log.toAbsolutePath().getParent());
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        STARTED.add(p);
         long deadline = System.nanoTime() + (long) (timeoutS * 1e9);
         CompletableFuture<String> listening = new CompletableFuture<>();
         Thread copier = Thread.ofVirtual().name("bench-server-log").start(() -> copyOutput(p, log, listening));
@@ -133,15 +140,32 @@ public final class ServerProcess implements AutoCloseable {
         logCopier.join(Duration.ofSeconds(10));
     }
 
-    private static void stop(Process p) throws InterruptedException {
-        if (!p.isAlive()) {
-            return;
+    /**
+     * Stops every server started and not stopped yet: the shutdown hook's last resort for one that was
+     * still starting (loading its model) when the bench was interrupted.
+     */
+    public static void stopAll() throws InterruptedException {
+        for (Process p : List.copyOf(STARTED)) {
+            stop(p);
         }
-        // SIGTERM through the handle: Process.destroy() would also close our end of its output,
-        // losing the drain's last log lines.
-        p.toHandle().destroy();
-        if (!p.waitFor(STOP_WAIT_S, TimeUnit.SECONDS)) {
-            p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    }
+
+    private static void stop(Process p) throws InterruptedException {
+        try {
+            if (!p.isAlive()) {
+                return;
+            }
+            // A launcher script may still be building (bin/nereid runs Maven before it execs java): its
+            // children are stopped too. SIGTERM through the handle: Process.destroy() would also close our
+            // end of its output, losing the drain's last log lines.
+            p.descendants().forEach(ProcessHandle::destroy);
+            p.toHandle().destroy();
+            if (!p.waitFor(STOP_WAIT_S, TimeUnit.SECONDS)) {
+                p.descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+        } finally {
+            STARTED.remove(p);
         }
     }
 }

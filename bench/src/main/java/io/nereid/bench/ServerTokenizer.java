@@ -43,15 +43,17 @@ public final class ServerTokenizer implements AutoCloseable {
     /** The tokenizer of {@code config}'s server, or null when it has no working {@code /tokenize}. */
     public static ServerTokenizer probe(BenchConfig config) throws InterruptedException {
         ServerTokenizer t = new ServerTokenizer(config);
+        boolean works = false;
         try {
-            if (t.countText("hello") > 0) {
-                return t;
-            }
+            works = t.countText("hello") > 0;
         } catch (IOException e) {
             // no /tokenize (404, 405, ...) or not this shape: use the reported usage
+        } finally {
+            if (!works) {
+                t.close();   // also when interrupted or on a runtime failure
+            }
         }
-        t.close();
-        return null;
+        return works ? t : null;
     }
 
     /** Tokens of {@code text} alone (no BOS/EOS). */

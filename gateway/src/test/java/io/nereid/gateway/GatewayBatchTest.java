@@ -237,6 +237,35 @@ class GatewayBatchTest {
         assertEquals(STORY, single("Once upon a time").get("choices").get(0).get("text").asText());
     }
 
+    /** Prompts cancelled because a later one was refused never ran: they are not counted as finished requests. */
+    @Test
+    void rolledBackPromptsAreNotCountedAsAbortedRequests() throws Exception {
+        park.set(true);   // parked prompts finish (CANCELLED) synchronously when cancelled: no timing involved
+        double before = abortedRequests();
+        failAt.set(2);
+        HttpResponse<String> r = post(request("[\"Once upon a time\",\"" + LILY + "\",\"Tom\"]", 1, ""));
+        assertEquals(429, r.statusCode(), r.body());
+        assertEquals(2, handles.size());
+        assertEquals(before, abortedRequests(), 0.0);
+    }
+
+    private static double abortedRequests() throws Exception {
+        String metrics = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+        return metrics.lines().filter(l -> l.startsWith("vllm:request_success_total{") && l.contains("\"abort\""))
+                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
+    }
+
+    @Test
+    void withEchoAnOutOfVocabularyTokenIsA400NamingItsPromptBeforeAnythingIsAdmitted() throws Exception {
+        HttpResponse<String> r = post(request("[[1,2],[1," + Integer.MAX_VALUE + "]]", 1, ",\"echo\":true"));
+        assertEquals(400, r.statusCode(), r.body());
+        JsonNode e = JSON.readTree(r.body()).get("error");
+        assertEquals("prompt[1]", e.get("param").asText());
+        assertTrue(e.get("message").asText().startsWith("prompt[1]: token id " + Integer.MAX_VALUE), r.body());
+        assertEquals(0, handles.size());
+    }
+
     @Test
     void aPromptTheEngineRejectsIsA400NamingItsIndexAndTheAdmittedOnesAreCancelled() throws Exception {
         HttpResponse<String> r = post(request("[[1,2],[1," + Integer.MAX_VALUE + "]]", 1, ""));

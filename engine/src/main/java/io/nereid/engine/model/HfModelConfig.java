@@ -48,6 +48,10 @@ record HfModelConfig(ModelConfig model, boolean tiedEmbeddings, int[] stopIds) {
         c.requireNot("use_sliding_window", true, "sliding-window attention");
         int dim = c.integer("hidden_size", null);
         int heads = c.integer("num_attention_heads", null);
+        if (heads <= 0 || dim <= 0) {
+            throw new ModelLoadException(file + ": hidden_size (" + dim + ") and num_attention_heads (" + heads
+                    + ") must be positive");
+        }
         int headDim = c.integer("head_dim", dim / heads);
         try {
             ModelConfig model = new ModelConfig(arch, dim, c.integer("num_hidden_layers", null), heads,

@@ -109,6 +109,7 @@ class HfModelLoadErrorTest {
         says(fails(config("bias", "attention_bias", "true")), "attention_bias", "not support");
         says(fails(config("act", "hidden_act", "\"gelu\"")), "hidden_act 'gelu'");
         says(fails(config("heads", "num_key_value_heads", "3")), "bad hyper-parameters", "head_count_kv 3");
+        says(fails(config("noheads", "num_attention_heads", "0")), "config.json", "num_attention_heads (0) must be positive");
         Path broken = Files.createDirectories(tmp.resolve("badjson"));
         Files.writeString(broken.resolve("config.json"), "{\"model_type\": ");
         says(fails(broken), "config.json", "cannot be read");

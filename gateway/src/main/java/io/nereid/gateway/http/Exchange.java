@@ -79,6 +79,7 @@ final class Exchange {
     private final int[] promptTokens;   // per prompt
     private final int[] cachedTokens;   // per prompt
     private boolean done;
+    private volatile boolean abandoned;   // set on the context by abandon(), read by the sinks on the engine thread
     private boolean released;   // onDone has run
 
     /** {@code echoes}: per prompt, the text before each of its choices' output (its first stream chunk), "" for none. */
@@ -125,6 +126,7 @@ final class Exchange {
      * their output; nothing is written (the caller answers the error). Context only, instead of {@link #start}.
      */
     void abandon(List<RequestHandle> admitted) {
+        abandoned = true;   // before the cancels: their CANCELLED finishes are not requests that ran
         done = true;
         admitted.forEach(RequestHandle::cancel);
         steps.clear();
@@ -186,7 +188,9 @@ final class Exchange {
 
         @Override
         public void onFinish(int choice, FinishReason reason, Object stopReason, Usage usage) {
-            metrics.finished(reason, usage);
+            if (!abandoned) {
+                metrics.finished(reason, usage);
+            }
             stepEvents.add(new Finished(offset + choice, reason, stopReason, usage));
         }
 

@@ -20,6 +20,7 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -158,7 +159,7 @@ public final class GatewayServer implements AutoCloseable {
                     "the server is shutting down", 0));
         } else if (!readiness.observe(model.engine().stats(), now)) {
             error(ctx.response(), new ApiException(503, "service_unavailable", null, "engine_stalled", String.format(
-                    "the engine has work pending and made no progress for %.1f s (stall timeout %d s)",
+                    "the engine has work pending and made no progress for %.1f s (--engine-stall-timeout %d s)",
                     readiness.secondsSinceProgress(now), options.stallTimeout().toSeconds()), 0));
         } else {
             json(ctx.response(), 200, java.util.Map.of("status", "ready"));
@@ -312,6 +313,17 @@ public final class GatewayServer implements AutoCloseable {
     private record Prompt(int[] tokens, String echo) {
     }
 
+    /** A 400 naming {@code prompt} ({@code prompt[k]} in a batch, k >= 0) as the engine's check would. */
+    private void checkVocabulary(int[] tokens, int k) {
+        for (int id : tokens) {
+            if (id < 0 || id >= model.vocabSize()) {
+                String message = "token id " + id + " is outside the vocabulary of " + model.vocabSize();
+                throw k < 0 ? ApiException.invalid("prompt", message)
+                        : ApiException.invalid("prompt[" + k + "]", "prompt[" + k + "]: " + message);
+            }
+        }
+    }
+
     /** Worker pool: each prompt's tokens and echo text (a batch of completions prompts, else one). */
     private List<Prompt> prompts(ParsedRequest req) {
         if (req.kind() == Kind.CHAT) {
@@ -323,8 +335,15 @@ public final class GatewayServer implements AutoCloseable {
                     ? (String) last.get("content") : ""));
         }
         if (req.promptTokens() != null) {
-            return req.promptTokens().stream()
-                    .map(t -> new Prompt(t, req.echo() ? model.detokenize(t) : "")).toList();
+            List<Prompt> prompts = new ArrayList<>();
+            for (int k = 0; k < req.promptTokens().size(); k++) {
+                int[] t = req.promptTokens().get(k);
+                if (req.echo()) {
+                    checkVocabulary(t, req.promptTokens().size() > 1 ? k : -1);   // before echo decodes them
+                }
+                prompts.add(new Prompt(t, req.echo() ? model.detokenize(t) : ""));
+            }
+            return prompts;
         }
         return req.prompts().stream()
                 .map(text -> new Prompt(model.tokenize(text, true), req.echo() ? text : "")).toList();
