@@ -17,6 +17,7 @@ import io.nereid.engine.model.RangeRunner;
 import io.nereid.engine.template.ChatRequestContext;
 import io.nereid.engine.template.ChatTemplate;
 import io.nereid.engine.template.ChatTemplates;
+import io.nereid.engine.text.IncrementalDetokenizer;
 import io.nereid.engine.tokenizer.SpecialTokens;
 import io.nereid.engine.tokenizer.Tokenizer;
 import io.nereid.gateway.http.ModelService;
@@ -157,6 +158,18 @@ final class ServingModel implements ModelService, AutoCloseable {
     @Override
     public String detokenize(int[] ids) {
         return model.tokenizer().decode(ids);
+    }
+
+    @Override
+    public int[] textOffsets(int[] ids, boolean skipSpecial, int limit) {
+        IncrementalDetokenizer text = new IncrementalDetokenizer(model.tokenizer(), skipSpecial);
+        int[] offsets = new int[ids.length];
+        int chars = 0;
+        for (int i = 0; i < ids.length; i++) {
+            offsets[i] = Math.min(chars, limit);
+            chars += text.push(ids[i]).length();
+        }
+        return offsets;
     }
 
     @Override

@@ -191,16 +191,6 @@ class GatewayEndToEndTest {
     }
 
     @Test
-    void echoWithLogprobsOrMaxTokensZeroIsA400ThatSaysItIsNotSupported() throws Exception {
-        JsonNode e = error(post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"x\",\"echo\":true,"
-                + "\"logprobs\":1}"), 400);
-        assertEquals("echo", e.get("param").asText());
-        assertEquals("unsupported_parameter", e.get("code").asText());
-        assertEquals("max_tokens", error(post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"x\","
-                + "\"echo\":true,\"max_tokens\":0}"), 400).get("param").asText());
-    }
-
-    @Test
     void chatEchoRepeatsAFinalAssistantMessageOnly() throws Exception {
         String user = "{\"role\":\"user\",\"content\":\"Tell me a story\"}";
         String tail = "\"temperature\":0,\"max_tokens\":6,\"ignore_eos\":true";

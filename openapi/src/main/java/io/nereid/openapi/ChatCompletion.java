@@ -3,6 +3,7 @@ package io.nereid.openapi;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.List;
+import java.util.Map;
 
 /** {@code POST /v1/chat/completions} responses: the whole completion, and the stream's chunks. */
 public final class ChatCompletion {
@@ -10,13 +11,19 @@ public final class ChatCompletion {
     private ChatCompletion() {
     }
 
-    /** {@code object: "chat.completion"}. */
+    /**
+     * {@code object: "chat.completion"}; {@code prompt_logprobs} (vLLM's, one list for the request,
+     * see {@link Logprobs#prompt}) only when the request asked for them.
+     */
     public record Response(@JsonProperty("id") String id, @JsonProperty("object") String object,
             @JsonProperty("created") long created, @JsonProperty("model") String model,
-            @JsonProperty("choices") List<Choice> choices, @JsonProperty("usage") UsageInfo usage) {
+            @JsonProperty("choices") List<Choice> choices, @JsonProperty("usage") UsageInfo usage,
+            @JsonInclude(JsonInclude.Include.NON_NULL) @JsonProperty("prompt_logprobs")
+            List<Map<String, Logprobs.PromptToken>> promptLogprobs) {
 
-        public Response(String id, long created, String model, List<Choice> choices, UsageInfo usage) {
-            this(id, "chat.completion", created, model, choices, usage);
+        public Response(String id, long created, String model, List<Choice> choices, UsageInfo usage,
+                List<Map<String, Logprobs.PromptToken>> promptLogprobs) {
+            this(id, "chat.completion", created, model, choices, usage, promptLogprobs);
         }
     }
 

@@ -14,22 +14,37 @@ import java.util.List;
  *                      reported when {@code logprobs}
  * @param stop          stop strings (not included in the output)
  * @param stopTokenIds  token ids that end the choice (beyond the model's EOS tokens)
- * @param maxTokens     most tokens to generate per choice (>= 1)
+ * @param maxTokens     most tokens to generate per choice (>= 0; 0 only computes the prompt, e.g. to
+ *                      score it with {@code promptLogprobs})
  * @param minTokens     EOS tokens, stop token ids and stop strings are suppressed until this many
  * @param ignoreEos     keep generating after the model's EOS tokens
  * @param n             choices (>= 1); the prompt is computed once and forked
  * @param logprobs      report log-probabilities per token
  * @param priority      lower is served first and preempted last (vLLM's convention)
  * @param deadline      when to give up (finish reason DEADLINE), or null
+ * @param promptLogprobs report the log-probability of every prompt token after the first with this
+ *                      many alternatives ({@link TokenSink#onPromptLogprobs}); -1: off. Such a request
+ *                      computes its whole prompt: it takes nothing from the prefix cache (as vLLM)
  */
 public record GenerationRequest(String id, int[] promptTokens, SamplingParams sampling, List<String> stop,
         int[] stopTokenIds, int maxTokens, int minTokens, boolean ignoreEos, int n, boolean logprobs, int priority,
-        Instant deadline) {
+        Instant deadline, int promptLogprobs) {
 
     public GenerationRequest {
         stop = List.copyOf(stop);
         promptTokens = promptTokens.clone();
         stopTokenIds = stopTokenIds.clone();
+        if (promptLogprobs < -1) {
+            throw new IllegalArgumentException("promptLogprobs must be -1 (off) or at least 0, got " + promptLogprobs);
+        }
+    }
+
+    /** A request without prompt logprobs. */
+    public GenerationRequest(String id, int[] promptTokens, SamplingParams sampling, List<String> stop,
+            int[] stopTokenIds, int maxTokens, int minTokens, boolean ignoreEos, int n, boolean logprobs, int priority,
+            Instant deadline) {
+        this(id, promptTokens, sampling, stop, stopTokenIds, maxTokens, minTokens, ignoreEos, n, logprobs, priority,
+                deadline, -1);
     }
 
     /** Greedy, no stops, one choice: for tests and simple callers. */

@@ -23,6 +23,17 @@ public interface TokenSink {
     void onDelta(int choice, String text, int[] tokenIds, List<TokenLogprob> logprobs);
 
     /**
+     * The prompt's log-probabilities, when the request asked for them
+     * ({@link GenerationRequest#promptLogprobs()} >= 0): once per request (not per choice), in the
+     * step that completes the prompt, before any {@code onDelta} or {@code onFinish} of that step.
+     * Entry {@code i} scores the prompt token at position {@code i + 1} given the tokens before it
+     * (the first prompt token has no logprob), so there are {@code promptTokens.length - 1}
+     * entries. Not called when the request ends before its prompt is computed. Nothing by default.
+     */
+    default void onPromptLogprobs(List<TokenLogprob> logprobs) {
+    }
+
+    /**
      * The choice ended; {@code stopReason} is the matched stop string or stop token id (vLLM's
      * {@code stop_reason}), null for EOS, length, cancellation or deadline.
      */

@@ -16,6 +16,9 @@ public interface Backend {
     /** Copies to run before the next forward (copy-on-write of shared partial blocks). */
     void copy(List<BlockCopy> copies);
 
-    /** Logits (vocabSize floats) of the last token of each slice that wants them, else null. */
+    /**
+     * Per slice: with {@link Slice#allLogits()} the logits of every token (one vocabSize row each,
+     * row-major); else the logits (vocabSize floats) of its last token if it wants them; else null.
+     */
     float[][] forward(List<Slice> slices);
 }

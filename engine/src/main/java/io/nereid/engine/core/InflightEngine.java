@@ -26,6 +26,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
@@ -55,6 +56,7 @@ public final class InflightEngine implements Engine {
 
     private static final System.Logger LOG = System.getLogger(InflightEngine.class.getName());
     private static final long IDLE_PARK_NANOS = 20_000_000; // checks deadlines even when idle
+    private static final int MAX_LOGPROBS = 20;               // alternatives per token, as OpenAI's top_logprobs
 
     private final EngineConfig config;
     private final Backend backend;
@@ -126,8 +128,12 @@ public final class InflightEngine implements Engine {
                         + backend.vocabSize());
             }
         }
-        if (r.maxTokens() < 1) {
-            throw new RequestValidationException("max_tokens", "max_tokens must be at least 1, got " + r.maxTokens());
+        if (r.maxTokens() < 0) {
+            throw new RequestValidationException("max_tokens", "max_tokens must be at least 0, got " + r.maxTokens());
+        }
+        if (r.promptLogprobs() > MAX_LOGPROBS || r.sampling().topLogprobs() > MAX_LOGPROBS) {
+            throw new RequestValidationException("prompt_logprobs", "at most " + MAX_LOGPROBS
+                    + " alternatives per token, got " + Math.max(r.promptLogprobs(), r.sampling().topLogprobs()));
         }
         if (r.minTokens() < 0 || r.minTokens() > r.maxTokens()) {
             throw new RequestValidationException("min_tokens", "min_tokens must be in [0, max_tokens], got " + r.minTokens());
@@ -297,7 +303,8 @@ public final class InflightEngine implements Engine {
         // 2. Waiting prompts, in order, while they fit (no skipping ahead: no starvation).
         while (budget > 0 && !waiting.isEmpty() && running.size() < config.maxNumSeqs()) {
             Sequence s = waiting.peekFirst();
-            PrefixMatch match = config.prefixCaching()
+            // A prompt whose logprobs are wanted is computed in full: its logits are not in the cache.
+            PrefixMatch match = config.prefixCaching() && !s.request.needsPromptLogprobs()
                     ? cache.longestCachedPrefix(s.tokens(), 0) : cache.longestCachedPrefix(new int[0], 0);
             int chunk = s.length() - match.numTokens();
             if (config.chunkedPrefill()) {
@@ -330,16 +337,22 @@ public final class InflightEngine implements Engine {
         float[][] logits = backend.forward(slices);
         iterations++;
         int stepTokens = 0;
+        int vocab = backend.vocabSize();
         for (int i = 0; i < slices.size(); i++) {
             Sequence s = owners.get(i);
-            int n = slices.get(i).tokens().length;
+            Slice slice = slices.get(i);
+            int n = slice.tokens().length;
             stepTokens += n;
             s.computed += n;
             if (s.computed <= s.promptLength()) {
                 promptTokens += n;
             }
-            if (logits[i] != null && !s.finished) {
-                onLogits(s, logits[i]);
+            if (slice.allLogits()) {
+                scorePrompt(s.request, slice, logits[i], vocab);
+            }
+            if (slice.wantsLogits() && !s.finished) {
+                float[] last = slice.allLogits() ? Arrays.copyOfRange(logits[i], (n - 1) * vocab, n * vocab) : logits[i];
+                onLogits(s, last);
             }
         }
         publishStats(stepTokens);
@@ -348,7 +361,10 @@ public final class InflightEngine implements Engine {
     private int schedule(Sequence s, int chunk, List<Slice> slices, List<Sequence> owners) {
         int start = s.computed;
         s.table.append(s.tokens(start, start + chunk));
-        slices.add(new Slice(s.tokens(start, start + chunk), start, s.table.blockIds(), start + chunk == s.length()));
+        // Prompt logprobs: every position whose next token is a prompt token needs its logits.
+        boolean allLogits = s.request.needsPromptLogprobs() && start < s.promptLength() - 1;
+        slices.add(new Slice(s.tokens(start, start + chunk), start, s.table.blockIds(), start + chunk == s.length(),
+                allLogits));
         owners.add(s);
         s.scheduledThisStep = true;
         return chunk;
@@ -381,9 +397,46 @@ public final class InflightEngine implements Engine {
         enqueueWaiting(s, true);
     }
 
+    /**
+     * Scores the prompt tokens that follow the slice's positions (row j of {@code rows} predicts the
+     * token at {@code startPos + j + 1}); a recomputed position (after a preemption) is scored again,
+     * to the same value.
+     */
+    private static void scorePrompt(RequestState r, Slice slice, float[] rows, int vocab) {
+        int[] prompt = r.request.promptTokens();
+        for (int j = 0; j < slice.tokens().length; j++) {
+            int next = slice.startPos() + j + 1;
+            if (next >= prompt.length) {
+                break;
+            }
+            SampledToken t = Sampler.score(Arrays.copyOfRange(rows, j * vocab, (j + 1) * vocab), prompt[next],
+                    r.request.promptLogprobs());
+            r.promptLogprobs[next - 1] = new TokenLogprob(t.id(), t.logprob(), t.rank(), t.topIds(), t.topLogprobs());
+        }
+    }
+
+    /** The prompt is complete: its logprobs (when asked for) go out before any of its output. */
+    private void sendPromptLogprobs(RequestState r) {
+        r.promptLogprobsSent = true;
+        notified(r);
+        try {
+            r.sink.onPromptLogprobs(List.of(r.promptLogprobs));
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "token sink of " + r.id() + " threw in onPromptLogprobs; cancelling it", e);
+            r.cancel();
+        }
+    }
+
     private void onLogits(Sequence s, float[] logits) {
         RequestState r = s.request;
         GenerationRequest q = r.request;
+        if (r.needsPromptLogprobs()) {
+            sendPromptLogprobs(r);
+        }
+        if (q.maxTokens() == 0) {
+            finishRequest(r, FinishReason.LENGTH);   // only the prompt was wanted (scoring it)
+            return;
+        }
         if (!r.forked && q.n() > 1) {
             // The prompt is done once; the other choices start from a copy-on-write fork of it.
             r.forked = true;
@@ -421,7 +474,8 @@ public final class InflightEngine implements Engine {
         if (s.firstTokenNanos == 0) {
             s.firstTokenNanos = System.nanoTime();
         }
-        List<TokenLogprob> lp = q.logprobs() ? List.of(new TokenLogprob(t.id(), t.logprob(), t.topIds(), t.topLogprobs())) : List.of();
+        List<TokenLogprob> lp = q.logprobs()
+                ? List.of(new TokenLogprob(t.id(), t.logprob(), t.rank(), t.topIds(), t.topLogprobs())) : List.of();
         boolean eos = !q.ignoreEos() && contains(eosIds, t.id());
         if (eos || contains(q.stopTokenIds(), t.id())) {
             emit(s, flush(s), new int[] {t.id()}, lp);

@@ -2,6 +2,7 @@ package io.nereid.engine.core;
 
 import io.nereid.engine.api.GenerationRequest;
 import io.nereid.engine.api.RequestHandle;
+import io.nereid.engine.api.TokenLogprob;
 import io.nereid.engine.api.TokenSink;
 
 /**
@@ -19,6 +20,8 @@ final class RequestState implements RequestHandle {
     long scheduledNanos;
     boolean forked;
     boolean notifiedThisStep;         // in the engine's list of sinks owed an onStepEnd
+    final TokenLogprob[] promptLogprobs;   // (prompt length - 1) by position - 1; null unless requested
+    boolean promptLogprobsSent;
     private final Runnable wakeUp;
     private volatile boolean cancelled;
 
@@ -29,6 +32,7 @@ final class RequestState implements RequestHandle {
         this.wakeUp = wakeUp;
         this.arrivalNanos = System.nanoTime();
         this.choices = new Sequence[request.n()];
+        this.promptLogprobs = request.promptLogprobs() >= 0 ? new TokenLogprob[request.promptTokens().length - 1] : null;
     }
 
     @Override
@@ -46,6 +50,11 @@ final class RequestState implements RequestHandle {
 
     boolean cancelled() {
         return cancelled;
+    }
+
+    /** The prompt's logprobs are wanted and not delivered yet: its prompt must be computed in full. */
+    boolean needsPromptLogprobs() {
+        return promptLogprobs != null && !promptLogprobsSent;
     }
 
     boolean allFinished() {

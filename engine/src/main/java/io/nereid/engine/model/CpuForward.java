@@ -47,8 +47,9 @@ public final class CpuForward {
     }
 
     /**
-     * Runs the step and returns, for each slice in order, the logits (vocabSize floats) of its last
-     * token if it wants them, else null.
+     * Runs the step and returns, for each slice in order: with {@link Slice#allLogits()} the logits
+     * of every token ({@code tokens.length} rows of vocabSize floats, row-major); else the logits
+     * (vocabSize floats) of its last token if it wants them; else null.
      */
     public float[][] forward(List<Slice> slices, KvStorage kv) {
         int total = 0;
@@ -139,30 +140,38 @@ public final class CpuForward {
 
     private float[][] logits(List<Slice> slices, float[] x) {
         int dim = c.dim();
+        int vocab = c.vocabSize();
         float[][] out = new float[slices.size()][];
         int wanted = 0;
         for (Slice s : slices) {
-            wanted += s.wantsLogits() ? 1 : 0;
+            wanted += rowsWanted(s);
         }
         if (wanted == 0) {
             return out;
         }
-        // Only the last token of each slice that wants logits goes through the output matrix.
-        float[] last = new float[wanted * dim];
-        int[] sliceIndex = new int[wanted];
+        // Only the rows wanted (usually each slice's last token) go through the output matrix, all at once.
+        float[] normed = new float[wanted * dim];
         for (int si = 0, t = 0, row = 0; si < slices.size(); si++) {
-            t += slices.get(si).tokens().length;
-            if (slices.get(si).wantsLogits()) {
-                k.rmsNorm(last, row * dim, x, (t - 1) * dim, w.outputNorm(), dim, c.rmsEps());
-                sliceIndex[row++] = si;
+            Slice s = slices.get(si);
+            t += s.tokens().length;
+            for (int r = t - rowsWanted(s); r < t; r++, row++) {
+                k.rmsNorm(normed, row * dim, x, r * dim, w.outputNorm(), dim, c.rmsEps());
             }
         }
-        float[] logits = new float[wanted * c.vocabSize()];
-        matmul(w.output(), last, wanted, logits);
-        for (int row = 0; row < wanted; row++) {
-            out[sliceIndex[row]] = java.util.Arrays.copyOfRange(logits, row * c.vocabSize(), (row + 1) * c.vocabSize());
+        float[] logits = new float[wanted * vocab];
+        matmul(w.output(), normed, wanted, logits);
+        for (int si = 0, row = 0; si < slices.size(); si++) {
+            int rows = rowsWanted(slices.get(si));
+            if (rows > 0) {
+                out[si] = java.util.Arrays.copyOfRange(logits, row * vocab, (row + rows) * vocab);
+                row += rows;
+            }
         }
         return out;
+    }
+
+    private static int rowsWanted(Slice s) {
+        return s.allLogits() ? s.tokens().length : s.wantsLogits() ? 1 : 0;
     }
 
     private void matmul(WeightMatrix m, float[] in, int tokens, float[] out) {

@@ -10,8 +10,15 @@ package io.nereid.engine.model;
  * @param blockTable  physical KV block ids of the sequence in logical order, covering every
  *                    position up to {@code startPos + tokens.length - 1}
  * @param wantsLogits whether the caller needs the logits of the last token
+ * @param allLogits   whether the caller needs the logits of every token (prompt logprobs); the
+ *                    forward then returns {@code tokens.length} rows for the slice
  */
-public record Slice(int[] tokens, int startPos, int[] blockTable, boolean wantsLogits) {
+public record Slice(int[] tokens, int startPos, int[] blockTable, boolean wantsLogits, boolean allLogits) {
+
+    /** A slice that needs at most its last token's logits. */
+    public Slice(int[] tokens, int startPos, int[] blockTable, boolean wantsLogits) {
+        this(tokens, startPos, blockTable, wantsLogits, false);
+    }
 
     public Slice {
         if (tokens.length == 0) {

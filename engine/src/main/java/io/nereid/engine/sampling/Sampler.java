@@ -48,7 +48,16 @@ public final class Sampler {
         applyPenaltiesAndBias(z);
         int id = p.greedy() ? argmax(z) : draw(z);
         outputCounts[id]++;
-        return withLogprobs(id, raw);
+        return withLogprobs(id, raw, p.topLogprobs());
+    }
+
+    /**
+     * Scores a given token (a prompt token, for prompt logprobs) exactly as {@link #sample} reports a
+     * chosen one: its raw log-probability and rank under {@code logits} and the {@code topK} most
+     * likely alternatives. Pure.
+     */
+    public static SampledToken score(float[] logits, int tokenId, int topK) {
+        return withLogprobs(tokenId, logSoftmax(logits), topK);
     }
 
     /** Records a token chosen elsewhere (e.g. accepted from a draft) so penalties see it. */
@@ -196,8 +205,8 @@ public final class Sampler {
         return out;
     }
 
-    private SampledToken withLogprobs(int id, float[] raw) {
-        int k = Math.min(p.topLogprobs(), raw.length);
+    private static SampledToken withLogprobs(int id, float[] raw, int topK) {
+        int k = Math.min(topK, raw.length);
         int[] topIds = new int[k];
         float[] top = new float[k];
         if (k > 0) {
@@ -215,6 +224,12 @@ public final class Sampler {
                 top[r] = raw[best];
             }
         }
-        return new SampledToken(id, raw[id], topIds, top);
+        int rank = 1;
+        for (float v : raw) {
+            if (v > raw[id]) {
+                rank++;
+            }
+        }
+        return new SampledToken(id, raw[id], rank, topIds, top);
     }
 }

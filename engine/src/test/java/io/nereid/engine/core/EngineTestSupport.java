@@ -83,6 +83,7 @@ final class EngineTestSupport {
         final Usage[] usages;
         final int[] terminalEvents;
         volatile int deltasAfterTerminal;
+        final List<List<TokenLogprob>> promptLogprobs = new ArrayList<>();   // one entry per onPromptLogprobs
         final CountDownLatch done;
         private final CountDownLatch stepEndAfterEnd = new CountDownLatch(1);
         private final List<String> log = new ArrayList<>();
@@ -114,6 +115,12 @@ final class EngineTestSupport {
             if (cancelAfterTokens >= 0 && tokens.get(choice).size() >= cancelAfterTokens && handle != null) {
                 handle.cancel();
             }
+        }
+
+        @Override
+        public synchronized void onPromptLogprobs(List<TokenLogprob> logprobs) {
+            log.add("prompt logprobs");
+            promptLogprobs.add(List.copyOf(logprobs));
         }
 
         @Override
@@ -159,7 +166,7 @@ final class EngineTestSupport {
             return this;
         }
 
-        /** Every callback in order: "delta C", "finish C", "error C", "step end". */
+        /** Every callback in order: "prompt logprobs", "delta C", "finish C", "error C", "step end". */
         synchronized List<String> log() {
             return List.copyOf(log);
         }

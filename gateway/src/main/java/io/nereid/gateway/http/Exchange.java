@@ -9,12 +9,14 @@ import io.nereid.engine.api.Usage;
 import io.nereid.gateway.http.ParsedRequest.Kind;
 import io.nereid.openapi.ChatCompletion;
 import io.nereid.openapi.ErrorResponse;
+import io.nereid.openapi.Logprobs;
 import io.nereid.openapi.TextCompletion;
 import io.nereid.openapi.UsageInfo;
 import io.vertx.core.Context;
 import io.vertx.core.http.HttpServerResponse;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -31,11 +33,29 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * the connection's write queue is full, events stay queued and consecutive deltas of a choice are
  * later sent as one chunk (a slow reader gets bigger chunks, not an unbounded queue of frames).
  * A client that disconnects cancels every engine request of the response.
+ *
+ * <p>Prompt logprobs arrive once per prompt, in the step that completes it, and are copied to each
+ * of its choices: as vLLM's {@code prompt_logprobs}, and with {@code echo} + {@code logprobs} as the
+ * echoed prompt's legacy logprobs, sent with the echoed text (so a stream's echo chunk waits for them).
  */
 final class Exchange {
 
-    private sealed interface Event permits Delta, Finished, Failed {
+    /**
+     * What {@code echo} puts before each choice's output of one prompt.
+     *
+     * @param text    the echoed text, "" for none
+     * @param tokens  with echo and logprobs: the prompt's token ids, else null
+     * @param offsets with echo and logprobs: each prompt token's character offset in {@code text}, else null
+     */
+    record Echo(String text, int[] tokens, int[] offsets) {
+    }
+
+    private sealed interface Event permits Delta, Finished, Failed, PromptScored {
         int choice();
+    }
+
+    /** The prompt of choices {@code [choice, choice + n)} was scored. */
+    private record PromptScored(int choice, List<TokenLogprob> logprobs) implements Event {
     }
 
     private record Delta(int choice, String text, List<TokenLogprob> logprobs) implements Event {
@@ -56,9 +76,10 @@ final class Exchange {
     private final SseChunks chunks;
     private final ServingMetrics metrics;
     private final LogprobFormat logprobFormat;   // null unless the request asked for logprobs
+    private final LogprobFormat promptFormat;    // for prompt logprobs
     private final Runnable onDone;
     private final String requestId;
-    private final List<String> echoes;   // per prompt
+    private final List<Echo> echoes;   // per prompt
     private final int n;   // choices per prompt
     private final java.util.function.BooleanSupplier shuttingDown;   // true: a cancellation is the forced end of a drain
     private final long stallMillis;
@@ -71,6 +92,8 @@ final class Exchange {
     private final StringBuilder[] texts;
     private final List<List<TokenLogprob>> logprobs = new ArrayList<>();   // per choice, every token so far
     private final int[] logprobChars;   // per choice: characters of the tokens already sent (legacy text_offset)
+    private final List<List<Map<String, Logprobs.PromptToken>>> promptLogprobs;   // per choice: vLLM's, or null
+    private final Logprobs.Completion[] echoLogprobs;   // per choice: the echoed prompt's, until sent
     private final String[] finishReasons;
     private final Object[] stopReasons;
     private List<RequestHandle> handles;   // one per prompt
@@ -82,8 +105,8 @@ final class Exchange {
     private volatile boolean abandoned;   // set on the context by abandon(), read by the sinks on the engine thread
     private boolean released;   // onDone has run
 
-    /** {@code echoes}: per prompt, the text before each of its choices' output (its first stream chunk), "" for none. */
-    Exchange(Context context, HttpServerResponse response, ParsedRequest request, List<String> echoes, String id,
+    /** {@code echoes}: per prompt, what goes before each of its choices' output (its first stream chunk). */
+    Exchange(Context context, HttpServerResponse response, ParsedRequest request, List<Echo> echoes, String id,
             String model,
             ServingMetrics metrics, LogprobFormat logprobFormat, Runnable onDone, String requestId,
             java.time.Duration clientStallTimeout, java.util.function.BooleanSupplier shuttingDown) {
@@ -101,6 +124,7 @@ final class Exchange {
         this.chunks = new SseChunks(request.kind(), id, created, model);
         this.metrics = metrics;
         this.logprobFormat = request.logprobs() ? logprobFormat : null;
+        this.promptFormat = logprobFormat;
         int choices = echoes.size() * n;
         this.logprobChars = new int[choices];
         this.onDone = onDone;
@@ -110,8 +134,11 @@ final class Exchange {
         this.stopReasons = new Object[choices];
         this.promptTokens = new int[echoes.size()];
         this.cachedTokens = new int[echoes.size()];
+        this.promptLogprobs = new ArrayList<>(java.util.Collections.nCopies(choices, null));
+        this.echoLogprobs = new Logprobs.Completion[choices];
         for (int i = 0; i < choices; i++) {
-            texts[i] = new StringBuilder(echoes.get(i / n));
+            // An echo with logprobs waits for the prompt's scores (PromptScored) and is sent with them.
+            texts[i] = new StringBuilder(request.echoLogprobs() ? "" : echoes.get(i / n).text());
             logprobs.add(new ArrayList<>());
         }
     }
@@ -153,8 +180,8 @@ final class Exchange {
                 if (request.kind() == Kind.CHAT) {
                     response.write(chunks.role(i));
                 }
-                String echo = echoes.get(i / n);
-                if (!echo.isEmpty()) {
+                String echo = echoes.get(i / n).text();
+                if (!echo.isEmpty() && !request.echoLogprobs()) {
                     response.write(chunks.content(i, echo, null));
                 }
             }
@@ -184,6 +211,11 @@ final class Exchange {
             if (!text.isEmpty() || !logprobs.isEmpty()) {
                 stepEvents.add(new Delta(c, text, logprobs));
             }
+        }
+
+        @Override
+        public void onPromptLogprobs(List<TokenLogprob> scored) {
+            stepEvents.add(new PromptScored(offset, scored));
         }
 
         @Override
@@ -238,6 +270,7 @@ final class Exchange {
                     texts[d.choice()].append(d.text());
                     logprobs.get(d.choice()).addAll(d.logprobs());
                 }
+                case PromptScored p -> promptScored(p);
                 case Finished f when f.reason() == FinishReason.CANCELLED && shuttingDown.getAsBoolean() -> {
                     terminate(503, ErrorResponse.of("the server shut down before the request finished",
                             "service_unavailable", null, "shutdown"));
@@ -277,6 +310,22 @@ final class Exchange {
         }
     }
 
+    /** Every choice of the scored prompt gets its prompt logprobs, and with echo + logprobs its echo. */
+    private void promptScored(PromptScored p) {
+        Echo echo = echoes.get(p.choice() / n);
+        for (int c = p.choice(); c < p.choice() + n; c++) {
+            if (request.promptLogprobs() >= 0) {
+                promptLogprobs.set(c, promptFormat.prompt(p.logprobs(), request.promptLogprobs()));
+            }
+            if (request.echoLogprobs()) {
+                texts[c].append(echo.text());
+                echoLogprobs[c] = promptFormat.echo(echo.tokens(), echo.offsets(), p.logprobs(),
+                        request.sampling().topLogprobs());
+                logprobChars[c] = echo.text().length();
+            }
+        }
+    }
+
     /** Write queue full: resume on drain; if it stays full for the client stall timeout, drop the client. */
     private void awaitWritable() {
         response.drainHandler(v -> {
@@ -311,8 +360,12 @@ final class Exchange {
         if (request.kind() == Kind.CHAT) {
             return logprobFormat.chat(tokens);
         }
-        Object lp = logprobFormat.completion(tokens, logprobChars[i]);
+        Logprobs.Completion lp = logprobFormat.completion(tokens, logprobChars[i]);
         logprobChars[i] += logprobFormat.chars(tokens);
+        if (echoLogprobs[i] != null) {   // the echoed prompt's come first, once
+            lp = LogprobFormat.concat(echoLogprobs[i], lp);
+            echoLogprobs[i] = null;
+        }
         return lp;
     }
 
@@ -334,12 +387,12 @@ final class Exchange {
                     choices.add(new ChatCompletion.Choice(i, new ChatCompletion.Message("assistant", texts[i].toString(), null),
                             logprobsJson(i, logprobs.get(i)), finishReasons[i], stopReasons[i]));
                 }
-                body = new ChatCompletion.Response(id, created, model, choices, usage);
+                body = new ChatCompletion.Response(id, created, model, choices, usage, promptLogprobs.getFirst());
             } else {
                 List<TextCompletion.Choice> choices = new ArrayList<>();
                 for (int i = 0; i < texts.length; i++) {
                     choices.add(new TextCompletion.Choice(i, texts[i].toString(), logprobsJson(i, logprobs.get(i)),
-                            finishReasons[i], stopReasons[i]));
+                            finishReasons[i], stopReasons[i], promptLogprobs.get(i)));
                 }
                 body = new TextCompletion(id, created, model, choices, usage);
             }

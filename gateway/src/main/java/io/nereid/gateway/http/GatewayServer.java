@@ -308,9 +308,9 @@ public final class GatewayServer implements AutoCloseable {
      * A prompt ready for the engine.
      *
      * @param tokens the prompt's token ids, template rendered
-     * @param echo   the text {@code echo} puts before each choice's output; empty without echo
+     * @param echo   what {@code echo} puts before each choice's output
      */
-    private record Prompt(int[] tokens, String echo) {
+    private record Prompt(int[] tokens, Exchange.Echo echo) {
     }
 
     /** A 400 naming {@code prompt} ({@code prompt[k]} in a batch, k >= 0) as the engine's check would. */
@@ -324,16 +324,18 @@ public final class GatewayServer implements AutoCloseable {
         }
     }
 
-    /** Worker pool: each prompt's tokens and echo text (a batch of completions prompts, else one). */
+    /** Worker pool: each prompt's tokens and echo (a batch of completions prompts, else one). */
     private List<Prompt> prompts(ParsedRequest req) {
         if (req.kind() == Kind.CHAT) {
             // A rendered chat template writes its own BOS text (vLLM: add_special_tokens=False).
             int[] tokens = model.tokenize(model.renderChat(req.messages()), false);
             // vLLM's chat echo: the last message's content, when that message is the assistant's.
             Map<String, Object> last = req.messages().getLast();
-            return List.of(new Prompt(tokens, req.echo() && "assistant".equals(last.get("role"))
-                    ? (String) last.get("content") : ""));
+            return List.of(new Prompt(tokens, new Exchange.Echo(req.echo() && "assistant".equals(last.get("role"))
+                    ? (String) last.get("content") : "", null, null)));
         }
+        // A token prompt echoes its decoded text, special tokens included; a text prompt echoes
+        // itself, which holds none of the special tokens (BOS) the tokenizer added.
         if (req.promptTokens() != null) {
             List<Prompt> prompts = new ArrayList<>();
             for (int k = 0; k < req.promptTokens().size(); k++) {
@@ -341,12 +343,20 @@ public final class GatewayServer implements AutoCloseable {
                 if (req.echo()) {
                     checkVocabulary(t, req.promptTokens().size() > 1 ? k : -1);   // before echo decodes them
                 }
-                prompts.add(new Prompt(t, req.echo() ? model.detokenize(t) : ""));
+                prompts.add(new Prompt(t, echo(req, req.echo() ? model.detokenize(t) : "", t, false)));
             }
             return prompts;
         }
-        return req.prompts().stream()
-                .map(text -> new Prompt(model.tokenize(text, true), req.echo() ? text : "")).toList();
+        return req.prompts().stream().map(text -> {
+            int[] t = model.tokenize(text, true);
+            return new Prompt(t, echo(req, req.echo() ? text : "", t, true));
+        }).toList();
+    }
+
+    /** Worker pool: the echo of a completions prompt, with its tokens' text offsets when logprobs are asked for. */
+    private Exchange.Echo echo(ParsedRequest req, String text, int[] tokens, boolean skipSpecial) {
+        return req.echoLogprobs() ? new Exchange.Echo(text, tokens, model.textOffsets(tokens, skipSpecial, text.length()))
+                : new Exchange.Echo(text, null, null);
     }
 
     /**
@@ -375,7 +385,7 @@ public final class GatewayServer implements AutoCloseable {
         for (int k = 0; k < prompts.size(); k++) {
             GenerationRequest g = new GenerationRequest(batch ? id + "-" + k : id, prompts.get(k).tokens(), req.sampling(),
                     req.stop(), req.stopTokenIds(), maxTokens[k], req.minTokens(), req.ignoreEos(), req.n(),
-                    req.logprobs(), req.priority(), null);
+                    req.logprobs(), req.priority(), null, req.enginePromptLogprobs());
             try {
                 handles.add(model.engine().submit(g, exchange.sink(k)));
             } catch (RuntimeException e) {

@@ -6,7 +6,7 @@ import java.util.Map;
 
 /**
  * What the HTTP layer needs of the served model. {@link #renderChat}, {@link #tokenize} and
- * {@link #detokenize} may block and are called on the worker pool only; the rest is cheap and
+ * {@link #detokenize}, {@link #textOffsets} may block and are called on the worker pool only; the rest is cheap and
  * thread-safe.
  */
 public interface ModelService {
@@ -39,6 +39,12 @@ public interface ModelService {
 
     /** The text of {@code ids} (special tokens included as their text). */
     String detokenize(int[] ids);
+
+    /**
+     * Each token's character offset in {@code decode(ids, skipSpecial)}, at most {@code limit} (the
+     * length of the text the offsets index, which may differ from the decoded text).
+     */
+    int[] textOffsets(int[] ids, boolean skipSpecial, int limit);
 
     /** The bytes token {@code id} adds to decoded text (may be part of a UTF-8 character). */
     byte[] tokenBytes(int id);

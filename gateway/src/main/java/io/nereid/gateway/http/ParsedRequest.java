@@ -14,17 +14,28 @@ import java.util.Map;
  * @param logprobs      report per-token log-probabilities ({@code sampling.topLogprobs()} alternatives)
  * @param echo          put the prompt (completions) or a final assistant message (chat, as vLLM) before each
  *                      choice's output
+ * @param promptLogprobs vLLM's {@code prompt_logprobs}: alternatives per prompt token, -1 when not asked for
  * @param ignoredFields unknown fields, ignored (reported in {@code x-nereid-ignored-fields})
  */
 public record ParsedRequest(Kind kind, String model, List<Map<String, Object>> messages, List<String> prompts,
         List<int[]> promptTokens, SamplingParams sampling, List<String> stop, int[] stopTokenIds, Integer maxTokens,
         int minTokens, boolean ignoreEos, int n, boolean stream, boolean includeUsage, int priority,
-        boolean logprobs, boolean echo, List<String> ignoredFields) {
+        boolean logprobs, boolean echo, int promptLogprobs, List<String> ignoredFields) {
 
     public enum Kind { CHAT, COMPLETION }
 
     /** How many prompts the request generates for (each with {@code n} choices): 1 for chat. */
     public int promptCount() {
         return prompts != null ? prompts.size() : promptTokens != null ? promptTokens.size() : 1;
+    }
+
+    /** Completions with echo and logprobs: the echoed prompt's tokens are scored too (OpenAI's legacy API). */
+    public boolean echoLogprobs() {
+        return kind == Kind.COMPLETION && echo && logprobs;
+    }
+
+    /** Alternatives per prompt token the engine must compute, or -1: none. */
+    public int enginePromptLogprobs() {
+        return Math.max(promptLogprobs, echoLogprobs() ? sampling.topLogprobs() : -1);
     }
 }

@@ -23,12 +23,14 @@ public final class RequestValidator {
     static final Set<String> COMMON = Set.of("model", "max_tokens", "max_completion_tokens", "temperature",
             "top_p", "top_k", "min_p", "presence_penalty", "frequency_penalty", "repetition_penalty", "seed", "stop",
             "stop_token_ids", "n", "min_tokens", "ignore_eos", "stream", "stream_options", "user", "priority",
-            "logit_bias", "logprobs", "echo");
+            "logit_bias", "logprobs", "echo", "prompt_logprobs");
     /** Known, not implemented: a 400 unless absent, null, false, empty or the neutral value. */
     static final Set<String> UNSUPPORTED = Set.of("tools", "tool_choice", "functions", "function_call",
             "parallel_tool_calls", "response_format", "suffix", "best_of", "audio",
             "modalities", "prediction", "reasoning_effort", "web_search_options", "guided_json", "guided_regex",
-            "guided_choice", "guided_grammar", "structured_outputs", "prompt_logprobs");
+            "guided_choice", "guided_grammar", "structured_outputs");
+    /** Most alternatives per token ({@code logprobs}, {@code top_logprobs}, {@code prompt_logprobs}), as OpenAI. */
+    static final int MAX_LOGPROBS = 20;
     /** Most prompts one completions request may batch (each generated with {@code n} choices). */
     static final int MAX_PROMPTS = 64;
     private static final String PROMPT_SHAPES = "'prompt' must be a string, an array of token ids, or a non-empty array"
@@ -94,10 +96,9 @@ public final class RequestValidator {
             maxTokens = optInt(body, "max_tokens");
         }
         boolean echo = optBool(body, "echo", false);
-        if (echo && maxTokens != null && maxTokens == 0) {
-            throw ApiException.unsupported("max_tokens", "max_tokens 0 with echo (scoring the prompt needs prompt logprobs)");
-        }
-        if (maxTokens != null && maxTokens < 1) {
+        // Completions with echo may ask for no tokens at all: the prompt back, scored with logprobs (OpenAI).
+        boolean scoreOnly = kind == Kind.COMPLETION && echo && maxTokens != null && maxTokens == 0;
+        if (maxTokens != null && maxTokens < 1 && !scoreOnly) {
             throw ApiException.invalid(body.hasNonNull("max_completion_tokens") ? "max_completion_tokens" : "max_tokens",
                     "max_tokens must be at least 1, got " + maxTokens);
         }
@@ -119,22 +120,30 @@ public final class RequestValidator {
         if (kind == Kind.CHAT) {
             logprobs = optBool(body, "logprobs", false);
             topLogprobs = optInt(body, "top_logprobs", 0);
-            if (topLogprobs < 0 || topLogprobs > 20) {
-                throw ApiException.invalid("top_logprobs", "top_logprobs must be in [0, 20], got " + topLogprobs);
+            if (topLogprobs < 0 || topLogprobs > MAX_LOGPROBS) {
+                throw ApiException.invalid("top_logprobs", "top_logprobs must be in [0, " + MAX_LOGPROBS + "], got "
+                        + topLogprobs);
             }
             if (topLogprobs > 0 && !logprobs) {
                 throw ApiException.invalid("top_logprobs", "top_logprobs needs 'logprobs': true");
             }
         } else {
             Integer lp = optInt(body, "logprobs");
-            if (lp != null && (lp < 0 || lp > 20)) {
-                throw ApiException.invalid("logprobs", "logprobs must be in [0, 20], got " + lp);
+            if (lp != null && (lp < 0 || lp > MAX_LOGPROBS)) {
+                throw ApiException.invalid("logprobs", "logprobs must be in [0, " + MAX_LOGPROBS + "], got " + lp);
             }
             logprobs = lp != null;
             topLogprobs = lp == null ? 0 : lp;
-            if (echo && logprobs) {
-                throw ApiException.unsupported("echo", "echo together with logprobs (it needs prompt logprobs)");
-            }
+        }
+        boolean stream = optBool(body, "stream", false);
+        Integer promptLogprobs = optInt(body, "prompt_logprobs");
+        if (promptLogprobs != null && (promptLogprobs < 0 || promptLogprobs > MAX_LOGPROBS)) {
+            throw ApiException.invalid("prompt_logprobs", "prompt_logprobs must be in [0, " + MAX_LOGPROBS + "], got "
+                    + promptLogprobs);
+        }
+        if (promptLogprobs != null && stream) {
+            // vLLM's rule (it sends prompt logprobs only in whole responses); 0 too, since nothing would carry them.
+            throw ApiException.invalid("prompt_logprobs", "`prompt_logprobs` are not available when `stream=True`.");
         }
         SamplingParams sampling;
         try {
@@ -156,7 +165,6 @@ public final class RequestValidator {
         if (minTokens < 0 || (maxTokens != null && minTokens > maxTokens)) {
             throw ApiException.invalid("min_tokens", "min_tokens must be in [0, max_tokens], got " + minTokens);
         }
-        boolean stream = optBool(body, "stream", false);
         boolean includeUsage = false;
         if (body.hasNonNull("stream_options")) {
             JsonNode so = body.get("stream_options");
@@ -172,7 +180,8 @@ public final class RequestValidator {
         return new ParsedRequest(kind, model, messages, prompts, promptTokens, sampling, stop(body.get("stop")),
                 body.hasNonNull("stop_token_ids") ? intArray(body.get("stop_token_ids"), "stop_token_ids") : new int[0],
                 maxTokens, minTokens, optBool(body, "ignore_eos", false), n, stream, includeUsage,
-                optInt(body, "priority", 0), logprobs, echo, List.copyOf(ignored));
+                optInt(body, "priority", 0), logprobs, echo, promptLogprobs == null ? -1 : promptLogprobs,
+                List.copyOf(ignored));
     }
 
     /** {@code POST /tokenize}: {@code prompt} or {@code messages}, as vLLM takes them. */

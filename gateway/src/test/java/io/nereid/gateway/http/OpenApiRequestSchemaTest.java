@@ -71,13 +71,15 @@ class OpenApiRequestSchemaTest {
             "\"max_tokens\":1", "\"n\":1", "\"min_tokens\":0", "\"stop\":\"\"", "\"stop\":[\"a\",\"b\"]", "\"seed\":-7",
             "\"stop_token_ids\":[2]", "\"logit_bias\":{\"5\":-100}", "\"tools\":[]", "\"tool_choice\":\"none\"",
             "\"best_of\":1", "\"echo\":false", "\"echo\":true", "\"response_format\":null", "\"stream\":true,\"stream_options\":{\"include_usage\":true}",
-            "\"user\":\"u\"", "\"priority\":-3", "\"ignore_eos\":true"};
+            "\"user\":\"u\"", "\"priority\":-3", "\"ignore_eos\":true", "\"prompt_logprobs\":0", "\"prompt_logprobs\":20",
+            "\"prompt_logprobs\":null"};
         String[] rejected = {"\"temperature\":3", "\"temperature\":-0.5", "\"temperature\":\"hot\"", "\"top_p\":0",
             "\"top_k\":-2", "\"min_p\":1.5", "\"presence_penalty\":3", "\"frequency_penalty\":-2.5",
             "\"repetition_penalty\":0", "\"max_tokens\":0", "\"max_completion_tokens\":0", "\"n\":0", "\"min_tokens\":-1",
             "\"stop\":[\"\"]", "\"stop\":5", "\"seed\":1.5", "\"stop_token_ids\":[\"a\"]", "\"logit_bias\":{\"5\":200}",
             "\"logit_bias\":{\"a\":1}", "\"tools\":[{\"type\":\"function\"}]", "\"tool_choice\":\"auto\"", "\"best_of\":2",
-            "\"echo\":\"yes\"", "\"suffix\":\"s\"", "\"stream\":\"yes\"", "\"user\":3", "\"model\":null"};
+            "\"echo\":\"yes\"", "\"suffix\":\"s\"", "\"stream\":\"yes\"", "\"user\":3", "\"model\":null",
+            "\"prompt_logprobs\":21", "\"prompt_logprobs\":-1", "\"echo\":false,\"max_tokens\":0"};
         for (Kind kind : Kind.values()) {
             String base = kind == Kind.CHAT ? CHAT : COMPLETION;
             String schema = kind == Kind.CHAT ? "ChatCompletionRequest" : "CompletionRequest";

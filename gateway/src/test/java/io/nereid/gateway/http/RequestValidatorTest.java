@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Test;
 
 class RequestValidatorTest {
@@ -54,12 +55,59 @@ class RequestValidatorTest {
     }
 
     @Test
-    void echoWithLogprobsOrMaxTokensZeroSaysItIsNotSupportedYet() {
+    void echoWithLogprobsScoresThePromptWithTheLogprobsAlternatives() throws Exception {
+        ParsedRequest r = RequestValidator.validate(JSON.readTree(
+                "{\"model\":\"m\",\"prompt\":\"x\",\"echo\":true,\"logprobs\":2}"), Kind.COMPLETION);
+        assertTrue(r.echoLogprobs());
+        assertEquals(-1, r.promptLogprobs());
+        assertEquals(2, r.enginePromptLogprobs());
+        ParsedRequest both = RequestValidator.validate(JSON.readTree(
+                "{\"model\":\"m\",\"prompt\":\"x\",\"echo\":true,\"logprobs\":2,\"prompt_logprobs\":5}"), Kind.COMPLETION);
+        assertEquals(5, both.enginePromptLogprobs(), "the engine computes the larger of the two");
+        assertFalse(chat("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"echo\":true,"
+                + "\"logprobs\":true}").echoLogprobs(), "chat's echo is not the prompt");
+    }
+
+    @Test
+    void maxTokensZeroIsAllowedOnlyForACompletionsEcho() throws Exception {
+        assertEquals(0, RequestValidator.validate(JSON.readTree(
+                "{\"model\":\"m\",\"prompt\":\"x\",\"echo\":true,\"max_tokens\":0}"), Kind.COMPLETION).maxTokens());
+        assertThrows(ApiException.class, () -> RequestValidator.validate(JSON.readTree(
+                "{\"model\":\"m\",\"prompt\":\"x\",\"max_tokens\":0}"), Kind.COMPLETION));
+        assertThrows(ApiException.class, () -> chat("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],"
+                + "\"echo\":true,\"max_tokens\":0}"));
+    }
+
+    @Test
+    void promptLogprobsAreOffByDefaultAndTakeZeroToTwenty() throws Exception {
+        assertEquals(-1, completion("\"x\"").promptLogprobs());
+        assertEquals(-1, completion("\"x\"").enginePromptLogprobs());
+        for (int k : new int[] {0, 20}) {
+            assertEquals(k, RequestValidator.validate(JSON.readTree("{\"model\":\"m\",\"prompt\":\"x\",\"prompt_logprobs\":"
+                    + k + "}"), Kind.COMPLETION).enginePromptLogprobs());
+            assertEquals(k, chat("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],"
+                    + "\"prompt_logprobs\":" + k + "}").promptLogprobs());
+        }
+    }
+
+    @ParameterizedTest(name = "{0} -> 400")
+    @ValueSource(strings = {"21", "-1", "1.5", "\"2\"", "true"})
+    void promptLogprobsOutsideZeroToTwentyOrNotAnIntegerAre400s(String value) {
+        for (Kind kind : Kind.values()) {
+            String body = kind == Kind.CHAT ? "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],"
+                    : "{\"model\":\"m\",\"prompt\":\"x\",";
+            ApiException e = assertThrows(ApiException.class,
+                    () -> RequestValidator.validate(JSON.readTree(body + "\"prompt_logprobs\":" + value + "}"), kind));
+            assertEquals("prompt_logprobs", e.param());
+        }
+    }
+
+    @Test
+    void promptLogprobsWithStreamAreRefusedAsVllmDoes() {
         ApiException e = assertThrows(ApiException.class, () -> RequestValidator.validate(JSON.readTree(
-                "{\"model\":\"m\",\"prompt\":\"x\",\"echo\":true,\"logprobs\":2}"), Kind.COMPLETION));
-        assertEquals("unsupported_parameter", e.code());
-        assertTrue(e.getMessage().contains("not supported by Nereid yet") && e.getMessage().contains("logprobs"),
-                e.getMessage());
+                "{\"model\":\"m\",\"prompt\":\"x\",\"stream\":true,\"prompt_logprobs\":1}"), Kind.COMPLETION));
+        assertEquals("prompt_logprobs", e.param());
+        assertTrue(e.getMessage().contains("not available when `stream=True`"), e.getMessage());
     }
 
     private static ParsedRequest completion(String prompt) throws Exception {
@@ -169,8 +217,8 @@ class RequestValidatorTest {
             "{\"model\":\"m\",\"prompt\":[[]]}|prompt[0]",
             "{\"model\":\"m\",\"prompt\":[{}]}|prompt",
             "{\"model\":\"m\",\"prompt\":[null,\"a\"]}|prompt",
-            "{\"model\":\"m\",\"prompt\":\"x\",\"echo\":true,\"logprobs\":0}|echo",
-            "{\"model\":\"m\",\"prompt\":\"x\",\"echo\":true,\"max_tokens\":0}|max_tokens",
+            "{\"model\":\"m\",\"prompt\":\"x\",\"max_tokens\":0}|max_tokens",
+            "{\"model\":\"m\",\"prompt\":\"x\",\"echo\":true,\"max_tokens\":-1}|max_tokens",
             "{\"model\":\"m\",\"prompt\":\"x\",\"echo\":1}|echo",
             "{\"model\":\"m\",\"prompt\":\"x\",\"suffix\":\"y\"}|suffix",
             "{\"model\":\"m\",\"prompt\":\"x\",\"best_of\":3}|best_of",
