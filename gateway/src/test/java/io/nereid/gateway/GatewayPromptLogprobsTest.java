@@ -158,6 +158,28 @@ class GatewayPromptLogprobsTest {
         assertOffsetsIndex(PROMPT, choice.get("logprobs"), 2);
     }
 
+    /** Scoring needs no room for a generated token: a prompt of exactly max_model_len tokens is fine with 0. */
+    @Test
+    void maxTokensZeroScoresAPromptThatFillsTheContext() throws Exception {
+        int ctx = JSON.readTree(post0("/v1/models")).get("data").get(0).get("max_model_len").asInt();
+        StringBuilder ids = new StringBuilder("[1");
+        for (int i = 1; i < ctx; i++) {
+            ids.append(',').append(100 + i % 200);
+        }
+        String body = "{\"model\":\"stories260K\",\"prompt\":" + ids + "],\"echo\":true,\"logprobs\":0,\"max_tokens\":";
+        JsonNode b = ok(post("/v1/completions", body + "0}"), "TextCompletion");
+        assertEquals(ctx, b.get("usage").get("prompt_tokens").asInt());
+        assertEquals(ctx, b.get("choices").get(0).get("logprobs").get("tokens").size());
+        HttpResponse<String> over = post("/v1/completions", body + "1}");
+        assertEquals(400, over.statusCode(), over.body());
+        assertEquals("context_length_exceeded", JSON.readTree(over.body()).get("error").get("code").asText());
+    }
+
+    private static String post0(String path) throws Exception {
+        return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path)).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+    }
+
     @Test
     void completionsPromptLogprobsGiveEveryChoiceVllmsListWithTheTokenAndItsAlternatives() throws Exception {
         JsonNode b = ok(post("/v1/completions", completion(",\"max_tokens\":3,\"n\":2,\"prompt_logprobs\":3")),

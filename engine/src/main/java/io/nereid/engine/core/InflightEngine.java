@@ -57,6 +57,8 @@ public final class InflightEngine implements Engine {
     private static final System.Logger LOG = System.getLogger(InflightEngine.class.getName());
     private static final long IDLE_PARK_NANOS = 20_000_000; // checks deadlines even when idle
     private static final int MAX_LOGPROBS = 20;               // alternatives per token, as OpenAI's top_logprobs
+    /** Bytes of prompt-logprob logits (every position x vocabulary, F32) one step may produce. */
+    private static final long PROMPT_LOGIT_BYTES_PER_STEP = 64L << 20;
 
     private final EngineConfig config;
     private final Backend backend;
@@ -269,6 +271,9 @@ public final class InflightEngine implements Engine {
 
     private void step() {
         int budget = config.maxNumBatchedTokens();
+        // Prompt positions whose logits are all kept (prompt logprobs): bounded per step, so a long
+        // prompt on a large vocabulary is scored over several steps instead of in one huge array.
+        int logitRows = (int) Math.max(1, Math.min(budget, PROMPT_LOGIT_BYTES_PER_STEP / (4L * backend.vocabSize())));
         List<Slice> slices = new ArrayList<>();
         List<Sequence> owners = new ArrayList<>();
         running.sort(Comparator.comparingInt((Sequence x) -> x.request.request.priority()).thenComparingLong(x -> x.request.order));
@@ -287,6 +292,13 @@ public final class InflightEngine implements Engine {
             int chunk = config.chunkedPrefill() ? Math.min(s.pending(), budget) : s.pending();
             if (chunk > budget && budget < config.maxNumBatchedTokens()) {
                 continue; // an unchunked prompt takes a step of its own
+            }
+            if (scoresPrompt(s, s.computed)) {
+                chunk = Math.min(chunk, logitRows);   // scored in chunks even without chunked prefill
+                if (chunk == 0) {
+                    continue;
+                }
+                logitRows -= chunk;
             }
             while (!cache.canAppend(s.table, chunk)) {
                 Sequence victim = victim();
@@ -312,6 +324,12 @@ public final class InflightEngine implements Engine {
             } else if (chunk > budget && budget < config.maxNumBatchedTokens()) {
                 break; // an unchunked prompt waits for a step of its own
             }
+            if (scoresPrompt(s, match.numTokens())) {
+                chunk = Math.min(chunk, logitRows);
+                if (chunk == 0) {
+                    break;
+                }
+            }
             int blocks = cache.blocksToAdmit(match, match.numTokens() + chunk);
             // The watermark protects running sequences; with none running it would only deadlock.
             if (running.isEmpty() ? blocks > cache.freeBlocks() : !cache.canAdmit(blocks)) {
@@ -326,6 +344,9 @@ public final class InflightEngine implements Engine {
                 queued.decrementAndGet();
             }
             running.add(s);
+            if (scoresPrompt(s, s.computed)) {
+                logitRows -= chunk;
+            }
             budget = Math.max(0, budget - schedule(s, chunk, slices, owners));
         }
         if (slices.isEmpty()) {
@@ -358,11 +379,16 @@ public final class InflightEngine implements Engine {
         publishStats(stepTokens);
     }
 
+    /** Whether a slice of {@code s} from {@code start} keeps every position's logits (prompt logprobs). */
+    private static boolean scoresPrompt(Sequence s, int start) {
+        // Every position whose next token is a prompt token needs its logits.
+        return s.request.needsPromptLogprobs() && start < s.promptLength() - 1;
+    }
+
     private int schedule(Sequence s, int chunk, List<Slice> slices, List<Sequence> owners) {
         int start = s.computed;
         s.table.append(s.tokens(start, start + chunk));
-        // Prompt logprobs: every position whose next token is a prompt token needs its logits.
-        boolean allLogits = s.request.needsPromptLogprobs() && start < s.promptLength() - 1;
+        boolean allLogits = scoresPrompt(s, start);
         slices.add(new Slice(s.tokens(start, start + chunk), start, s.table.blockIds(), start + chunk == s.length(),
                 allLogits));
         owners.add(s);
@@ -467,7 +493,7 @@ public final class InflightEngine implements Engine {
                 }
             }
         }
-        SampledToken t = s.sampler.sample(z);
+        SampledToken t = s.sampler.sample(z, q.logprobs());
         s.add(t.id());
         s.generated++;
         generationTokens++;

@@ -38,17 +38,25 @@ public final class Sampler {
         this.random = new SplittableRandom(seed);
     }
 
-    /** Chooses the next token from {@code logits} (left unchanged) and records it as output. */
+    /** Chooses the next token from {@code logits} (left unchanged) and records it as output, with its logprobs. */
     public SampledToken sample(float[] logits) {
+        return sample(logits, true);
+    }
+
+    /**
+     * As {@link #sample(float[])}; without {@code logprobs} only the token is reported (logprob NaN,
+     * rank 0, no alternatives), which spares two passes over the vocabulary per token.
+     */
+    public SampledToken sample(float[] logits, boolean logprobs) {
         if (logits.length != vocabSize) {
             throw new IllegalArgumentException("logits have " + logits.length + " entries for a vocabulary of " + vocabSize);
         }
-        float[] raw = logSoftmax(logits);
+        float[] raw = logprobs ? logSoftmax(logits) : null;
         float[] z = logits.clone();
         applyPenaltiesAndBias(z);
         int id = p.greedy() ? argmax(z) : draw(z);
         outputCounts[id]++;
-        return withLogprobs(id, raw, p.topLogprobs());
+        return logprobs ? withLogprobs(id, raw, p.topLogprobs()) : new SampledToken(id, Float.NaN, 0, new int[0], new float[0]);
     }
 
     /**

@@ -313,14 +313,17 @@ final class Exchange {
     /** Every choice of the scored prompt gets its prompt logprobs, and with echo + logprobs its echo. */
     private void promptScored(PromptScored p) {
         Echo echo = echoes.get(p.choice() / n);
+        // Formatted once and shared (immutable) by the prompt's n choices.
+        var prompt = request.promptLogprobs() >= 0 ? promptFormat.prompt(p.logprobs(), request.promptLogprobs()) : null;
+        var echoed = request.echoLogprobs() ? promptFormat.echo(echo.tokens(), echo.offsets(), p.logprobs(),
+                request.sampling().topLogprobs()) : null;
         for (int c = p.choice(); c < p.choice() + n; c++) {
-            if (request.promptLogprobs() >= 0) {
-                promptLogprobs.set(c, promptFormat.prompt(p.logprobs(), request.promptLogprobs()));
+            if (prompt != null) {
+                promptLogprobs.set(c, prompt);
             }
-            if (request.echoLogprobs()) {
+            if (echoed != null) {
                 texts[c].append(echo.text());
-                echoLogprobs[c] = promptFormat.echo(echo.tokens(), echo.offsets(), p.logprobs(),
-                        request.sampling().topLogprobs());
+                echoLogprobs[c] = echoed;
                 logprobChars[c] = echo.text().length();
             }
         }

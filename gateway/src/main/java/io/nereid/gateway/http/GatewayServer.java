@@ -418,7 +418,8 @@ public final class GatewayServer implements AutoCloseable {
         int ctxLen = model.maxModelLen();
         String maxParam = req.kind() == Kind.CHAT ? "max_completion_tokens" : "max_tokens";
         int maxTokens = req.maxTokens() == null ? ctxLen - promptLength : req.maxTokens();
-        if (promptLength >= ctxLen || promptLength + maxTokens > ctxLen) {
+        // With no max_tokens the prompt must leave room for one token (vLLM); an explicit 0 (echo scoring) need not.
+        if ((req.maxTokens() == null && promptLength >= ctxLen) || promptLength + maxTokens > ctxLen) {
             String prompt = k < 0 ? "prompt" : "prompt[" + k + "]";
             throw new ApiException(400, "invalid_request_error", req.maxTokens() == null
                     ? (req.kind() == Kind.CHAT ? "messages" : prompt) : maxParam, "context_length_exceeded",
