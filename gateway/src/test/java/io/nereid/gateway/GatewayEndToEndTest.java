@@ -415,6 +415,20 @@ class GatewayEndToEndTest {
         assertTrue(lp.get("top_logprobs").get(0).has(lp.get("tokens").get(0).asText()));
     }
 
+    /** OpenAI's legacy API "always returns the logprob of the sampled token": logprobs 0 gives it alone. */
+    @Test
+    void legacyTopLogprobsAlwaysHoldTheChosenToken() throws Exception {
+        HttpResponse<String> r = post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\","
+                + "\"temperature\":1,\"seed\":3,\"max_tokens\":6,\"logprobs\":0}");
+        assertEquals(200, r.statusCode(), r.body());
+        JsonNode lp = JSON.readTree(r.body()).get("choices").get(0).get("logprobs");
+        for (int i = 0; i < lp.get("tokens").size(); i++) {
+            JsonNode top = lp.get("top_logprobs").get(i);
+            assertEquals(1, top.size(), top.toString());
+            assertEquals(lp.get("token_logprobs").get(i).asDouble(), top.get(lp.get("tokens").get(i).asText()).asDouble(), 0.0);
+        }
+    }
+
     @Test
     void theOpenApiDocumentListsEveryRegisteredRouteAndNoOther() throws Exception {
         HttpResponse<String> r = get("/openapi.json");

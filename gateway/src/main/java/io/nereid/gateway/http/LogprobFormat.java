@@ -47,9 +47,13 @@ final class LogprobFormat {
         return new Logprobs.Chat(content);
     }
 
-    /** Token text → logprob of {@code t}'s first {@code top} alternatives (the first of equal texts wins). */
+    /**
+     * Token text → logprob: the token itself, then its first {@code top} alternatives (the first of equal
+     * texts wins) — up to {@code top + 1} entries, as OpenAI's legacy API ("always the sampled token") and vLLM.
+     */
     private Map<String, Float> topMap(TokenLogprob t, int top) {
         Map<String, Float> m = new LinkedHashMap<>();
+        m.put(text(t.tokenId()), t.logprob());
         for (int k = 0; k < Math.min(top, t.topIds().length); k++) {
             m.putIfAbsent(text(t.topIds()[k]), t.topLogprobs()[k]);
         }
