@@ -47,6 +47,16 @@ final class F32Format implements RowKernel, FloatDot {
         }
     }
 
+    @Override
+    public void dot4x4(float[] w, int wOff, int wStride, float[] x, int xOff, int xStride, int n, float[] out,
+            int outOff, int outStride) {
+        for (int t = 0; t < 4; t++) {
+            for (int j = 0; j < 4; j++) {
+                out[outOff + t * outStride + j] = dot(w, wOff + j * wStride, x, xOff + t * xStride, n);
+            }
+        }
+    }
+
     /** Stores {@code src[srcOff, srcOff + n)} at {@code dst[dstOff]}: {@code 4 * n} bytes. */
     static void quantize(float[] src, int srcOff, int n, MemorySegment dst, long dstOff) {
         MemorySegment.copy(src, srcOff, dst, Bytes.FLOAT, dstOff, n);

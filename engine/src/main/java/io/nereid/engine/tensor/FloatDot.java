@@ -16,4 +16,14 @@ interface FloatDot {
      * the row is decoded.
      */
     void dot4(float[] row, int rowOff, float[] x, int xOff, int xStride, int n, float[] out, int outOff, int outStride);
+
+    /**
+     * Four rows against four vectors, sixteen products: {@code out[outOff + t * outStride + j] =
+     * sum(w[wOff + j * wStride + i] * x[xOff + t * xStride + i])} for {@code j, t < 4},
+     * {@code i < n}. Each loaded element of a row or a vector serves four products, so a step
+     * issues two loads per multiply-add where {@link #dot4} issues five per four: the tile a
+     * batched matmul runs on decoded rows.
+     */
+    void dot4x4(float[] w, int wOff, int wStride, float[] x, int xOff, int xStride, int n, float[] out, int outOff,
+            int outStride);
 }

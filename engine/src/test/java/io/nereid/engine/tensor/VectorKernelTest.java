@@ -96,6 +96,31 @@ class VectorKernelTest {
         assertEquals(0f, got[0] + got[1] + got[3] + got[4], "dot4 writes only its four outputs");
     }
 
+    @ParameterizedTest
+    @MethodSource("floatDotSizes")
+    void vectorFourByFourTileMatchesTheScalarOne(int n) {
+        Random random = new Random(7L * n);
+        // four rows at stride n + 3 from offset 2, four vectors at stride n + 1 from offset 1,
+        // results at token stride 6 from offset 1 (row j of token t at 1 + 6t + j)
+        float[] w = TestRows.gaussian(random, 2 + 4 * (n + 3), 1f);
+        float[] xs = TestRows.gaussian(random, 1 + 4 * (n + 1), 1f);
+        float[] expected = new float[1 + 6 * 4];
+        float[] got = new float[1 + 6 * 4];
+        F32Format.INSTANCE.dot4x4(w, 2, n + 3, xs, 1, n + 1, n, expected, 1, 6);
+        ((FloatDot) RowKernels.vector(GgmlType.F32).orElseThrow()).dot4x4(w, 2, n + 3, xs, 1, n + 1, n, got, 1, 6);
+        for (int t = 0; t < 4; t++) {
+            for (int j = 0; j < 4; j++) {
+                int o = 1 + 6 * t + j;
+                assertEquals(F32Format.INSTANCE.dot(w, 2 + j * (n + 3), xs, 1 + t * (n + 1), n), expected[o],
+                        "scalar dot4x4 is four times four dots");
+                double tol = 2 * TestRows.dotTolerance(n, TestRows.absDot(w, 2 + j * (n + 3), xs, 1 + t * (n + 1), n));
+                assertEquals(expected[o], got[o], tol, "dot4x4 token " + t + " row " + j);
+            }
+            assertEquals(0f, got[1 + 6 * t + 4] + got[1 + 6 * t + 5], "dot4x4 writes only its sixteen outputs");
+        }
+        assertEquals(0f, got[0], "dot4x4 writes only its sixteen outputs");
+    }
+
     static IntStream floatDotSizes() {
         return Arrays.stream(PLAIN_SIZES);
     }

@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.Random;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -62,6 +63,50 @@ class WeightMatrixTest {
                     double exact = TestRows.exactDot(row, 0, x, t * cols, cols);
                     double tol = TestRows.dotTolerance(cols, TestRows.dotMagnitude(type, row, 0, x, t * cols, cols));
                     assertEquals(exact, got, tol, type + " token " + t + " row " + r);
+                }
+            }
+        }
+    }
+
+    /** Every format with 1..9 tokens: tiles of four tokens and four rows, and every remainder. */
+    static Stream<Arguments> typesAndTileTokens() {
+        return Arrays.stream(SUPPORTED).flatMap(t -> IntStream.rangeClosed(1, 9).mapToObj(n -> Arguments.of(t, n)));
+    }
+
+    /**
+     * The tiled product against the scalar specification and the exact value: the row ranges
+     * (150 rows, rows 3 to 145, row 70 alone) start and end off the four-row tiles. F32 and F16 also take rows of 37, not a multiple of any vector.
+     */
+    @ParameterizedTest(name = "{0} x {1} tokens")
+    @MethodSource("typesAndTileTokens")
+    void tiledMatmulMatchesTheScalarSpecification(GgmlType type, int tokens) {
+        int rows = 150;
+        int[] colsCases = type.blockSize() == 1 ? new int[] {64, 37} : new int[] {Math.max(64, 2 * type.blockSize())};
+        for (int cols : colsCases) {
+            byte[] bytes = TestRows.randomRow(type, rows * cols, new Random(17L * cols + tokens));
+            long[] dims = {cols, rows};
+            WeightMatrix w = WeightMatrix.of(type, dims, MemorySegment.ofArray(bytes));
+            WeightMatrix spec = WeightMatrix.of(type, dims, MemorySegment.ofArray(bytes), RowKernels.scalar(type));
+            float[] x = TestRows.gaussian(new Random(tokens), tokens * cols, 1f);
+            for (int[] range : new int[][] {{0, rows}, {3, 146}, {70, 71}}) {
+                float[] got = new float[tokens * rows];
+                float[] expected = new float[tokens * rows];
+                w.matmul(x, tokens, got, range[0], range[1]);
+                spec.matmul(x, tokens, expected, range[0], range[1]);
+                for (int t = 0; t < tokens; t++) {
+                    for (int r = 0; r < rows; r++) {
+                        int o = t * rows + r;
+                        String what = type + " cols " + cols + " token " + t + " row " + r;
+                        if (r < range[0] || r >= range[1]) {
+                            assertEquals(0f, got[o], what + " outside " + Arrays.toString(range) + " written");
+                            continue;
+                        }
+                        float[] row = spec.dequantizeRow(r);
+                        double tol = TestRows.dotTolerance(cols, TestRows.dotMagnitude(type, row, 0, x, t * cols, cols));
+                        double exact = TestRows.exactDot(row, 0, x, t * cols, cols);
+                        assertEquals(exact, expected[o], tol, what + ", scalar");
+                        assertEquals(exact, got[o], tol, what);
+                    }
                 }
             }
         }
