@@ -2,6 +2,7 @@ package io.nereid.engine.model;
 
 import io.nereid.engine.kernel.KernelSupport;
 import io.nereid.engine.kernel.RopeTables;
+import io.nereid.engine.tensor.MatmulInput;
 import io.nereid.engine.tensor.WeightMatrix;
 import java.util.List;
 
@@ -91,9 +92,10 @@ public final class CpuForward {
             for (int t = 0; t < n; t++) {
                 k.rmsNorm(xb, t * dim, x, t * dim, layer.attnNorm(), dim, c.rmsEps());
             }
-            matmul(layer.wq(), xb, n, q);
-            matmul(layer.wk(), xb, n, kk);
-            matmul(layer.wv(), xb, n, v);
+            MatmulInput attnIn = MatmulInput.of(xb, n, dim);
+            matmul(layer.wq(), attnIn, q);
+            matmul(layer.wk(), attnIn, kk);
+            matmul(layer.wv(), attnIn, v);
             if (layer.bq() != null) {
                 addBias(q, layer.bq(), n);
                 addBias(kk, layer.bk(), n);
@@ -116,21 +118,22 @@ public final class CpuForward {
             }
             writeKv(slices, sliceOf, posOf, kv, l, kk, v, n);
             attention(slices, sliceOf, posOf, kv, l, q, att, n);
-            matmul(layer.wo(), att, n, proj);
+            matmul(layer.wo(), MatmulInput.of(att, n, c.qDim()), proj);
             for (int i = 0; i < n * dim; i++) {
                 x[i] += proj[i];
             }
             for (int t = 0; t < n; t++) {
                 k.rmsNorm(xb, t * dim, x, t * dim, layer.ffnNorm(), dim, c.rmsEps());
             }
-            matmul(layer.gate(), xb, n, gate);
-            matmul(layer.up(), xb, n, up);
+            MatmulInput ffnIn = MatmulInput.of(xb, n, dim);
+            matmul(layer.gate(), ffnIn, gate);
+            matmul(layer.up(), ffnIn, up);
             runner.run(0, n, 1, (from, to) -> {
                 for (int t = from; t < to; t++) {
                     k.siluMul(gate, t * c.ffnDim(), up, t * c.ffnDim(), c.ffnDim());
                 }
             });
-            matmul(layer.down(), gate, n, proj);
+            matmul(layer.down(), MatmulInput.of(gate, n, c.ffnDim()), proj);
             for (int i = 0; i < n * dim; i++) {
                 x[i] += proj[i];
             }
@@ -159,7 +162,7 @@ public final class CpuForward {
             }
         }
         float[] logits = new float[wanted * vocab];
-        matmul(w.output(), normed, wanted, logits);
+        matmul(w.output(), MatmulInput.of(normed, wanted, dim), logits);
         for (int si = 0, row = 0; si < slices.size(); si++) {
             int rows = rowsWanted(slices.get(si));
             if (rows > 0) {
@@ -174,9 +177,9 @@ public final class CpuForward {
         return s.allLogits() ? s.tokens().length : s.wantsLogits() ? 1 : 0;
     }
 
-    private void matmul(WeightMatrix m, float[] in, int tokens, float[] out) {
+    private void matmul(WeightMatrix m, MatmulInput in, float[] out) {
         // Chunks of rows: each weight row is read once for all tokens of the step.
-        runner.run(0, m.rows(), 16, (from, to) -> m.matmul(in, tokens, out, from, to));
+        runner.run(0, m.rows(), 16, (from, to) -> m.matmul(in, out, from, to));
     }
 
     private void addBias(float[] y, float[] bias, int tokens) {

@@ -62,20 +62,29 @@ final class Q8_0Format implements RowKernel {
      * Writes {@code n / 32 * 34} bytes at {@code dst[dstOff]}; {@code n} is a multiple of 32.
      */
     static void quantize(float[] src, int srcOff, int n, MemorySegment dst, long dstOff) {
+        byte[] q = new byte[BLOCK];
         for (int b = 0; b < n / BLOCK; b++) {
-            int xb = srcOff + b * BLOCK;
             long block = dstOff + (long) b * BLOCK_BYTES;
-            float amax = 0f;
-            for (int j = 0; j < BLOCK; j++) {
-                amax = Math.max(amax, Math.abs(src[xb + j]));
-            }
-            float d = amax / 127f;
-            float id = d != 0f ? 1f / d : 0f;
-            Bytes.putF16(dst, block, d);
-            for (int j = 0; j < BLOCK; j++) {
-                Bytes.putByte(dst, block + 2 + j, roundHalfAway(src[xb + j] * id));
-            }
+            Bytes.putF16(dst, block, quantizeBlock(src, srcOff + b * BLOCK, q, 0));
+            MemorySegment.copy(MemorySegment.ofArray(q), 0, dst, block + 2, BLOCK);
         }
+    }
+
+    /**
+     * One block of {@link #quantize}: {@code src[srcOff, srcOff + 32)} into quants
+     * {@code q[qOff, qOff + 32)}; returns the scale {@code d}, not rounded to fp16.
+     */
+    static float quantizeBlock(float[] src, int srcOff, byte[] q, int qOff) {
+        float amax = 0f;
+        for (int j = 0; j < BLOCK; j++) {
+            amax = Math.max(amax, Math.abs(src[srcOff + j]));
+        }
+        float d = amax / 127f;
+        float id = d != 0f ? 1f / d : 0f;
+        for (int j = 0; j < BLOCK; j++) {
+            q[qOff + j] = (byte) roundHalfAway(src[srcOff + j] * id);
+        }
+        return d;
     }
 
     /** C's {@code roundf}: ties away from zero ({@link Math#round} rounds ties up instead). */

@@ -133,9 +133,17 @@ public final class WeightMatrix {
         kernel.dequantize(data, r * rowBytes, dst, off, cols);
     }
 
-    /** {@link #matmul(float[], int, float[], int, int)} over every row. */
+    /** {@link #matmul(MatmulInput, float[], int, int)} over every row. */
     public void matmul(float[] x, int tokens, float[] out) {
         matmul(x, tokens, out, 0, rows);
+    }
+
+    /** {@link #matmul(MatmulInput, float[], int, int)} of {@code tokens} vectors in {@code x}. */
+    public void matmul(float[] x, int tokens, float[] out, int rowStart, int rowEnd) {
+        if (tokens < 0) {
+            throw new IllegalArgumentException("tokens " + tokens + " < 0");
+        }
+        matmul(MatmulInput.of(x, tokens, cols), out, rowStart, rowEnd);
     }
 
     /**
@@ -144,7 +152,8 @@ public final class WeightMatrix {
      * {@code out} are left as they are, so threads may fill disjoint row ranges of one output.
      *
      * <p>Shapes: {@code x} is {@code (tokens, cols)}, {@code out} is {@code (tokens, rows)},
-     * row-major; both may be longer.
+     * row-major; {@code out} may be longer. Q8_0 weights multiply the input quantized to Q8_0
+     * (see {@link MatmulInput}).
      *
      * <p>Each weight row is read from memory once for all tokens: with one token it is dotted
      * in place; with several, four rows at a time are decoded once into a scratch that stays in
@@ -152,16 +161,29 @@ public final class WeightMatrix {
      * and the memory traffic are paid once per step, and each load in the inner loop serves four
      * multiply-adds. (Larger decoded blocks, 8 to 80 rows, measured no faster: see the README's
      * CPU runtime section.)
+     *
+     * @throws IllegalArgumentException if the input's vectors are not {@code cols} long
      */
-    public void matmul(float[] x, int tokens, float[] out, int rowStart, int rowEnd) {
-        if (tokens < 0) {
-            throw new IllegalArgumentException("tokens " + tokens + " < 0");
+    public void matmul(MatmulInput input, float[] out, int rowStart, int rowEnd) {
+        if (input.cols() != cols) {
+            throw new IllegalArgumentException("input vectors of " + input.cols() + " for " + this);
         }
+        int tokens = input.tokens();
         Objects.checkFromToIndex(rowStart, rowEnd, rows);
-        Objects.checkFromIndexSize(0, Math.multiplyExact(tokens, cols), x.length);
         Objects.checkFromIndexSize(0, Math.multiplyExact(tokens, rows), out.length);
         if (tokens == 0 || rowStart == rowEnd) {
             return;
+        }
+        float[] x = input.floats();
+        if (type == GgmlType.Q8_0) {
+            MatmulInput.Q8 q8 = input.q8();
+            if (tokens == 1 && kernel instanceof Q8_0Vector integer) {
+                for (int r = rowStart; r < rowEnd; r++) {
+                    out[r] = integer.dot(data, r * rowBytes, q8.quants(), q8.scales(), 0, cols);
+                }
+                return;
+            }
+            x = q8.values();
         }
         if (tokens == 1) {
             for (int r = rowStart; r < rowEnd; r++) {

@@ -48,6 +48,7 @@ class WeightMatrixTest {
         WeightMatrix w = randomMatrix(type, rows, 11);
         int cols = w.cols();
         float[] x = TestRows.gaussian(new Random(12), tokens * cols, 1f);
+        float[] multiplied = TestRows.matmulActivations(type, x, tokens * cols);
         for (int[] range : new int[][] {{0, rows}, {1, rows - 1}, {5, 6}, {4, 4}}) {
             float[] out = new float[tokens * rows];
             Arrays.fill(out, Float.NaN);
@@ -60,8 +61,9 @@ class WeightMatrixTest {
                         continue;
                     }
                     float[] row = Quantizer.dequantize(type, rowBytes(w, type, r), 0, cols);
-                    double exact = TestRows.exactDot(row, 0, x, t * cols, cols);
-                    double tol = TestRows.dotTolerance(cols, TestRows.dotMagnitude(type, row, 0, x, t * cols, cols));
+                    double exact = TestRows.exactDot(row, 0, multiplied, t * cols, cols);
+                    double tol = TestRows.dotTolerance(cols,
+                            TestRows.dotMagnitude(type, row, 0, multiplied, t * cols, cols));
                     assertEquals(exact, got, tol, type + " token " + t + " row " + r);
                 }
             }
@@ -88,6 +90,7 @@ class WeightMatrixTest {
             WeightMatrix w = WeightMatrix.of(type, dims, MemorySegment.ofArray(bytes));
             WeightMatrix spec = WeightMatrix.of(type, dims, MemorySegment.ofArray(bytes), RowKernels.scalar(type));
             float[] x = TestRows.gaussian(new Random(tokens), tokens * cols, 1f);
+            float[] multiplied = TestRows.matmulActivations(type, x, tokens * cols);
             for (int[] range : new int[][] {{0, rows}, {3, 146}, {70, 71}}) {
                 float[] got = new float[tokens * rows];
                 float[] expected = new float[tokens * rows];
@@ -102,8 +105,9 @@ class WeightMatrixTest {
                             continue;
                         }
                         float[] row = spec.dequantizeRow(r);
-                        double tol = TestRows.dotTolerance(cols, TestRows.dotMagnitude(type, row, 0, x, t * cols, cols));
-                        double exact = TestRows.exactDot(row, 0, x, t * cols, cols);
+                        double tol = TestRows.dotTolerance(cols,
+                                TestRows.dotMagnitude(type, row, 0, multiplied, t * cols, cols));
+                        double exact = TestRows.exactDot(row, 0, multiplied, t * cols, cols);
                         assertEquals(exact, expected[o], tol, what + ", scalar");
                         assertEquals(exact, got[o], tol, what);
                     }
