@@ -28,7 +28,9 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <p>Baseline in the same run: {@code baselineF32Arrays}, the same product over a plain
  * {@code float[]} matrix with the F32 array dot, the ceiling a decoded format could reach.
- * Weights live off-heap as they do when mapped from a GGUF file.
+ * Weights live off-heap as they do when mapped from a GGUF file. Each op makes a new
+ * {@link MatmulInput} over the same {@link MatmulInput.Buffers}, as a forward pass does per layer,
+ * so Q8_0's activation quantization is part of the op.
  * Run: {@code bin/nereid jmh engine MatmulBenchmark}.
  */
 @State(Scope.Thread)
@@ -56,6 +58,7 @@ public class MatmulBenchmark {
     float[] dense;
     float[] x;
     float[] out;
+    MatmulInput.Buffers buffers;
 
     @Setup(Level.Trial)
     public void setUp() {
@@ -71,6 +74,7 @@ public class MatmulBenchmark {
         dense = TestRows.gaussian(random, ROWS * COLS, 1f);
         x = TestRows.gaussian(random, tokens * COLS, 1f);
         out = new float[tokens * ROWS];
+        buffers = new MatmulInput.Buffers(tokens * COLS);
     }
 
     @TearDown(Level.Trial)
@@ -80,7 +84,7 @@ public class MatmulBenchmark {
 
     @Benchmark
     public float[] matmul() {
-        matrix.matmul(x, tokens, out);
+        matrix.matmul(MatmulInput.of(x, tokens, COLS, buffers), out, 0, ROWS);
         return out;
     }
 

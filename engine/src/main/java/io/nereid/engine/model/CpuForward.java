@@ -87,12 +87,14 @@ public final class CpuForward {
         float[] proj = new float[n * dim];
         float[] gate = new float[n * c.ffnDim()];
         float[] up = new float[n * c.ffnDim()];
+        // the Q8_0 form of each matmul input, one input after another
+        MatmulInput.Buffers q8 = new MatmulInput.Buffers(n * Math.max(dim, Math.max(c.qDim(), c.ffnDim())));
         for (int l = 0; l < c.layers(); l++) {
             ModelWeights.Layer layer = w.layer(l);
             for (int t = 0; t < n; t++) {
                 k.rmsNorm(xb, t * dim, x, t * dim, layer.attnNorm(), dim, c.rmsEps());
             }
-            MatmulInput attnIn = MatmulInput.of(xb, n, dim);
+            MatmulInput attnIn = MatmulInput.of(xb, n, dim, q8);
             matmul(layer.wq(), attnIn, q);
             matmul(layer.wk(), attnIn, kk);
             matmul(layer.wv(), attnIn, v);
@@ -118,14 +120,14 @@ public final class CpuForward {
             }
             writeKv(slices, sliceOf, posOf, kv, l, kk, v, n);
             attention(slices, sliceOf, posOf, kv, l, q, att, n);
-            matmul(layer.wo(), MatmulInput.of(att, n, c.qDim()), proj);
+            matmul(layer.wo(), MatmulInput.of(att, n, c.qDim(), q8), proj);
             for (int i = 0; i < n * dim; i++) {
                 x[i] += proj[i];
             }
             for (int t = 0; t < n; t++) {
                 k.rmsNorm(xb, t * dim, x, t * dim, layer.ffnNorm(), dim, c.rmsEps());
             }
-            MatmulInput ffnIn = MatmulInput.of(xb, n, dim);
+            MatmulInput ffnIn = MatmulInput.of(xb, n, dim, q8);
             matmul(layer.gate(), ffnIn, gate);
             matmul(layer.up(), ffnIn, up);
             runner.run(0, n, 1, (from, to) -> {
@@ -133,15 +135,15 @@ public final class CpuForward {
                     k.siluMul(gate, t * c.ffnDim(), up, t * c.ffnDim(), c.ffnDim());
                 }
             });
-            matmul(layer.down(), MatmulInput.of(gate, n, c.ffnDim()), proj);
+            matmul(layer.down(), MatmulInput.of(gate, n, c.ffnDim(), q8), proj);
             for (int i = 0; i < n * dim; i++) {
                 x[i] += proj[i];
             }
         }
-        return logits(slices, x);
+        return logits(slices, x, q8);
     }
 
-    private float[][] logits(List<Slice> slices, float[] x) {
+    private float[][] logits(List<Slice> slices, float[] x, MatmulInput.Buffers q8) {
         int dim = c.dim();
         int vocab = c.vocabSize();
         float[][] out = new float[slices.size()][];
@@ -162,7 +164,7 @@ public final class CpuForward {
             }
         }
         float[] logits = new float[wanted * vocab];
-        matmul(w.output(), MatmulInput.of(normed, wanted, dim), logits);
+        matmul(w.output(), MatmulInput.of(normed, wanted, dim, q8), logits);
         for (int si = 0, row = 0; si < slices.size(); si++) {
             int rows = rowsWanted(slices.get(si));
             if (rows > 0) {
