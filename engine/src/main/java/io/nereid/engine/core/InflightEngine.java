@@ -324,7 +324,8 @@ public final class InflightEngine implements Engine {
             } else if (chunk > budget && budget < config.maxNumBatchedTokens()) {
                 break; // an unchunked prompt waits for a step of its own
             }
-            if (scoresPrompt(s, match.numTokens())) {
+            boolean scores = scoresPrompt(s, match.numTokens());
+            if (scores) {
                 chunk = Math.min(chunk, logitRows);
                 if (chunk == 0) {
                     break;
@@ -344,7 +345,7 @@ public final class InflightEngine implements Engine {
                 queued.decrementAndGet();
             }
             running.add(s);
-            if (scoresPrompt(s, s.computed)) {
+            if (scores) {
                 logitRows -= chunk;
             }
             budget = Math.max(0, budget - schedule(s, chunk, slices, owners));

@@ -341,7 +341,7 @@ public final class GatewayServer implements AutoCloseable {
             for (int k = 0; k < req.promptTokens().size(); k++) {
                 int[] t = req.promptTokens().get(k);
                 if (req.echo()) {
-                    checkVocabulary(t, req.promptTokens().size() > 1 ? k : -1);   // before echo decodes them
+                    checkVocabulary(t, req.promptCount() > 1 ? k : -1);   // before echo decodes them
                 }
                 prompts.add(new Prompt(t, echo(req, req.echo() ? model.detokenize(t) : "", t, false)));
             }
