@@ -5,13 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.nereid.gateway.http.GatewayOptions;
 import io.nereid.gateway.http.GatewayServer;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -25,28 +23,22 @@ import org.junit.jupiter.api.Timeout;
 class GatewayAuthTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static ServingModel model;
+    private static TestServer served;
     private static GatewayServer server;
     private static HttpClient client;
 
     @BeforeAll
     static void start() throws Exception {
-        Path p = TestModels.stories260K();
-        ServeConfig c = ServeConfig.parse(List.of("--model", p.toString(), "--port", "0", "--max-num-seqs", "4",
-                "--threads", "1", "--api-key", "secret", "--api-key", "other", "--allowed-origins", "https://app.example"),
-                java.util.Map.of());
-        model = ServingModel.open(c);
-        server = GatewayServer.start(model, c.gateway(), "127.0.0.1", 0);
+        served = TestServer.start("--max-num-seqs", "4", "--threads", "1", "--api-key", "secret", "--api-key", "other",
+                "--allowed-origins", "https://app.example");
+        server = served.server();
         client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
     }
 
     @AfterAll
     static void stop() {
-        if (server != null) {
-            server.close();
-        }
-        if (model != null) {
-            model.close();
+        if (served != null) {
+            served.close();
         }
     }
 

@@ -16,10 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -31,27 +28,21 @@ import org.junit.jupiter.api.Timeout;
 class GatewayHardeningTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static ServingModel model;
+    private static TestServer served;
     private static GatewayServer server;
     private static HttpClient client;
 
     @BeforeAll
     static void start() throws Exception {
-        Path p = TestModels.stories260K();
-        ServeConfig c = ServeConfig.parse(List.of("--model", p.toString(), "--port", "0", "--max-num-seqs", "64",
-                "--threads", "1", "--strict", "--stall-timeout", "1"), Map.of());
-        model = ServingModel.open(c);
-        server = GatewayServer.start(model, c.gateway(), "127.0.0.1", 0);
+        served = TestServer.start("--max-num-seqs", "64", "--threads", "1", "--strict", "--stall-timeout", "1");
+        server = served.server();
         client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
     }
 
     @AfterAll
     static void stop() {
-        if (server != null) {
-            server.close();
-        }
-        if (model != null) {
-            model.close();
+        if (served != null) {
+            served.close();
         }
     }
 
