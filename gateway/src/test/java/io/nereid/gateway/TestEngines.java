@@ -18,7 +18,8 @@ final class TestEngines {
 
     /**
      * {@code m} with an engine whose {@code submit} is {@code submit} (which may call {@code m.engine()}
-     * itself); {@code stats} and {@code close} go to {@code m}'s engine, everything else to {@code m}.
+     * itself); {@code validate}, {@code stats}, {@code health} and {@code close} go to {@code m}'s engine,
+     * everything else to {@code m}.
      */
     static ModelService withSubmit(ModelService m, BiFunction<GenerationRequest, TokenSink, RequestHandle> submit) {
         Engine real = m.engine();
@@ -29,8 +30,18 @@ final class TestEngines {
             }
 
             @Override
+            public void validate(GenerationRequest request) {
+                real.validate(request);
+            }
+
+            @Override
             public EngineStats stats() {
                 return real.stats();
+            }
+
+            @Override
+            public io.nereid.engine.api.EngineHealth health() {
+                return real.health();
             }
 
             @Override

@@ -30,6 +30,13 @@ public record GenerationRequest(String id, int[] promptTokens, SamplingParams sa
         int[] stopTokenIds, int maxTokens, int minTokens, boolean ignoreEos, int n, boolean logprobs, int priority,
         Instant deadline, int promptLogprobs) {
 
+    /** Most stop strings per request (OpenAI allows 4; vLLM any number): each costs a little per generated token. */
+    public static final int MAX_STOPS = 64;
+    /** Most UTF-16 characters in one stop string. */
+    public static final int MAX_STOP_CHARS = 1024;
+    /** Most stop token ids per request: each generated token is compared with every one. */
+    public static final int MAX_STOP_TOKEN_IDS = 1024;
+
     public GenerationRequest {
         stop = List.copyOf(stop);
         promptTokens = promptTokens.clone();

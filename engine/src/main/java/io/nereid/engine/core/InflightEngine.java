@@ -3,6 +3,7 @@ package io.nereid.engine.core;
 import io.nereid.engine.api.AdmissionException;
 import io.nereid.engine.api.Engine;
 import io.nereid.engine.api.EngineException;
+import io.nereid.engine.api.EngineHealth;
 import io.nereid.engine.api.EngineStats;
 import io.nereid.engine.api.FinishReason;
 import io.nereid.engine.api.GenerationRequest;
@@ -14,10 +15,12 @@ import io.nereid.engine.api.Usage;
 import io.nereid.engine.model.Slice;
 import io.nereid.engine.sampling.SampledToken;
 import io.nereid.engine.sampling.Sampler;
+import io.nereid.engine.sampling.SamplingParams;
 import io.nereid.engine.text.IncrementalDetokenizer;
 import io.nereid.engine.text.StopMatch;
 import io.nereid.engine.text.StopStringMatcher;
 import io.nereid.engine.tokenizer.Tokenizer;
+import io.nereid.kvcache.BlockTable;
 import io.nereid.kvcache.KvCacheConfig;
 import io.nereid.kvcache.KvCacheManager;
 import io.nereid.kvcache.KvCacheStats;
@@ -30,6 +33,7 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -49,14 +53,25 @@ import java.util.concurrent.locks.LockSupport;
  * its blocks are freed (its prefix usually stays cached) and it returns to the front of the
  * waiting queue with its tokens so far, to be prefilled again.
  *
- * <p>Threads: {@link #submit} and {@link RequestHandle#cancel()} may be called from any thread;
- * everything else, sink callbacks included, runs on the engine thread.
+ * <p>Failures: everything a request brings (its sampler, its scheduling, the processing of its
+ * logits, its sink's callbacks) runs under a guard, so a failure there fails that request alone
+ * ({@link TokenSink#onError}) and the loop goes on. A failed forward pass fails the sequences of its
+ * step and resets the prefix cache (their K/V is undefined). The engine thread stops only when the
+ * backend fails {@value #MAX_CONSECUTIVE_STEP_FAILURES} steps in a row (a broken device, not a bad
+ * request) or its own bookkeeping fails: then every request in flight gets {@code onError}, every
+ * later {@link #submit} is refused with {@link AdmissionException.Reason#ENGINE_FAILED}, and
+ * {@link #health()} says why, so the process can be restarted.
+ *
+ * <p>Threads: {@link #submit}, {@link #validate}, {@link #stats}, {@link #health} and
+ * {@link RequestHandle#cancel()} may be called from any thread; everything else, sink callbacks
+ * included, runs on the engine thread.
  */
 public final class InflightEngine implements Engine {
 
     private static final System.Logger LOG = System.getLogger(InflightEngine.class.getName());
     private static final long IDLE_PARK_NANOS = 20_000_000; // checks deadlines even when idle
-    private static final int MAX_LOGPROBS = 20;               // alternatives per token, as OpenAI's top_logprobs
+    /** Failed forward passes in a row after which the backend counts as broken and the engine stops. */
+    static final int MAX_CONSECUTIVE_STEP_FAILURES = 3;
     /** Bytes of prompt-logprob logits (every position x vocabulary, F32) one step may produce. */
     private static final long PROMPT_LOGIT_BYTES_PER_STEP = 64L << 20;
 
@@ -69,10 +84,13 @@ public final class InflightEngine implements Engine {
 
     private final ConcurrentLinkedQueue<RequestState> inbox = new ConcurrentLinkedQueue<>();
     private final AtomicInteger queued = new AtomicInteger();        // submitted, not yet first scheduled
+    private final AtomicInteger inboxed = new AtomicInteger();       // in the inbox, not yet taken by the engine thread
     private final AtomicLong submissions = new AtomicLong();
     private volatile boolean closing;
     /** Set by the engine thread just before its last look at the inbox: a request added later is refused. */
     private volatile boolean exited;
+    /** Why the engine thread stopped on its own; set before {@link #exited}. */
+    private volatile Throwable failure;
     private volatile EngineStats stats = new EngineStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 
     // Engine-thread state.
@@ -84,6 +102,7 @@ public final class InflightEngine implements Engine {
     private long iterations;
     private long promptTokens;
     private long generationTokens;
+    private int consecutiveStepFailures;
 
     public InflightEngine(EngineConfig config, Backend backend, Tokenizer tokenizer) {
         this.config = config;
@@ -99,8 +118,8 @@ public final class InflightEngine implements Engine {
     @Override
     public RequestHandle submit(GenerationRequest r, TokenSink sink) {
         validate(r);
-        if (closing) {
-            throw new AdmissionException(AdmissionException.Reason.SHUTTING_DOWN, Duration.ofSeconds(5), "the engine is shutting down");
+        if (closing || exited) {
+            throw refusal();
         }
         if (queued.incrementAndGet() > config.maxWaiting()) {
             queued.decrementAndGet();
@@ -108,41 +127,62 @@ public final class InflightEngine implements Engine {
                     "the waiting queue is full (" + config.maxWaiting() + " requests); retry later");
         }
         RequestState state = new RequestState(r, sink, submissions.incrementAndGet(), () -> LockSupport.unpark(thread));
+        inboxed.incrementAndGet();
         inbox.add(state);
         if (exited && inbox.remove(state)) {
             // The engine thread took its last look at the inbox before this request arrived: nothing
-            // would ever answer it. (If remove fails, that last look took it and finishes it as cancelled.)
+            // would ever answer it. (If remove fails, that last look took it and ends it.)
+            inboxed.decrementAndGet();
             queued.decrementAndGet();
-            throw new AdmissionException(AdmissionException.Reason.SHUTTING_DOWN, Duration.ofSeconds(5), "the engine is shutting down");
+            throw refusal();
         }
         LockSupport.unpark(thread);
         return state;
     }
 
-    private void validate(GenerationRequest r) {
+    /** Why a request cannot be queued once the engine thread is stopping or stopped. */
+    private AdmissionException refusal() {
+        Throwable f = failure;
+        if (f != null) {
+            return new AdmissionException(AdmissionException.Reason.ENGINE_FAILED, Duration.ofSeconds(5),
+                    "the engine stopped after a failure (" + describe(f) + "); the server must be restarted");
+        }
+        return new AdmissionException(AdmissionException.Reason.SHUTTING_DOWN, Duration.ofSeconds(5),
+                "the engine is shutting down");
+    }
+
+    @Override
+    public void validate(GenerationRequest r) {
+        int vocab = backend.vocabSize();
         int prompt = r.promptTokens().length;
         if (prompt == 0) {
             throw new RequestValidationException("prompt", "the prompt is empty");
         }
-        for (int t : r.promptTokens()) {
-            if (t < 0 || t >= backend.vocabSize()) {
-                throw new RequestValidationException("prompt", "token id " + t + " is outside the vocabulary of "
-                        + backend.vocabSize());
-            }
+        if (r.n() < 1 || r.n() > config.maxNumSeqs()) {
+            throw new RequestValidationException("n", "n must be in [1, " + config.maxNumSeqs() + "], got " + r.n());
         }
         if (r.maxTokens() < 0) {
             throw new RequestValidationException("max_tokens", "max_tokens must be at least 0, got " + r.maxTokens());
         }
-        if (r.promptLogprobs() > MAX_LOGPROBS || r.sampling().topLogprobs() > MAX_LOGPROBS) {
-            throw new RequestValidationException("prompt_logprobs", "at most " + MAX_LOGPROBS
-                    + " alternatives per token, got " + Math.max(r.promptLogprobs(), r.sampling().topLogprobs()));
-        }
         if (r.minTokens() < 0 || r.minTokens() > r.maxTokens()) {
             throw new RequestValidationException("min_tokens", "min_tokens must be in [0, max_tokens], got " + r.minTokens());
         }
-        if (r.n() < 1 || r.n() > config.maxNumSeqs()) {
-            throw new RequestValidationException("n", "n must be in [1, " + config.maxNumSeqs() + "], got " + r.n());
+        if (r.promptLogprobs() > SamplingParams.MAX_LOGPROBS) {
+            throw new RequestValidationException("prompt_logprobs", "prompt_logprobs must be in [0, "
+                    + SamplingParams.MAX_LOGPROBS + "], got " + r.promptLogprobs());
         }
+        for (int t : r.promptTokens()) {
+            if (t < 0 || t >= vocab) {
+                throw new RequestValidationException("prompt", "token id " + t + " is outside the vocabulary of " + vocab);
+            }
+        }
+        for (Map.Entry<Integer, Float> e : r.sampling().logitBias().entrySet()) {
+            if (e.getKey() < 0 || e.getKey() >= vocab) {
+                throw new RequestValidationException("logit_bias", "logit_bias names token " + e.getKey()
+                        + ", outside the vocabulary [0, " + vocab + ")");
+            }
+        }
+        validateStops(r, vocab);
         if ((long) prompt + r.maxTokens() > config.maxModelLen()) {
             throw new RequestValidationException("max_tokens", "prompt (" + prompt + " tokens) + max_tokens (" + r.maxTokens()
                     + ") exceeds the model's context of " + config.maxModelLen() + " tokens");
@@ -154,9 +194,57 @@ public final class InflightEngine implements Engine {
         }
     }
 
+    private static void validateStops(GenerationRequest r, int vocab) {
+        List<String> stops = r.stop();
+        if (stops.size() > GenerationRequest.MAX_STOPS) {
+            throw new RequestValidationException("stop", "at most " + GenerationRequest.MAX_STOPS + " stop strings, got "
+                    + stops.size());
+        }
+        for (int i = 0; i < stops.size(); i++) {
+            String problem = StopStringMatcher.problem(i, stops.get(i));
+            if (problem != null) {
+                throw new RequestValidationException("stop", problem);
+            }
+            if (stops.get(i).length() > GenerationRequest.MAX_STOP_CHARS) {
+                throw new RequestValidationException("stop", "stop string " + i + " has " + stops.get(i).length()
+                        + " characters; at most " + GenerationRequest.MAX_STOP_CHARS);
+            }
+        }
+        int[] ids = r.stopTokenIds();
+        if (ids.length > GenerationRequest.MAX_STOP_TOKEN_IDS) {
+            throw new RequestValidationException("stop_token_ids", "at most " + GenerationRequest.MAX_STOP_TOKEN_IDS
+                    + " stop token ids, got " + ids.length);
+        }
+        for (int id : ids) {
+            if (id < 0 || id >= vocab) {
+                throw new RequestValidationException("stop_token_ids", "stop token id " + id
+                        + " is outside the vocabulary [0, " + vocab + ")");
+            }
+        }
+    }
+
     @Override
     public EngineStats stats() {
-        return stats;
+        EngineStats s = stats;   // the engine thread's last snapshot; requests it has not taken yet are waiting too
+        return new EngineStats(s.waiting() + inboxed.get(), s.running(), s.kvUsage(), s.prefixQueryTokens(),
+                s.prefixHitTokens(), s.preemptions(), s.iterations(), s.lastStepTokens(), s.promptTokens(),
+                s.generationTokens());
+    }
+
+    @Override
+    public EngineHealth health() {
+        Throwable f = failure;
+        if (f != null) {
+            return new EngineHealth(false, describe(f));
+        }
+        if (!thread.isAlive() && !closing) {
+            return new EngineHealth(false, "the engine thread ended unexpectedly");
+        }
+        return closing || exited ? new EngineHealth(false, null) : EngineHealth.RUNNING;
+    }
+
+    private static String describe(Throwable t) {
+        return t instanceof EngineException && t.getMessage() != null ? t.getMessage() : t.toString();
     }
 
     @Override
@@ -173,6 +261,14 @@ public final class InflightEngine implements Engine {
     // ---- engine thread ----
 
     private void loop() {
+        try {
+            run();
+        } catch (Throwable t) {
+            stop(t);
+        }
+    }
+
+    private void run() {
         while (true) {
             drainInbox();
             if (closing) {
@@ -188,18 +284,43 @@ public final class InflightEngine implements Engine {
             expireAndCancel();
             boolean idle = waiting.isEmpty() && running.isEmpty();
             if (!idle) {
-                try {
-                    step();
-                } catch (RuntimeException | Error e) {
-                    LOG.log(System.Logger.Level.ERROR, "engine step failed; failing the sequences in it", e);
-                    failRunning(e);
-                }
+                step();
             }
             endStep();
             if (idle) {
                 publishStats(0);
                 LockSupport.parkNanos(IDLE_PARK_NANOS);
             }
+        }
+    }
+
+    /**
+     * The engine thread ends after a failure outside every request's guard: fails every request it
+     * holds or that is still in the inbox, refuses all later ones, and never throws (its state may be
+     * what broke, so each part is guarded on its own).
+     */
+    private void stop(Throwable cause) {
+        failure = cause;   // before exited: a submit that sees exited reports the failure
+        exited = true;
+        LOG.log(System.Logger.Level.ERROR, "the engine stopped after a failure; failing every request in flight and"
+                + " refusing new ones", cause);
+        EngineException error = new EngineException("the engine stopped after a failure: " + describe(cause), cause);
+        for (RequestState r; (r = inbox.poll()) != null; ) {
+            inboxed.decrementAndGet();
+            live.add(r);
+        }
+        for (RequestState r : List.copyOf(live)) {
+            try {
+                failRequest(r, error);
+            } catch (Throwable t) {
+                LOG.log(System.Logger.Level.ERROR, "could not fail request " + r.id(), t);
+            }
+        }
+        try {
+            endStep();
+            publishStats(0);
+        } catch (Throwable t) {
+            LOG.log(System.Logger.Level.ERROR, "could not publish the final engine state", t);
         }
     }
 
@@ -215,20 +336,34 @@ public final class InflightEngine implements Engine {
     private void endStep() {
         for (RequestState r : notified) {
             r.notifiedThisStep = false;
-            try {
-                r.sink.onStepEnd();
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "token sink of " + r.id() + " threw in onStepEnd", e);
-            }
+            callSink(r, "onStepEnd", r.sink::onStepEnd);
         }
         notified.clear();
     }
 
+    /**
+     * Runs one of {@code r}'s sink callbacks: a sink that throws (it must not) cancels its request
+     * instead of reaching the engine loop.
+     */
+    private static void callSink(RequestState r, String callback, Runnable call) {
+        try {
+            call.run();
+        } catch (RuntimeException | Error e) {
+            LOG.log(System.Logger.Level.WARNING, "token sink of " + r.id() + " threw in " + callback + "; cancelling it", e);
+            r.cancel();
+        }
+    }
+
     private void drainInbox() {
         for (RequestState r; (r = inbox.poll()) != null; ) {
-            r.choices[0] = newSequence(r, 0);
+            inboxed.decrementAndGet();
             live.add(r);
-            enqueueWaiting(r.choices[0], false);
+            try {
+                r.choices[0] = newSequence(r, 0);
+                enqueueWaiting(r.choices[0], false);
+            } catch (RuntimeException | Error e) {
+                failRequest(r, requestFailure(r, "could not be admitted", e));
+            }
         }
     }
 
@@ -269,11 +404,16 @@ public final class InflightEngine implements Engine {
         }
     }
 
+    /**
+     * One iteration's step: schedules (each sequence under its request's guard), runs the forward
+     * pass, and processes each sequence's logits (under its guard again). A failed forward pass fails
+     * the step's sequences; {@value #MAX_CONSECUTIVE_STEP_FAILURES} in a row stop the engine.
+     */
     private void step() {
         int budget = config.maxNumBatchedTokens();
         // Prompt positions whose logits are all kept (prompt logprobs): bounded per step, so a long
         // prompt on a large vocabulary is scored over several steps instead of in one huge array.
-        int logitRows = (int) Math.max(1, Math.min(budget, PROMPT_LOGIT_BYTES_PER_STEP / (4L * backend.vocabSize())));
+        int[] logitRows = {(int) Math.max(1, Math.min(budget, PROMPT_LOGIT_BYTES_PER_STEP / (4L * backend.vocabSize())))};
         List<Slice> slices = new ArrayList<>();
         List<Sequence> owners = new ArrayList<>();
         running.sort(Comparator.comparingInt((Sequence x) -> x.request.request.priority()).thenComparingLong(x -> x.request.order));
@@ -289,74 +429,48 @@ public final class InflightEngine implements Engine {
             if (s.finished || s.table == null || budget == 0) {
                 continue;
             }
-            int chunk = config.chunkedPrefill() ? Math.min(s.pending(), budget) : s.pending();
-            if (chunk > budget && budget < config.maxNumBatchedTokens()) {
-                continue; // an unchunked prompt takes a step of its own
+            try {
+                budget -= scheduleRunning(s, budget, logitRows, slices, owners);
+            } catch (RuntimeException | Error e) {
+                failRequest(s.request, requestFailure(s.request, "could not be scheduled", e));
             }
-            if (scoresPrompt(s, s.computed)) {
-                chunk = Math.min(chunk, logitRows);   // scored in chunks even without chunked prefill
-                if (chunk == 0) {
-                    continue;
-                }
-                logitRows -= chunk;
-            }
-            while (!cache.canAppend(s.table, chunk)) {
-                Sequence victim = victim();
-                preempt(victim);
-                if (victim == s) {
-                    break;
-                }
-            }
-            if (s.table == null) {
-                continue; // preempted itself
-            }
-            budget = Math.max(0, budget - schedule(s, chunk, slices, owners));
         }
         // 2. Waiting prompts, in order, while they fit (no skipping ahead: no starvation).
         while (budget > 0 && !waiting.isEmpty() && running.size() < config.maxNumSeqs()) {
             Sequence s = waiting.peekFirst();
-            // A prompt whose logprobs are wanted is computed in full: its logits are not in the cache.
-            PrefixMatch match = config.prefixCaching() && !s.request.needsPromptLogprobs()
-                    ? cache.longestCachedPrefix(s.tokens(), 0) : cache.longestCachedPrefix(new int[0], 0);
-            int chunk = s.length() - match.numTokens();
-            if (config.chunkedPrefill()) {
-                chunk = Math.min(chunk, budget);
-            } else if (chunk > budget && budget < config.maxNumBatchedTokens()) {
-                break; // an unchunked prompt waits for a step of its own
+            int scheduled;
+            try {
+                scheduled = scheduleWaiting(s, budget, logitRows, slices, owners);
+            } catch (RuntimeException | Error e) {
+                failRequest(s.request, requestFailure(s.request, "could not be scheduled", e));
+                continue;
             }
-            boolean scores = scoresPrompt(s, match.numTokens());
-            if (scores) {
-                chunk = Math.min(chunk, logitRows);
-                if (chunk == 0) {
-                    break;
-                }
-            }
-            int blocks = cache.blocksToAdmit(match, match.numTokens() + chunk);
-            // The watermark protects running sequences; with none running it would only deadlock.
-            if (running.isEmpty() ? blocks > cache.freeBlocks() : !cache.canAdmit(blocks)) {
+            if (scheduled < 0) {
                 break;
             }
-            waiting.pollFirst();
-            s.table = cache.newTable(0, match, s.tokens());
-            s.computed = match.numTokens();
-            if (s.request.scheduledNanos == 0) {
-                s.request.scheduledNanos = System.nanoTime();
-                s.cachedTokens = match.numTokens();
-                queued.decrementAndGet();
+            budget = Math.max(0, budget - scheduled);
+        }
+        // A sequence failed after it was scheduled (a later fork of its request failed) has no place in the forward.
+        for (int i = owners.size() - 1; i >= 0; i--) {
+            if (owners.get(i).finished) {
+                owners.remove(i);
+                slices.remove(i);
             }
-            running.add(s);
-            if (scores) {
-                logitRows -= chunk;
-            }
-            budget = Math.max(0, budget - schedule(s, chunk, slices, owners));
         }
         if (slices.isEmpty()) {
             publishStats(0);
             LockSupport.parkNanos(IDLE_PARK_NANOS); // nothing fits now; wait for frees
             return;
         }
-        backend.copy(cache.drainCopies());
-        float[][] logits = backend.forward(slices);
+        float[][] logits;
+        try {
+            backend.copy(cache.drainCopies());
+            logits = backend.forward(slices);
+        } catch (RuntimeException | Error e) {
+            stepFailed(owners, e);
+            return;
+        }
+        consecutiveStepFailures = 0;
         iterations++;
         int stepTokens = 0;
         int vocab = backend.vocabSize();
@@ -369,15 +483,123 @@ public final class InflightEngine implements Engine {
             if (s.computed <= s.promptLength()) {
                 promptTokens += n;
             }
-            if (slice.allLogits()) {
-                scorePrompt(s.request, slice, logits[i], vocab);
+            if (s.finished) {
+                continue;   // its request failed earlier in this loop
             }
-            if (slice.wantsLogits() && !s.finished) {
-                float[] last = slice.allLogits() ? Arrays.copyOfRange(logits[i], (n - 1) * vocab, n * vocab) : logits[i];
-                onLogits(s, last);
+            try {
+                if (slice.allLogits()) {
+                    scorePrompt(s.request, slice, logits[i], vocab);
+                }
+                if (slice.wantsLogits()) {
+                    float[] last = slice.allLogits() ? Arrays.copyOfRange(logits[i], (n - 1) * vocab, n * vocab) : logits[i];
+                    onLogits(s, last);
+                }
+            } catch (RuntimeException | Error e) {
+                failRequest(s.request, requestFailure(s.request, "failed while its output was processed", e));
             }
         }
         publishStats(stepTokens);
+    }
+
+    /**
+     * Schedules running sequence {@code s}'s next slice (a decode token or a prompt chunk), preempting
+     * others if its blocks do not fit; returns the tokens it takes from the budget (0: none this step).
+     */
+    private int scheduleRunning(Sequence s, int budget, int[] logitRows, List<Slice> slices, List<Sequence> owners) {
+        int chunk = config.chunkedPrefill() ? Math.min(s.pending(), budget) : s.pending();
+        if (chunk > budget && budget < config.maxNumBatchedTokens()) {
+            return 0; // an unchunked prompt takes a step of its own
+        }
+        if (scoresPrompt(s, s.computed)) {
+            chunk = Math.min(chunk, logitRows[0]);   // scored in chunks even without chunked prefill
+            if (chunk == 0) {
+                return 0;
+            }
+            logitRows[0] -= chunk;
+        }
+        while (!cache.canAppend(s.table, chunk)) {
+            Sequence victim = victim();
+            preempt(victim);
+            if (victim == s) {
+                break;
+            }
+        }
+        if (s.table == null) {
+            return 0; // preempted itself
+        }
+        return Math.min(budget, schedule(s, chunk, slices, owners));
+    }
+
+    /**
+     * Admits the first waiting sequence {@code s} with its longest cached prefix and schedules its
+     * first chunk; returns the tokens taken from the budget, or -1 when it does not fit now (the
+     * waiting queue then waits: no skipping ahead).
+     */
+    private int scheduleWaiting(Sequence s, int budget, int[] logitRows, List<Slice> slices, List<Sequence> owners) {
+        // A prompt whose logprobs are wanted is computed in full: its logits are not in the cache.
+        PrefixMatch match = config.prefixCaching() && !s.request.needsPromptLogprobs()
+                ? cache.longestCachedPrefix(s.tokens(), 0) : cache.longestCachedPrefix(new int[0], 0);
+        int chunk = s.length() - match.numTokens();
+        if (config.chunkedPrefill()) {
+            chunk = Math.min(chunk, budget);
+        } else if (chunk > budget && budget < config.maxNumBatchedTokens()) {
+            return -1; // an unchunked prompt waits for a step of its own
+        }
+        boolean scores = scoresPrompt(s, match.numTokens());
+        if (scores) {
+            chunk = Math.min(chunk, logitRows[0]);
+            if (chunk == 0) {
+                return -1;
+            }
+        }
+        int blocks = cache.blocksToAdmit(match, match.numTokens() + chunk);
+        // The watermark protects running sequences; with none running it would only deadlock.
+        if (running.isEmpty() ? blocks > cache.freeBlocks() : !cache.canAdmit(blocks)) {
+            return -1;
+        }
+        waiting.pollFirst();
+        s.table = cache.newTable(0, match, s.tokens());
+        s.computed = match.numTokens();
+        if (s.request.scheduledNanos == 0) {
+            s.request.scheduledNanos = System.nanoTime();
+            s.cachedTokens = match.numTokens();
+            queued.decrementAndGet();
+        }
+        running.add(s);
+        if (scores) {
+            logitRows[0] -= chunk;
+        }
+        return schedule(s, chunk, slices, owners);
+    }
+
+    /**
+     * The forward pass failed: its K/V is undefined, so the prefix cache is forgotten and the step's
+     * sequences fail (the backend's fault, not theirs). After {@value #MAX_CONSECUTIVE_STEP_FAILURES}
+     * such steps in a row the backend counts as broken and the engine stops.
+     */
+    private void stepFailed(List<Sequence> owners, Throwable e) {
+        consecutiveStepFailures++;
+        LOG.log(System.Logger.Level.ERROR, "engine step failed (" + consecutiveStepFailures + " in a row); failing the "
+                + owners.size() + " sequences in it", e);
+        cache.resetPrefixCache();
+        EngineException error = new EngineException("generation failed: " + e, e);
+        for (Sequence s : owners) {
+            if (!s.finished) {
+                release(s);
+                if (s.request.end(s.choice)) {
+                    notified(s.request);
+                    callSink(s.request, "onError", () -> s.request.sink.onError(s.choice, error));
+                }
+                if (s.request.allFinished()) {
+                    live.remove(s.request);
+                }
+            }
+        }
+        publishStats(0);
+        if (consecutiveStepFailures >= MAX_CONSECUTIVE_STEP_FAILURES) {
+            throw new EngineException("the backend failed " + consecutiveStepFailures + " steps in a row (last: " + e
+                    + ")", e);
+        }
     }
 
     /** Whether a slice of {@code s} from {@code start} keeps every position's logits (prompt logprobs). */
@@ -446,12 +668,7 @@ public final class InflightEngine implements Engine {
     private void sendPromptLogprobs(RequestState r) {
         r.promptLogprobsSent = true;
         notified(r);
-        try {
-            r.sink.onPromptLogprobs(List.of(r.promptLogprobs));
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "token sink of " + r.id() + " threw in onPromptLogprobs; cancelling it", e);
-            r.cancel();
-        }
+        callSink(r, "onPromptLogprobs", () -> r.sink.onPromptLogprobs(List.of(r.promptLogprobs)));
     }
 
     private void onLogits(Sequence s, float[] logits) {
@@ -537,11 +754,18 @@ public final class InflightEngine implements Engine {
 
     private void emit(Sequence s, String text, int[] ids, List<TokenLogprob> lp) {
         notified(s.request);
-        try {
-            s.request.sink.onDelta(s.choice, text, ids, lp);
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "token sink of " + s.request.id() + " threw; cancelling it", e);
-            s.request.cancel();
+        callSink(s.request, "onDelta", () -> s.request.sink.onDelta(s.choice, text, ids, lp));
+    }
+
+    /** Frees {@code s}'s blocks and takes it out of the queues; it computes nothing more. */
+    private void release(Sequence s) {
+        s.finished = true;
+        running.remove(s);   // first: out of the queues even if freeing its blocks fails
+        waiting.remove(s);
+        if (s.table != null) {
+            BlockTable table = s.table;
+            s.table = null;
+            table.free();
         }
     }
 
@@ -549,83 +773,82 @@ public final class InflightEngine implements Engine {
         if (s.finished) {
             return;
         }
-        s.finished = true;
-        if (s.table != null) {
-            s.table.free();
-            s.table = null;
-        }
-        running.remove(s);
-        waiting.remove(s);
+        release(s);
         RequestState r = s.request;
-        long now = System.nanoTime();
-        Usage usage = new Usage(s.promptLength(), s.generated, s.cachedTokens,
-                r.scheduledNanos == 0 ? now - r.arrivalNanos : r.scheduledNanos - r.arrivalNanos,
-                s.firstTokenNanos == 0 ? 0 : s.firstTokenNanos - r.arrivalNanos, now - r.arrivalNanos);
-        notified(r);
-        try {
-            r.sink.onFinish(s.choice, reason, stopReason, usage);
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "token sink of " + r.id() + " threw in onFinish", e);
+        if (r.end(s.choice)) {
+            Usage usage = usage(r, s.promptLength(), s.generated, s.cachedTokens, s.firstTokenNanos);
+            notified(r);
+            callSink(r, "onFinish", () -> r.sink.onFinish(s.choice, reason, stopReason, usage));
         }
         if (r.allFinished()) {
             live.remove(r);
         }
     }
 
-    /** Ends every choice of a request, including choices not forked yet. */
-    private void finishRequest(RequestState r, FinishReason reason) {
+    private static Usage usage(RequestState r, int promptLength, int generated, int cachedTokens, long firstTokenNanos) {
+        long now = System.nanoTime();
+        return new Usage(promptLength, generated, cachedTokens,
+                r.scheduledNanos == 0 ? now - r.arrivalNanos : r.scheduledNanos - r.arrivalNanos,
+                firstTokenNanos == 0 ? 0 : firstTokenNanos - r.arrivalNanos, now - r.arrivalNanos);
+    }
+
+    /** A request never scheduled leaves the queued count when it ends. */
+    private void settleQueued(RequestState r) {
         if (r.scheduledNanos == 0 && live.contains(r)) {
             queued.decrementAndGet();
             r.scheduledNanos = System.nanoTime();
         }
+    }
+
+    /** Ends every choice of a request, including choices not forked yet (which produced nothing). */
+    private void finishRequest(RequestState r, FinishReason reason) {
+        settleQueued(r);
         for (int c = 0; c < r.choices.length; c++) {
-            if (r.choices[c] == null) {
-                r.choices[c] = newSequence(r, c);
+            if (r.choices[c] != null) {
+                finish(r.choices[c], reason, null);
+            } else if (r.end(c)) {
+                int choice = c;
+                Usage usage = usage(r, r.request.promptTokens().length, 0, 0, 0);
+                notified(r);
+                callSink(r, "onFinish", () -> r.sink.onFinish(choice, reason, null, usage));
             }
-            finish(r.choices[c], reason, null);
         }
         live.remove(r);
     }
 
-    private void failRunning(Throwable e) {
-        cache.resetPrefixCache(); // K/V written by the failed step is undefined
-        for (Sequence s : List.copyOf(running)) {
-            if (!s.finished) {
-                s.finished = true;
-                if (s.table != null) {
-                    s.table.free();
-                    s.table = null;
-                }
-                running.remove(s);
-                notified(s.request);
+    /**
+     * Fails every choice of {@code r} not yet ended with {@code error} (its blocks freed): what a
+     * failure in one request's own processing does, leaving every other request running.
+     */
+    private void failRequest(RequestState r, EngineException error) {
+        settleQueued(r);
+        for (int c = 0; c < r.choices.length; c++) {
+            if (r.choices[c] != null && !r.choices[c].finished) {
                 try {
-                    s.request.sink.onError(s.choice, new EngineException("generation failed: " + e, e));
-                } catch (RuntimeException ignored) {
-                    // nothing more can be told to this client
-                }
-                if (s.request.allFinished()) {
-                    live.remove(s.request);
+                    release(r.choices[c]);
+                } catch (RuntimeException | Error e) {
+                    LOG.log(System.Logger.Level.ERROR, "could not free the blocks of " + r.id() + " choice " + c, e);
                 }
             }
+            if (r.end(c)) {
+                int choice = c;
+                notified(r);
+                callSink(r, "onError", () -> r.sink.onError(choice, error));
+            }
         }
+        live.remove(r);
+    }
+
+    /** The error a request gets when its own processing failed ({@code what}: where); the cause is logged. */
+    private static EngineException requestFailure(RequestState r, String what, Throwable cause) {
+        LOG.log(System.Logger.Level.ERROR, "request " + r.id() + " " + what + "; failing it alone", cause);
+        return new EngineException("the request " + what + " in the engine: " + cause, cause);
     }
 
     private void publishStats(int stepTokens) {
         KvCacheStats kv = cache.stats();
-        stats = new EngineStats(waiting.size() + queued.get() - countUnscheduledWaiting(), running.size(), kv.usage(),
-                kv.prefixQueryTokens(), kv.prefixHitTokens(), preemptions, iterations, stepTokens, promptTokens,
-                generationTokens);
-    }
-
-    /** Waiting sequences never scheduled are also counted in {@code queued}; count them once. */
-    private int countUnscheduledWaiting() {
-        int n = 0;
-        for (Sequence s : waiting) {
-            if (s.request.scheduledNanos == 0) {
-                n++;
-            }
-        }
-        return n;
+        stats = new EngineStats(waiting.size(), running.size(), kv.usage(), kv.prefixQueryTokens(), kv.prefixHitTokens(),
+                preemptions, iterations, stepTokens, promptTokens, generationTokens);
     }
 
     /** KV-cache statistics, for tests and metrics (engine-thread snapshot via {@link #stats()} otherwise). */

@@ -16,7 +16,9 @@ final class RequestState implements RequestHandle {
     final TokenSink sink;
     final long arrivalNanos;
     final long order;                 // submission order, for FIFO and "latest arrival" preemption
-    final Sequence[] choices;
+    final Sequence[] choices;         // null until the choice exists (choice 0 on admission, the others at the fork)
+    private final boolean[] ended;    // per choice: its one terminal event was delivered
+    private int endedCount;
     long scheduledNanos;
     boolean forked;
     boolean notifiedThisStep;         // in the engine's list of sinks owed an onStepEnd
@@ -32,6 +34,7 @@ final class RequestState implements RequestHandle {
         this.wakeUp = wakeUp;
         this.arrivalNanos = System.nanoTime();
         this.choices = new Sequence[request.n()];
+        this.ended = new boolean[request.n()];
         this.promptLogprobs = request.promptLogprobs() >= 0 ? new TokenLogprob[request.promptTokens().length - 1] : null;
     }
 
@@ -57,12 +60,24 @@ final class RequestState implements RequestHandle {
         return promptLogprobs != null && !promptLogprobsSent;
     }
 
-    boolean allFinished() {
-        for (Sequence s : choices) {
-            if (s == null || !s.finished) {
-                return false;
-            }
+    /**
+     * Marks choice {@code c} ended, once: true the first time (the caller then delivers its terminal
+     * event), false after that, so no choice gets two terminal events whatever path ends it.
+     */
+    boolean end(int c) {
+        if (ended[c]) {
+            return false;
         }
+        ended[c] = true;
+        endedCount++;
         return true;
+    }
+
+    boolean ended(int c) {
+        return ended[c];
+    }
+
+    boolean allFinished() {
+        return endedCount == ended.length;
     }
 }

@@ -21,6 +21,9 @@ import java.util.Map;
 public record SamplingParams(float temperature, int topK, float topP, float minP, float repetitionPenalty,
         float presencePenalty, float frequencyPenalty, Map<Integer, Float> logitBias, Long seed, int topLogprobs) {
 
+    /** Most alternatives reported per token ({@code top_logprobs}, prompt logprobs), as OpenAI allows. */
+    public static final int MAX_LOGPROBS = 20;
+
     public static final SamplingParams GREEDY = new SamplingParams(0f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(), null, 0);
 
     public SamplingParams {
@@ -45,8 +48,8 @@ public record SamplingParams(float temperature, int topK, float topP, float minP
         if (!(frequencyPenalty >= -2 && frequencyPenalty <= 2)) {
             throw new IllegalArgumentException("frequency_penalty must be in [-2, 2], got " + frequencyPenalty);
         }
-        if (topLogprobs < 0 || topLogprobs > 20) {
-            throw new IllegalArgumentException("top_logprobs must be in [0, 20], got " + topLogprobs);
+        if (topLogprobs < 0 || topLogprobs > MAX_LOGPROBS) {
+            throw new IllegalArgumentException("top_logprobs must be in [0, " + MAX_LOGPROBS + "], got " + topLogprobs);
         }
         logitBias = Map.copyOf(logitBias);
         for (Map.Entry<Integer, Float> e : logitBias.entrySet()) {

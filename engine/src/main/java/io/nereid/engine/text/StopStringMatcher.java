@@ -152,19 +152,32 @@ public final class StopStringMatcher {
     }
 
     private static void validate(int index, String stop) {
+        String problem = problem(index, stop);
+        if (problem != null) {
+            throw new IllegalArgumentException(problem);
+        }
+    }
+
+    /**
+     * Why {@code stop} (the {@code index}-th) cannot be a stop string — null, empty, or with an
+     * unpaired surrogate — or null when it can. For callers that validate a request before building
+     * a matcher.
+     */
+    public static String problem(int index, String stop) {
         if (stop == null) {
-            throw new IllegalArgumentException("stop string " + index + " is null");
+            return "stop string " + index + " is null";
         }
         if (stop.isEmpty()) {
-            throw new IllegalArgumentException("stop string " + index + " is empty");
+            return "stop string " + index + " is empty";
         }
         for (int i = 0; i < stop.length(); i++) {
             char c = stop.charAt(i);
             if (Character.isHighSurrogate(c) && i + 1 < stop.length() && Character.isLowSurrogate(stop.charAt(i + 1))) {
                 i++;
             } else if (Character.isSurrogate(c)) {
-                throw new IllegalArgumentException("stop string " + index + " has an unpaired surrogate at index " + i);
+                return "stop string " + index + " has an unpaired surrogate at index " + i;
             }
         }
+        return null;
     }
 }

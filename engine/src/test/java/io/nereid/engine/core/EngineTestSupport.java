@@ -49,10 +49,14 @@ final class EngineTestSupport {
     }
 
     static InflightEngine engine(EngineConfig config) {
+        return new InflightEngine(config, backend(config), model().tokenizer());
+    }
+
+    /** The CPU backend of the shared model, with a KV pool sized for {@code config}. */
+    static Backend backend(EngineConfig config) {
         CpuModel m = model();
         KvStorage kv = new KvStorage(m.config(), config.numBlocks(), config.blockSize());
-        CpuBackend backend = new CpuBackend(m.forward(Kernels.provider(), RangeRunner.SERIAL, config.maxModelLen()), kv);
-        return new InflightEngine(config, backend, m.tokenizer());
+        return new CpuBackend(m.forward(Kernels.provider(), RangeRunner.SERIAL, config.maxModelLen()), kv);
     }
 
     static EngineConfig config(int numBlocks, int blockSize, boolean prefixCaching, int budget) {
@@ -72,7 +76,7 @@ final class EngineTestSupport {
      * Records deltas and terminal events per choice, and the order of all callbacks ({@link #log()});
      * {@link #await()} waits for every choice to end and for the step end that must follow.
      */
-    static final class Recorder implements TokenSink {
+    static class Recorder implements TokenSink {
         final int n;
         volatile io.nereid.engine.api.RequestHandle handle;
         volatile int cancelAfterTokens = -1;
