@@ -1,23 +1,41 @@
 package io.nereid.gateway;
 
+import io.nereid.engine.core.Backend;
 import io.nereid.gateway.http.GatewayServer;
 import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.UnaryOperator;
 
 /**
  * {@code bin/nereid serve}: loads the model (or generates the demo model), starts the engine and
  * the HTTP server, and serves until SIGTERM / SIGINT, when it stops admitting, lets in-flight
- * requests finish for up to {@code --drain-timeout}, cancels the rest and closes everything.
+ * requests finish for up to {@code --drain-timeout}, cancels the rest, closes everything and exits 0;
+ * or until the engine stops after a failure, when it drains the same way and exits
+ * {@value #EXIT_ENGINE_FAILED}, so that an orchestrator restarts it.
  */
 final class ServeCommand {
 
     private ServeCommand() {
     }
 
+    /** Exit status when the engine stopped after a failure (EX_SOFTWARE): an orchestrator restarts the server. */
+    static final int EXIT_ENGINE_FAILED = 70;
+
     static int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err) {
+        return run(args, env, out, err, UnaryOperator.identity());
+    }
+
+    /**
+     * Serves until SIGTERM / SIGINT (exit 0 after the drain, from the shutdown hook) or until the
+     * engine stops after a failure (drain, then return {@link #EXIT_ENGINE_FAILED}).
+     * {@code backendDecorator} wraps the model's backend (identity but in tests).
+     */
+    static int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err,
+            UnaryOperator<Backend> backendDecorator) {
         List<String> rest = Arrays.asList(args).subList(1, args.length);
         if (rest.contains("--help") || rest.contains("-h")) {
             out.print(ServeConfig.usage());
@@ -38,7 +56,7 @@ final class ServeCommand {
         ServingModel model;
         GatewayServer server;
         try {
-            model = ServingModel.open(config);
+            model = ServingModel.open(config, backendDecorator);
         } catch (RuntimeException e) {
             err.println("nereid serve: " + e.getMessage());
             return 1;
@@ -53,10 +71,14 @@ final class ServeCommand {
         err.println("nereid serve: " + model.summary());
         out.println("nereid serve: listening on http://" + config.host() + ":" + server.port());
         out.flush();
-        CountDownLatch stopped = new CountDownLatch(1);
+        AtomicBoolean stopping = new AtomicBoolean();   // the first of a signal and an engine failure shuts down
+        CompletableFuture<Void> signalled = new CompletableFuture<>();
         Thread hook = new Thread(() -> {
+            if (!stopping.compareAndSet(false, true)) {
+                return;   // the engine-failure path is shutting down; its exit status stands
+            }
+            signalled.complete(null);
             shutdown(server, model, config.drainTimeout(), err);
-            stopped.countDown();
             err.println("nereid serve: stopped");
             err.flush();
             out.flush();
@@ -64,12 +86,17 @@ final class ServeCommand {
             Runtime.getRuntime().halt(0);
         }, "nereid-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
-        try {
-            stopped.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        CompletableFuture.anyOf(signalled, server.engineFailure()).join();
+        if (!stopping.compareAndSet(false, true)) {
+            signalled.join();
+            return 0;   // unreachable in practice: the hook halts the JVM once it has drained
         }
-        return 0;
+        Runtime.getRuntime().removeShutdownHook(hook);
+        err.println("nereid serve: the engine stopped after a failure (" + server.engineFailure().join() + "); draining,"
+                + " then exiting with status " + EXIT_ENGINE_FAILED + " so that the server is restarted");
+        shutdown(server, model, config.drainTimeout(), err);
+        err.println("nereid serve: stopped");
+        return EXIT_ENGINE_FAILED;
     }
 
     /**

@@ -70,6 +70,9 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
                     + " before GET /health/ready answers 503"),
             new Option("--stall-timeout", "30", "seconds a streaming client may leave its write queue full"
                     + " (reading nothing) before it is dropped and its request cancelled"),
+            new Option("--request-timeout", "30", "seconds a client may take to send a request body after its head"
+                    + " (then 408 and the connection is closed), and that a connection may wait for a request head"
+                    + " (new or idle keep-alive; then it is closed)"),
             new Option("--strict", "false", "unknown request fields are a 400 naming them (default: ignored and"
                     + " named in the x-nereid-ignored-fields header); a bare --strict means true"),
             new Option("--api-key", null, "require 'Authorization: Bearer KEY' on every route but /health*;"
@@ -142,7 +145,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
         }
         GatewayOptions gateway = new GatewayOptions(keys, v.get("--allowed-origins") == null ? List.of()
                 : list(v.get("--allowed-origins")), Duration.ofSeconds(integer(v, "--engine-stall-timeout")), bool(v, "--strict"),
-                Duration.ofSeconds(integer(v, "--stall-timeout")));
+                Duration.ofSeconds(integer(v, "--stall-timeout")), Duration.ofSeconds(integer(v, "--request-timeout")));
         Path model = v.get("--model") == null ? null : Path.of(v.get("--model"));
         String name = v.get("--served-model-name");
         if (name == null) {

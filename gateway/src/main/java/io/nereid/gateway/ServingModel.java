@@ -1,6 +1,7 @@
 package io.nereid.gateway;
 
 import io.nereid.engine.api.Engine;
+import io.nereid.engine.core.Backend;
 import io.nereid.engine.core.CpuBackend;
 import io.nereid.engine.core.EngineConfig;
 import io.nereid.engine.core.InflightEngine;
@@ -27,6 +28,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 
 /**
  * The model being served and what runs it: the memory-mapped model, the kernel pool, the KV
@@ -54,7 +56,7 @@ final class ServingModel implements ModelService, AutoCloseable {
     private final long kvBytes;
     private final long created = System.currentTimeMillis() / 1000;
 
-    private ServingModel(ServeConfig c, Path file, Path demoFile) {
+    private ServingModel(ServeConfig c, Path file, Path demoFile, UnaryOperator<Backend> backendDecorator) {
         this.name = c.servedModelName();
         this.description = demoFile == null ? null : "demo, random weights";
         this.demoFile = demoFile;
@@ -73,8 +75,9 @@ final class ServingModel implements ModelService, AutoCloseable {
             RangeRunner runner = (s, e, min, body) -> pool.parallelFor(s, e, min, body::run);
             EngineConfig ec = new EngineConfig(c.maxNumSeqs(), c.maxNumBatchedTokens(), c.maxWaiting(), maxModelLen,
                     numBlocks, bs, 0.01, true, true);
-            this.engine = new InflightEngine(ec, new CpuBackend(model.forward(Kernels.provider(), runner, maxModelLen),
-                    new KvStorage(mc, numBlocks, bs, KvPrecision.F16)), model.tokenizer());
+            Backend backend = new CpuBackend(model.forward(Kernels.provider(), runner, maxModelLen),
+                    new KvStorage(mc, numBlocks, bs, KvPrecision.F16));
+            this.engine = new InflightEngine(ec, backendDecorator.apply(backend), model.tokenizer());
             this.template = c.chatTemplate() != null ? ChatTemplates.named(c.chatTemplate())
                     : model.chatTemplate().orElse(demoFile != null ? ChatTemplate.builtin("chatml") : null);
         } catch (RuntimeException e) {
@@ -85,13 +88,21 @@ final class ServingModel implements ModelService, AutoCloseable {
 
     /** Opens {@code c.model()}, or writes the demo model to a temporary file first. */
     static ServingModel open(ServeConfig c) {
+        return open(c, UnaryOperator.identity());
+    }
+
+    /**
+     * As {@link #open(ServeConfig)}, with the engine running {@code backendDecorator} applied to the
+     * CPU backend (tests put a failing backend under a real server this way).
+     */
+    static ServingModel open(ServeConfig c, UnaryOperator<Backend> backendDecorator) {
         if (c.model() != null) {
-            return new ServingModel(c, c.model(), null);
+            return new ServingModel(c, c.model(), null, backendDecorator);
         }
         try {
             Path demo = Files.createTempFile("nereid-demo-", ".gguf");
             RandomModelWriter.write(DEMO, demo);
-            return new ServingModel(c, demo, demo);
+            return new ServingModel(c, demo, demo, backendDecorator);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write the demo model: " + e.getMessage(), e);
         }

@@ -1,5 +1,6 @@
 package io.nereid.gateway;
 
+import io.nereid.engine.core.Backend;
 import io.nereid.gateway.http.GatewayServer;
 import io.nereid.gateway.http.ModelService;
 import java.util.List;
@@ -18,10 +19,20 @@ record TestServer(ServingModel model, GatewayServer server) implements AutoClose
 
     /** As {@link #start(String...)}, serving {@code serve} of the model (e.g. {@link TestEngines#withSubmit}). */
     static TestServer start(UnaryOperator<ModelService> serve, String... options) throws Exception {
+        return start(serve, UnaryOperator.identity(), options);
+    }
+
+    /** As {@link #start(String...)}, with the engine running {@code backend} applied to the CPU backend. */
+    static TestServer withBackend(UnaryOperator<Backend> backend, String... options) throws Exception {
+        return start(UnaryOperator.identity(), backend, options);
+    }
+
+    private static TestServer start(UnaryOperator<ModelService> serve, UnaryOperator<Backend> backend, String... options)
+            throws Exception {
         List<String> args = new java.util.ArrayList<>(List.of("--model", TestModels.stories260K().toString(), "--port", "0"));
         args.addAll(List.of(options));
         ServeConfig c = ServeConfig.parse(args, Map.of());
-        ServingModel model = ServingModel.open(c);
+        ServingModel model = ServingModel.open(c, backend);
         try {
             return new TestServer(model, GatewayServer.start(serve.apply(model), c.gateway(), "127.0.0.1", 0));
         } catch (Exception e) {

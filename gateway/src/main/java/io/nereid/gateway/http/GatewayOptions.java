@@ -12,15 +12,18 @@ import java.util.List;
  * @param strict             unknown request fields are a 400 naming them (else ignored and named in
  *                           {@code x-nereid-ignored-fields})
  * @param clientStallTimeout a stream whose write queue stays full this long is dropped and its engine request cancelled
+ * @param requestTimeout     a request whose body has not fully arrived this long after its head gets a 408 and its
+ *                           connection is closed; a connection with no request in progress (new, or idle between
+ *                           keep-alive requests) that delivers no complete request head for this long is closed
  */
 public record GatewayOptions(List<String> apiKeys, List<String> allowedOrigins, Duration stallTimeout, boolean strict,
-        Duration clientStallTimeout) {
+        Duration clientStallTimeout, Duration requestTimeout) {
 
     public static final GatewayOptions DEFAULTS = new GatewayOptions(List.of(), List.of(), Duration.ofSeconds(30));
 
-    /** Not strict, client stall timeout 30 s. */
+    /** Not strict, client stall and request timeouts 30 s. */
     public GatewayOptions(List<String> apiKeys, List<String> allowedOrigins, Duration stallTimeout) {
-        this(apiKeys, allowedOrigins, stallTimeout, false, Duration.ofSeconds(30));
+        this(apiKeys, allowedOrigins, stallTimeout, false, Duration.ofSeconds(30), Duration.ofSeconds(30));
     }
 
     public GatewayOptions {
@@ -36,13 +39,21 @@ public record GatewayOptions(List<String> apiKeys, List<String> allowedOrigins, 
             throw new IllegalArgumentException("--stall-timeout must be positive, got "
                     + clientStallTimeout.toMillis() + " ms");
         }
+        if (requestTimeout.isNegative() || requestTimeout.isZero()) {
+            throw new IllegalArgumentException("--request-timeout must be positive, got " + requestTimeout.toMillis()
+                    + " ms");
+        }
     }
 
     public GatewayOptions withStrict(boolean s) {
-        return new GatewayOptions(apiKeys, allowedOrigins, stallTimeout, s, clientStallTimeout);
+        return new GatewayOptions(apiKeys, allowedOrigins, stallTimeout, s, clientStallTimeout, requestTimeout);
     }
 
     public GatewayOptions withClientStallTimeout(Duration d) {
-        return new GatewayOptions(apiKeys, allowedOrigins, stallTimeout, strict, d);
+        return new GatewayOptions(apiKeys, allowedOrigins, stallTimeout, strict, d, requestTimeout);
+    }
+
+    public GatewayOptions withRequestTimeout(Duration d) {
+        return new GatewayOptions(apiKeys, allowedOrigins, stallTimeout, strict, clientStallTimeout, d);
     }
 }

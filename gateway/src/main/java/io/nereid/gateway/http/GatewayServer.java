@@ -2,6 +2,7 @@ package io.nereid.gateway.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.nereid.engine.api.AdmissionException;
+import io.nereid.engine.api.EngineHealth;
 import io.nereid.engine.api.GenerationRequest;
 import io.nereid.engine.api.RequestHandle;
 import io.nereid.engine.api.RequestValidationException;
@@ -14,7 +15,11 @@ import io.nereid.openapi.Tokenization;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.WorkerExecutor;
+import io.vertx.core.http.HttpClosedException;
+import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -24,6 +29,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -37,7 +43,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  * bounded worker pool, checked against the context length and submitted to the engine back on the
  * event loop; only once the engine has admitted it are the 200 headers written ({@link Exchange}).
  * Lifecycle: {@link #start} binds; {@link #drain} stops admitting (503) and waits for in-flight
- * requests; {@link #close} closes the server and Vert.x (not the model).
+ * requests; {@link #close} closes the server and Vert.x (not the model). If the engine stops after a
+ * failure, {@code /health} and {@code /health/ready} answer 503 at once, new requests get 503, and
+ * {@link #engineFailure()} completes so the process can drain and exit non-zero.
+ *
+ * <p>HTTP hardening: message framing is checked before routing ({@link HttpFraming}); a request
+ * body that has not arrived within {@link GatewayOptions#requestTimeout()} gets a 408 and its
+ * connection is closed; a failure that carries only a status keeps it (400, 404, 405, 413, 417,
+ * ...), only real faults are a 500; a client gone mid-upload is logged at debug, not answered.
  */
 public final class GatewayServer implements AutoCloseable {
 
@@ -57,6 +70,7 @@ public final class GatewayServer implements AutoCloseable {
     private final AtomicInteger inflight = new AtomicInteger();
     private volatile boolean draining;
     private volatile boolean aborting;
+    private final CompletableFuture<String> engineFailure = new CompletableFuture<>();
     private HttpServer server;
     private Router router;
 
@@ -69,7 +83,13 @@ public final class GatewayServer implements AutoCloseable {
         this.logprobFormat = new LogprobFormat(model::tokenBytes);
         this.prep = vertx.createSharedWorkerExecutor("nereid-prep", prepThreads);
         // Sample the engine between probes too, so a loop that stops between two probes is noticed.
-        vertx.setPeriodic(1000, id -> readiness.observe(model.engine().stats(), System.nanoTime()));
+        vertx.setPeriodic(1000, id -> {
+            readiness.observe(model.engine().stats(), System.nanoTime());
+            EngineHealth h = model.engine().health();
+            if (h.failed() && engineFailure.complete(h.failure())) {
+                LOG.log(System.Logger.Level.ERROR, "the engine stopped after a failure: {0}", h.failure());
+            }
+        });
     }
 
     /** {@link #start(ModelService, GatewayOptions, String, int)} with {@link GatewayOptions#DEFAULTS}. */
@@ -83,7 +103,14 @@ public final class GatewayServer implements AutoCloseable {
         GatewayServer g = new GatewayServer(model, options, Math.max(2, Runtime.getRuntime().availableProcessors() / 2));
         try {
             g.router = g.router();
-            g.server = g.vertx.createHttpServer().requestHandler(g.router).listen(port, host)
+            // HTTP/1.1 only (as vLLM's server): no h2c upgrade, whose handler takes over the pipeline after the
+            // first request and would see the framing decoder replaced mid-request.
+            HttpServerOptions http = new HttpServerOptions().setHttp2ClearTextEnabled(false);
+            g.server = g.vertx.createHttpServer(http)
+                    .connectionHandler(connection -> HttpFraming.install(connection, http,
+                            options.requestTimeout().toMillis()))
+                    .invalidRequestHandler(HttpFraming::answer)
+                    .requestHandler(g.router).listen(port, host)
                     .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         } catch (Exception e) {
             g.close();
@@ -113,22 +140,32 @@ public final class GatewayServer implements AutoCloseable {
         return inflight.get();
     }
 
+    /**
+     * Completes, with the reason, when the engine is seen to have stopped after a failure (checked
+     * every second): the server then refuses everything with 503 and should be restarted.
+     */
+    public CompletableFuture<String> engineFailure() {
+        return engineFailure;
+    }
+
     private Router router() {
         Router r = Router.router(vertx);
         r.route().handler(ctx -> {
             String rid = requestId(ctx.request().getHeader("X-Request-Id"));
             ctx.put(REQUEST_ID, rid);
             ctx.response().putHeader("X-Request-Id", rid);
+            bodyDeadline(ctx);
             ctx.next();
         });
         r.route().handler(new AccessControl(options, (ctx, e) -> error(ctx.response(), e)));
-        r.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
+        r.get("/health").handler(this::live);
         r.get("/health/ready").handler(this::ready);
         io.vertx.core.buffer.Buffer openapi = io.vertx.core.buffer.Buffer.buffer(OpenApiDocument.bytes());
         r.get("/openapi.json").handler(ctx -> ctx.response().putHeader("Content-Type", "application/json").end(openapi));
         r.get("/metrics").handler(ctx -> ctx.response().setStatusCode(200)
                 .putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-                .end(metrics.render(model.engine().stats(), model.blockSize(), model.numKvBlocks())));
+                .end(metrics.render(model.engine().stats(), model.engine().health(), model.blockSize(),
+                        model.numKvBlocks())));
         r.get("/v1/models").handler(ctx -> json(ctx.response(), 200, new ModelList(List.of(card()))));
         r.get("/v1/models/:id").handler(ctx -> {
             if (ctx.pathParam("id").equals(model.name())) {
@@ -142,19 +179,139 @@ public final class GatewayServer implements AutoCloseable {
         r.post("/v1/chat/completions").handler(ctx -> complete(ctx, Kind.CHAT));
         r.post("/tokenize").handler(this::tokenize);
         r.post("/detokenize").handler(this::detokenize);
-        r.route().last().handler(ctx -> error(ctx.response(), new ApiException(404, "invalid_request_error", null,
-                "not_found", "no route " + ctx.request().method() + " " + ctx.request().path(), 0)));
-        r.route().failureHandler(ctx -> error(ctx.response(), ctx.statusCode() == 413
-                ? new ApiException(413, "invalid_request_error", null, "request_too_large",
-                        "the request body is over " + BODY_LIMIT + " bytes", 0)
-                : mapFailure(ctx.failure() == null ? new IllegalStateException("status " + ctx.statusCode()) : ctx.failure())));
+        RouteTable routes = new RouteTable(r);
+        r.route().last().handler(ctx -> {
+            List<HttpMethod> allowed = routes.methods(ctx.request().path());
+            if (allowed.isEmpty()) {
+                error(ctx.response(), new ApiException(404, "invalid_request_error", null, "not_found",
+                        "no route " + ctx.request().method() + " " + ctx.request().path(), 0));
+            } else {
+                ctx.response().putHeader("Allow", String.join(", ", allowed.stream().map(HttpMethod::name).toList()));
+                error(ctx.response(), new ApiException(405, "invalid_request_error", null, "method_not_allowed",
+                        ctx.request().path() + " takes " + String.join(" or ", allowed.stream().map(HttpMethod::name).toList())
+                                + ", not " + ctx.request().method(), 0));
+            }
+        });
+        r.route().failureHandler(this::failed);
         return r;
+    }
+
+    /** Every registered path (path parameters as one segment) and the methods it answers, for 405 and Allow. */
+    private static final class RouteTable {
+        private final List<java.util.regex.Pattern> paths = new ArrayList<>();
+        private final List<HttpMethod> methods = new ArrayList<>();
+
+        RouteTable(Router router) {
+            for (io.vertx.ext.web.Route route : router.getRoutes()) {
+                if (route.getPath() != null && route.methods() != null) {
+                    String regex = java.util.Arrays.stream(route.getPath().split("/", -1))
+                            .map(seg -> seg.startsWith(":") ? "[^/]+" : java.util.regex.Pattern.quote(seg))
+                            .collect(java.util.stream.Collectors.joining("/"));
+                    for (HttpMethod m : route.methods()) {
+                        paths.add(java.util.regex.Pattern.compile(regex));
+                        methods.add(m);
+                    }
+                }
+            }
+        }
+
+        List<HttpMethod> methods(String path) {
+            List<HttpMethod> out = new ArrayList<>();
+            for (int i = 0; i < paths.size(); i++) {
+                if (paths.get(i).matcher(path).matches() && !out.contains(methods.get(i))) {
+                    out.add(methods.get(i));
+                }
+            }
+            return out;
+        }
+    }
+
+    /**
+     * The router's failure handler. A failure that carries only a status (the body handler's 413,
+     * 417 for an Expect it cannot meet, ...) keeps it; a client that went away mid-request gets no
+     * answer and is not an error; anything else is mapped as a handler's failure would be.
+     */
+    private void failed(RoutingContext ctx) {
+        Throwable t = ctx.failure();
+        if (t instanceof HttpClosedException || ctx.response().closed()) {
+            LOG.log(System.Logger.Level.DEBUG, "request {0}: the client closed the connection before the request was"
+                    + " read", (Object) ctx.get(REQUEST_ID));
+            return;
+        }
+        int status = ctx.statusCode();
+        if (status >= 400 && status < 500 && !(t instanceof ApiException)) {
+            error(ctx.response(), statusOnly(status, ctx.request(), t));
+        } else {
+            error(ctx.response(), mapFailure(t == null ? new IllegalStateException("status " + status) : t));
+        }
+    }
+
+    /** The OpenAI envelope of a client error that came with a status and at most a cause, never a 500. */
+    private static ApiException statusOnly(int status, HttpServerRequest req, Throwable cause) {
+        String why = cause == null || cause.getMessage() == null ? "" : ": " + cause.getMessage();
+        return switch (status) {
+            case 413 -> new ApiException(413, "invalid_request_error", null, "request_too_large",
+                    "the request body is over " + BODY_LIMIT + " bytes", 0);
+            case 417 -> new ApiException(417, "invalid_request_error", null, "expectation_failed", "the Expect header '"
+                    + req.getHeader("Expect") + "' cannot be met (only 100-continue is supported)", 0);
+            case 404 -> new ApiException(404, "invalid_request_error", null, "not_found", "no route " + req.method() + " "
+                    + req.path(), 0);
+            case 405 -> new ApiException(405, "invalid_request_error", null, "method_not_allowed", req.method()
+                    + " is not allowed on " + req.path(), 0);
+            default -> new ApiException(status, "invalid_request_error", null, null, "HTTP " + status + " "
+                    + io.netty.handler.codec.http.HttpResponseStatus.valueOf(status).reasonPhrase() + why, 0);
+        };
+    }
+
+    /**
+     * Arms the request-body timeout: a request whose body has not ended within
+     * {@link GatewayOptions#requestTimeout()} gets a 408 and its connection is closed (a body that
+     * never ends would hold the connection forever).
+     */
+    private void bodyDeadline(RoutingContext ctx) {
+        HttpServerRequest req = ctx.request();
+        if (req.isEnded()) {
+            return;
+        }
+        long timer = vertx.setTimer(options.requestTimeout().toMillis(), t -> {
+            if (!req.isEnded() && !ctx.response().headWritten() && !ctx.response().closed()) {
+                LOG.log(System.Logger.Level.INFO, "request {0}: body not received within {1} s; 408 and connection closed",
+                        (Object) ctx.get(REQUEST_ID), options.requestTimeout().toSeconds());
+                ctx.response().putHeader("Connection", "close");
+                error(ctx.response(), new ApiException(408, "invalid_request_error", null, "request_timeout",
+                        "the request body did not arrive within " + options.requestTimeout().toSeconds()
+                                + " s (--request-timeout)", 0));
+                req.connection().close();
+            }
+        });
+        ctx.addEndHandler(v -> vertx.cancelTimer(timer));
+    }
+
+    /** Liveness: 200 while the engine thread runs; 503 once it stopped (after a failure, or at shutdown). */
+    private void live(RoutingContext ctx) {
+        EngineHealth h = model.engine().health();
+        if (h.alive()) {
+            ctx.response().setStatusCode(200).end();
+        } else {
+            error(ctx.response(), engineDown(h));
+        }
+    }
+
+    /** The 503 for a request while the engine thread is not running. */
+    private static ApiException engineDown(EngineHealth h) {
+        return h.failed()
+                ? new ApiException(503, "service_unavailable", null, "engine_failed",
+                        "the engine stopped after a failure (" + h.failure() + "); the server must be restarted", 0)
+                : new ApiException(503, "service_unavailable", null, "draining", "the engine has stopped", 0);
     }
 
     /** 200 while not draining and the engine is idle or made progress within the stall timeout, else 503. */
     private void ready(RoutingContext ctx) {
         long now = System.nanoTime();
-        if (draining) {
+        EngineHealth h = model.engine().health();
+        if (!h.alive() && !draining) {
+            error(ctx.response(), engineDown(h));
+        } else if (draining) {
             error(ctx.response(), new ApiException(503, "service_unavailable", null, "draining",
                     "the server is shutting down", 0));
         } else if (!readiness.observe(model.engine().stats(), now)) {
@@ -187,6 +344,9 @@ public final class GatewayServer implements AutoCloseable {
             if (draining) {
                 throw new ApiException(503, "service_unavailable", null, "draining", "the server is shutting down", 5);
             }
+            if (model.engine().health().failed()) {
+                throw engineDown(model.engine().health());
+            }
             req = RequestValidator.validate(body(ctx), kind);
             unknownFields(resp, req.ignoredFields());
             if (!req.model().equals(model.name())) {
@@ -212,7 +372,7 @@ public final class GatewayServer implements AutoCloseable {
 
     private static JsonNode body(RoutingContext ctx) {
         try {
-            return SseChunks.JSON.readTree(ctx.body().buffer() == null ? new byte[0] : ctx.body().buffer().getBytes());
+            return SseChunks.REQUEST_READER.readTree(ctx.body().buffer() == null ? new byte[0] : ctx.body().buffer().getBytes());
         } catch (com.fasterxml.jackson.core.JacksonException e) {
             throw ApiException.invalid(null, "the request body is not valid JSON: " + e.getOriginalMessage());
         } catch (java.io.IOException e) {
@@ -367,38 +527,36 @@ public final class GatewayServer implements AutoCloseable {
     private void submit(Context context, HttpServerResponse resp, ParsedRequest req, List<Prompt> prompts,
             String requestId) {
         boolean batch = prompts.size() > 1;
-        int[] maxTokens = new int[prompts.size()];
+        String id = (req.kind() == Kind.CHAT ? "chatcmpl-" : "cmpl-")
+                + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+        // Every prompt's engine request is built and checked before anything is sized by the request (n, prompts).
+        List<GenerationRequest> requests = new ArrayList<>();
         for (int k = 0; k < prompts.size(); k++) {
             try {
-                maxTokens[k] = maxTokens(req, prompts.get(k).tokens().length, batch ? k : -1);
-            } catch (ApiException e) {
-                error(resp, e);
+                GenerationRequest g = new GenerationRequest(batch ? id + "-" + k : id, prompts.get(k).tokens(),
+                        req.sampling(), req.stop(), req.stopTokenIds(), maxTokens(req, prompts.get(k).tokens().length,
+                        batch ? k : -1), req.minTokens(), req.ignoreEos(), req.n(), req.logprobs(), req.priority(), null,
+                        req.enginePromptLogprobs());
+                model.engine().validate(g);
+                requests.add(g);
+            } catch (RuntimeException e) {
+                error(resp, forPrompt(mapFailure(e), batch ? k : -1));
                 return;
             }
         }
-        String id = (req.kind() == Kind.CHAT ? "chatcmpl-" : "cmpl-")
-                + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
         Exchange exchange = new Exchange(context, resp, req, prompts.stream().map(Prompt::echo).toList(), id,
                 model.name(), metrics, logprobFormat, inflight::decrementAndGet, requestId, options.clientStallTimeout(),
                 () -> aborting);
         List<RequestHandle> handles = new java.util.ArrayList<>();
-        for (int k = 0; k < prompts.size(); k++) {
-            GenerationRequest g = new GenerationRequest(batch ? id + "-" + k : id, prompts.get(k).tokens(), req.sampling(),
-                    req.stop(), req.stopTokenIds(), maxTokens[k], req.minTokens(), req.ignoreEos(), req.n(),
-                    req.logprobs(), req.priority(), null, req.enginePromptLogprobs());
+        for (int k = 0; k < requests.size(); k++) {
             try {
-                handles.add(model.engine().submit(g, exchange.sink(k)));
+                handles.add(model.engine().submit(requests.get(k), exchange.sink(k)));
             } catch (RuntimeException e) {
                 exchange.abandon(handles);
                 if (e instanceof AdmissionException a) {
                     metrics.admissionRejected(a.reason().name().toLowerCase(java.util.Locale.ROOT));
                 }
-                ApiException failure = mapFailure(e);
-                if (batch && failure.status() == 400) {   // the engine rejected this prompt (e.g. a token id)
-                    failure = new ApiException(400, failure.type(), "prompt".equals(failure.param()) ? "prompt[" + k + "]"
-                            : failure.param(), failure.code(), "prompt[" + k + "]: " + failure.getMessage(), 0);
-                }
-                error(resp, failure);
+                error(resp, forPrompt(mapFailure(e), batch ? k : -1));
                 return;
             }
         }
@@ -406,6 +564,15 @@ public final class GatewayServer implements AutoCloseable {
         LOG.log(System.Logger.Level.DEBUG, "request {0}: admitted as {1} ({2} prompt(s), {3} prompt tokens, stream {4})",
                 requestId, id, prompts.size(), prompts.stream().mapToInt(p -> p.tokens().length).sum(), req.stream());
         exchange.start(handles);
+    }
+
+    /** A 400 about prompt {@code k} of a batch names it ({@code prompt[k]}); other failures and single prompts are as they are. */
+    private static ApiException forPrompt(ApiException failure, int k) {
+        if (k < 0 || failure.status() != 400 || "context_length_exceeded".equals(failure.code())) {
+            return failure;
+        }
+        return new ApiException(400, failure.type(), "prompt".equals(failure.param()) ? "prompt[" + k + "]" : failure.param(),
+                failure.code(), "prompt[" + k + "]: " + failure.getMessage(), 0);
     }
 
     /**
@@ -419,7 +586,7 @@ public final class GatewayServer implements AutoCloseable {
         String maxParam = req.kind() == Kind.CHAT ? "max_completion_tokens" : "max_tokens";
         int maxTokens = req.maxTokens() == null ? ctxLen - promptLength : req.maxTokens();
         // With no max_tokens the prompt must leave room for one token (vLLM); an explicit 0 (echo scoring) need not.
-        if ((req.maxTokens() == null && promptLength >= ctxLen) || promptLength + maxTokens > ctxLen) {
+        if ((req.maxTokens() == null && promptLength >= ctxLen) || (long) promptLength + maxTokens > ctxLen) {
             String prompt = k < 0 ? "prompt" : "prompt[" + k + "]";
             throw new ApiException(400, "invalid_request_error", req.maxTokens() == null
                     ? (req.kind() == Kind.CHAT ? "messages" : prompt) : maxParam, "context_length_exceeded",
@@ -442,6 +609,8 @@ public final class GatewayServer implements AutoCloseable {
             case RequestValidationException v -> ApiException.invalid(v.param(), v.getMessage());
             case AdmissionException a when a.reason() == AdmissionException.Reason.SHUTTING_DOWN ->
                     new ApiException(503, "service_unavailable", null, "draining", a.getMessage(), seconds(a.retryAfter()));
+            case AdmissionException a when a.reason() == AdmissionException.Reason.ENGINE_FAILED ->
+                    new ApiException(503, "service_unavailable", null, "engine_failed", a.getMessage(), 0);
             case AdmissionException a -> new ApiException(429, "rate_limit_error", null, "rate_limit_exceeded", a.getMessage(),
                     seconds(a.retryAfter()));
             case TemplateException e -> ApiException.invalid("messages", "chat template: " + e.getMessage());
@@ -470,7 +639,7 @@ public final class GatewayServer implements AutoCloseable {
     }
 
     private static void json(HttpServerResponse resp, int status, Object body) {
-        if (!resp.closed()) {
+        if (!resp.closed() && !resp.ended()) {
             resp.setStatusCode(status).putHeader("Content-Type", "application/json").end(SseChunks.json(body));
         }
     }

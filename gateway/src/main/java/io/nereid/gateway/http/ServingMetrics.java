@@ -3,6 +3,7 @@ package io.nereid.gateway.http;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.nereid.engine.api.EngineHealth;
 import io.nereid.engine.api.EngineStats;
 import io.nereid.engine.api.FinishReason;
 import io.nereid.engine.api.Usage;
@@ -94,9 +95,11 @@ final class ServingMetrics {
         stalled.increment();
     }
 
-    /** The whole page for {@code stats}. */
-    String render(EngineStats s, int blockSize, int numBlocks) {
+    /** The whole page for {@code stats} and {@code health}. */
+    String render(EngineStats s, EngineHealth health, int blockSize, int numBlocks) {
         StringBuilder sb = new StringBuilder(8192);
+        gauge(sb, "nereid_engine_alive", "1 while the engine thread runs; 0 once it stopped (after a failure: restart"
+                + " the server).", health.alive() ? 1 : 0);
         gauge(sb, "vllm:num_requests_running", "Number of requests in model execution batches.", s.running());
         gauge(sb, "vllm:num_requests_waiting", "Number of requests waiting to be processed.", s.waiting());
         gauge(sb, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", s.kvUsage());

@@ -28,6 +28,9 @@ public final class SseChunks {
 
     public static final String DONE = "data: [DONE]\n\n";
     static final ObjectMapper JSON = new ObjectMapper();
+    /** Request bodies: one JSON document and nothing after it (trailing data is a 400, not ignored). */
+    static final com.fasterxml.jackson.databind.ObjectReader REQUEST_READER = JSON.reader()
+            .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
     private final Kind kind;
     private final String id;

@@ -13,7 +13,7 @@ class ServingMetricsTest {
     private static final long MS = 1_000_000L;
 
     private static List<String> lines(ServingMetrics m) {
-        return m.render(new EngineStats(3, 2, 0.25, 40, 16, 1, 99, 8, 120, 57), 16, 128).lines().toList();
+        return m.render(new EngineStats(3, 2, 0.25, 40, 16, 1, 99, 8, 120, 57), io.nereid.engine.api.EngineHealth.RUNNING, 16, 128).lines().toList();
     }
 
     private static void has(List<String> lines, String line) {
