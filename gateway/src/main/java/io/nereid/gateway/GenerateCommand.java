@@ -1,31 +1,33 @@
 package io.nereid.gateway;
 
-import io.nereid.engine.kernel.ComputePool;
-import io.nereid.engine.kernel.Kernels;
-import io.nereid.engine.model.CpuForward;
-import io.nereid.engine.model.CpuModel;
-import io.nereid.engine.model.Generator;
-import io.nereid.engine.model.KvPrecision;
-import io.nereid.engine.model.ModelLoadException;
-import io.nereid.engine.model.RangeRunner;
-import io.nereid.engine.sampling.Sampler;
-import io.nereid.engine.sampling.SamplingParams;
-import io.nereid.engine.text.IncrementalDetokenizer;
-import java.io.PrintStream;
-import java.nio.file.Path;
-import java.security.SecureRandom;
+import io.nereid.engine.api.EngineException;
+import io.nereid.engine.api.EngineSpec;
+import io.nereid.engine.api.Engines;
+import io.nereid.engine.api.FinishReason;
+import io.nereid.engine.api.GenerationRequest;
+import io.nereid.engine.api.LoadedModel;
+import io.nereid.engine.api.SamplingParams;
+import io.nereid.engine.api.TokenLogprob;
+import io.nereid.engine.api.TokenSink;
+import io.nereid.engine.api.Usage;
 import io.nereid.engine.template.ChatTemplate;
 import io.nereid.engine.template.ChatTemplates;
 import io.nereid.engine.template.TemplateException;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 
 /**
- * {@code bin/nereid generate}: loads a model (GGUF file or Hugging Face directory), streams a completion of a prompt to stdout and
- * prints prompt and decode speed to stderr. A single sequence on the CPU backend; the server
- * batches many.
+ * {@code bin/nereid generate}: loads a model (GGUF file or Hugging Face directory), streams a
+ * completion of a prompt to stdout and prints prompt and decode speed to stderr; with
+ * {@code --batch}, MLPerf's offline scenario ({@link OfflineBatch}). Goes through the same engine
+ * ({@link Engines#open}) as the server, with one sequence.
  */
 final class GenerateCommand {
 
@@ -81,7 +83,10 @@ final class GenerateCommand {
         } catch (NumberFormatException e) {
             err.println("nereid generate: not a number: " + e.getMessage());
             return 64;
-        } catch (IllegalArgumentException | ModelLoadException | TemplateException e) {
+        } catch (TemplateException | EngineException e) {
+            err.println("nereid generate: " + e.getMessage());
+            return 1;
+        } catch (RuntimeException e) {   // a model that does not load, a bad option value: the message names it
             err.println("nereid generate: " + e.getMessage());
             return 1;
         }
@@ -95,44 +100,84 @@ final class GenerateCommand {
                 Float.parseFloat(opt.getOrDefault("--repetition-penalty", "1")), 0f, 0f, Map.of(), seed, 0);
         int maxTokens = Integer.parseInt(opt.getOrDefault("--max-tokens", "128"));
         int threads = Integer.parseInt(opt.getOrDefault("--threads", Integer.toString(Runtime.getRuntime().availableProcessors())));
-        KvPrecision kvType = KvPrecision.parse(opt.getOrDefault("--kv-type", "f16"));
-        try (CpuModel model = CpuModel.open(Path.of(opt.get("--model")));
-                ComputePool pool = new ComputePool(new ComputePool.Config(threads))) {
-            if (opt.containsKey("--batch")) {
-                return OfflineBatch.run(model, pool, params, maxTokens, opt, out, err);
+        boolean batch = opt.containsKey("--batch");
+        EngineSpec spec = EngineSpec.builder(Path.of(opt.get("--model"))).threads(threads)
+                .maxNumSeqs(batch ? 64 : 1).maxWaiting(batch ? Integer.MAX_VALUE : 1)
+                .maxNumBatchedTokens(Integer.parseInt(opt.getOrDefault("--prefill-chunk", "512")))
+                .maxModelLen(Integer.parseInt(opt.getOrDefault("--context", "0")))
+                .kvPrecision(opt.getOrDefault("--kv-type", "f16")).build();
+        try (LoadedModel model = Engines.open(spec)) {
+            if (batch) {
+                return OfflineBatch.run(model, params, maxTokens, opt, out, err);
             }
-            int context = Integer.parseInt(opt.getOrDefault("--context", Integer.toString(model.config().contextLength())));
             String text = opt.containsKey("--chat") ? chatPrompt(model, opt) : opt.get("--prompt");
             // A rendered chat template writes its own BOS text (vLLM: add_special_tokens=False).
             int[] prompt = model.tokenizer().encode(text, !opt.containsKey("--chat"), true);
-            if (prompt.length + maxTokens > context) {
+            if (prompt.length + maxTokens > model.maxModelLen()) {
                 throw new IllegalArgumentException("prompt (" + prompt.length + " tokens) + --max-tokens " + maxTokens
-                        + " exceeds the context of " + context + " (use --context)");
+                        + " exceeds the context of " + model.maxModelLen() + " (use --context)");
             }
-            RangeRunner runner = (start, end, minChunk, body) -> pool.parallelFor(start, end, minChunk, body::run);
-            CpuForward forward = model.forward(Kernels.provider(), runner, context);
-            Generator generator = new Generator(forward, context, 16, Integer.parseInt(opt.getOrDefault("--prefill-chunk", "512")),
-                    kvType);
-            IncrementalDetokenizer detok = new IncrementalDetokenizer(model.tokenizer(), true, true);
-            int[] stops = opt.containsKey("--ignore-eos") ? new int[0] : model.tokenizer().specialTokens().stopIds();
             out.print(text);
-            Generator.Stats stats = generator.generate(prompt, maxTokens,
-                    new Sampler(params, model.config().vocabSize(), prompt, seed), stops, t -> {
-                        out.print(detok.push(t.id()));
-                        out.flush();
-                    });
-            out.println(detok.flush());
+            Printer printer = new Printer(out);
+            model.engine().submit(new GenerationRequest("generate", prompt, params, List.of(), new int[0], maxTokens, 0,
+                    opt.containsKey("--ignore-eos"), 1, false, 0, null), printer);
+            Usage u = printer.await();
+            out.println();
+            long prefill = u.firstTokenNanos() - u.queueNanos();
+            long decode = u.totalNanos() - u.firstTokenNanos();
             err.printf("prompt: %d tokens, %.1f tok/s | decode: %d tokens, %.1f tok/s | %s, %d threads, seed %d,"
-                    + " KV cache %s %.1f MiB%n",
-                    stats.promptTokens(), perSecond(stats.promptTokens(), stats.prefillNanos()),
-                    stats.generatedTokens(), perSecond(Math.max(0, stats.generatedTokens() - 1), stats.decodeNanos()),
-                    model.config().architecture(), threads, seed,
-                    kvType.name().toLowerCase(java.util.Locale.ROOT), generator.kvBytes() / (1024.0 * 1024.0));
+                    + " KV cache %s %.1f MiB%n", u.promptTokens(), perSecond(u.promptTokens(), prefill),
+                    u.completionTokens(), perSecond(Math.max(0, u.completionTokens() - 1), decode),
+                    model.info().architecture().toUpperCase(Locale.ROOT), threads, seed, model.kvCache().precision(),
+                    model.kvCache().bytes() / (1024.0 * 1024.0));
             return 0;
         }
     }
 
-    private static String chatPrompt(CpuModel model, Map<String, String> opt) {
+    /** Streams one sequence's text to {@code out} as the engine produces it. Engine thread; {@link #await} on the caller's. */
+    private static final class Printer implements TokenSink {
+        private final PrintStream out;
+        private final CountDownLatch done = new CountDownLatch(1);
+        private volatile Usage usage;
+        private volatile EngineException error;
+
+        Printer(PrintStream out) {
+            this.out = out;
+        }
+
+        @Override
+        public void onDelta(int choice, String text, int[] tokenIds, List<TokenLogprob> logprobs) {
+            out.print(text);
+            out.flush();
+        }
+
+        @Override
+        public void onFinish(int choice, FinishReason reason, Object stopReason, Usage u) {
+            usage = u;
+            done.countDown();
+        }
+
+        @Override
+        public void onError(int choice, EngineException e) {
+            error = e;
+            done.countDown();
+        }
+
+        Usage await() {
+            try {
+                done.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new EngineException("interrupted");
+            }
+            if (error != null) {
+                throw error;
+            }
+            return usage;
+        }
+    }
+
+    private static String chatPrompt(LoadedModel model, Map<String, String> opt) {
         ChatTemplate template = opt.containsKey("--chat-template") ? ChatTemplates.named(opt.get("--chat-template"))
                 : model.chatTemplate().orElseThrow(() -> new IllegalArgumentException(
                         "the model has no chat template (tokenizer.chat_template); pass --chat-template"));
@@ -145,6 +190,6 @@ final class GenerateCommand {
     }
 
     private static double perSecond(int tokens, long nanos) {
-        return nanos == 0 ? 0 : tokens * 1e9 / nanos;
+        return nanos <= 0 ? 0 : tokens * 1e9 / nanos;
     }
 }

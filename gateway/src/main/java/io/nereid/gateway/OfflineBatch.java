@@ -1,21 +1,15 @@
 package io.nereid.gateway;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nereid.engine.api.EngineException;
 import io.nereid.engine.api.FinishReason;
 import io.nereid.engine.api.GenerationRequest;
+import io.nereid.engine.api.LoadedModel;
+import io.nereid.engine.api.SamplingParams;
 import io.nereid.engine.api.TokenLogprob;
 import io.nereid.engine.api.TokenSink;
 import io.nereid.engine.api.Usage;
-import io.nereid.engine.core.CpuBackend;
-import io.nereid.engine.core.EngineConfig;
-import io.nereid.engine.core.InflightEngine;
-import io.nereid.engine.json.Json;
-import io.nereid.engine.kernel.ComputePool;
-import io.nereid.engine.kernel.Kernels;
-import io.nereid.engine.model.CpuModel;
-import io.nereid.engine.model.KvStorage;
-import io.nereid.engine.model.RangeRunner;
-import io.nereid.engine.sampling.SamplingParams;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -31,10 +25,12 @@ import java.util.concurrent.CountDownLatch;
  */
 final class OfflineBatch {
 
+    private static final ObjectMapper JSON = new ObjectMapper();
+
     private OfflineBatch() {
     }
 
-    static int run(CpuModel model, ComputePool pool, SamplingParams params, int defaultMaxTokens, Map<String, String> opt,
+    static int run(LoadedModel model, SamplingParams params, int defaultMaxTokens, Map<String, String> opt,
             PrintStream out, PrintStream err) {
         List<String> lines;
         Path file = Path.of(opt.get("--batch"));
@@ -43,52 +39,53 @@ final class OfflineBatch {
         } catch (IOException e) {
             throw new IllegalArgumentException(file + ": " + e.getMessage(), e);
         }
-        int context = Integer.parseInt(opt.getOrDefault("--context", Integer.toString(model.config().contextLength())));
-        int blocks = Integer.parseInt(opt.getOrDefault("--kv-blocks", Integer.toString(Math.max(64, 4 * (context / 16 + 1)))));
-        EngineConfig config = new EngineConfig(64, 512, Math.max(1024, lines.size()), context, blocks, 16, 0.01, true, true);
-        RangeRunner runner = (s, e, min, body) -> pool.parallelFor(s, e, min, body::run);
         Result[] results = new Result[lines.size()];
         CountDownLatch done = new CountDownLatch(lines.size());
         long t0 = System.nanoTime();
-        try (InflightEngine engine = new InflightEngine(config,
-                new CpuBackend(model.forward(Kernels.provider(), runner, context), new KvStorage(model.config(), blocks, 16,
-                        io.nereid.engine.model.KvPrecision.parse(opt.getOrDefault("--kv-type", "f16")))),
-                model.tokenizer())) {
-            for (int i = 0; i < lines.size(); i++) {
-                Map<String, Object> line;
-                try {
-                    line = Json.parseObject(lines.get(i));
-                } catch (RuntimeException e) {
-                    throw new IllegalArgumentException(file + " line " + (i + 1) + ": " + e.getMessage(), e);
-                }
-                if (!(line.get("prompt") instanceof String prompt)) {
-                    throw new IllegalArgumentException(file + " line " + (i + 1) + ": \"prompt\" must be a string");
-                }
-                int max = line.get("max_tokens") instanceof Long l ? l.intValue() : defaultMaxTokens;
-                results[i] = new Result(done);
-                engine.submit(new GenerationRequest("batch-" + i, model.tokenizer().encode(prompt, true, true), params,
-                        List.of(), new int[0], max, 0, opt.containsKey("--ignore-eos"), 1, false, 0, null), results[i]);
-            }
+        for (int i = 0; i < lines.size(); i++) {
+            JsonNode line;
             try {
-                done.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return 1;
+                line = JSON.readTree(lines.get(i));
+            } catch (IOException e) {
+                throw new IllegalArgumentException(file + " line " + (i + 1) + ": " + e.getMessage(), e);
             }
+            if (line == null || !line.path("prompt").isTextual()) {
+                throw new IllegalArgumentException(file + " line " + (i + 1) + ": \"prompt\" must be a string");
+            }
+            int max = line.path("max_tokens").canConvertToInt() && line.path("max_tokens").isIntegralNumber()
+                    ? line.get("max_tokens").asInt() : defaultMaxTokens;
+            results[i] = new Result(done);
+            model.engine().submit(new GenerationRequest("batch-" + i, model.tokenizer().encode(line.get("prompt").asText(),
+                    true, true), params, List.of(), new int[0], max, 0, opt.containsKey("--ignore-eos"), 1, false, 0, null),
+                    results[i]);
+        }
+        try {
+            done.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 1;
         }
         double secs = (System.nanoTime() - t0) / 1e9;
         long outputTokens = 0;
         for (int i = 0; i < results.length; i++) {
             Result r = results[i];
             outputTokens += r.usage == null ? 0 : r.usage.completionTokens();
-            out.println("{\"index\":" + i + ",\"text\":" + Json.quote(r.text.toString()) + ",\"finish_reason\":"
-                    + (r.reason == null ? "null" : Json.quote(r.reason.name().toLowerCase(java.util.Locale.ROOT)))
+            out.println("{\"index\":" + i + ",\"text\":" + quote(r.text.toString()) + ",\"finish_reason\":"
+                    + (r.reason == null ? "null" : quote(r.reason.name().toLowerCase(java.util.Locale.ROOT)))
                     + ",\"prompt_tokens\":" + (r.usage == null ? 0 : r.usage.promptTokens())
                     + ",\"completion_tokens\":" + (r.usage == null ? 0 : r.usage.completionTokens()) + "}");
         }
         err.printf("offline: %d prompts, %d output tokens in %.2f s: %.1f output tok/s%n", results.length, outputTokens, secs,
                 outputTokens / secs);
         return 0;
+    }
+
+    private static String quote(String s) {
+        try {
+            return JSON.writeValueAsString(s);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** One prompt's output; written on the engine thread, read after the latch. */

@@ -1,6 +1,6 @@
 package io.nereid.gateway;
 
-import io.nereid.engine.core.Backend;
+import io.nereid.engine.api.EngineSpec;
 import io.nereid.gateway.http.GatewayServer;
 import java.io.PrintStream;
 import java.util.Arrays;
@@ -32,10 +32,10 @@ final class ServeCommand {
     /**
      * Serves until SIGTERM / SIGINT (exit 0 after the drain, from the shutdown hook) or until the
      * engine stops after a failure (drain, then return {@link #EXIT_ENGINE_FAILED}).
-     * {@code backendDecorator} wraps the model's backend (identity but in tests).
+     * {@code engineSpec} adjusts the engine the configuration asks for (identity but in tests).
      */
     static int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err,
-            UnaryOperator<Backend> backendDecorator) {
+            UnaryOperator<EngineSpec> engineSpec) {
         List<String> rest = Arrays.asList(args).subList(1, args.length);
         if (rest.contains("--help") || rest.contains("-h")) {
             out.print(ServeConfig.usage());
@@ -56,7 +56,7 @@ final class ServeCommand {
         ServingModel model;
         GatewayServer server;
         try {
-            model = ServingModel.open(config, backendDecorator);
+            model = ServingModel.open(config, engineSpec);
         } catch (RuntimeException e) {
             err.println("nereid serve: " + e.getMessage());
             return 1;

@@ -1,5 +1,6 @@
 package io.nereid.gateway;
 
+import io.nereid.engine.api.EngineSpec;
 import io.nereid.gateway.http.GatewayOptions;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -88,9 +89,18 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             throw new IllegalArgumentException("--max-num-seqs, --max-num-batched-tokens, --max-waiting, --block-size"
                     + " and --threads must be positive");
         }
+        if (blockSize != 8 && blockSize != 16 && blockSize != 32 && blockSize != 64) {
+            throw new IllegalArgumentException("--block-size must be 8, 16, 32 or 64, got " + blockSize);
+        }
         if (kvCacheBytes < 0) {
             throw new IllegalArgumentException("--kv-cache-memory must not be negative");
         }
+    }
+
+    /** The engine this configuration serves: model, limits, KV cache, threads. */
+    public EngineSpec engineSpec() {
+        return EngineSpec.builder(model).threads(threads).maxNumSeqs(maxNumSeqs).maxNumBatchedTokens(maxNumBatchedTokens)
+                .maxWaiting(maxWaiting).blockSize(blockSize).kvCacheBytes(kvCacheBytes).build();
     }
 
     static String usage() {

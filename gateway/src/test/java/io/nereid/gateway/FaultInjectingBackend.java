@@ -1,9 +1,9 @@
 package io.nereid.gateway;
 
-import io.nereid.engine.core.Backend;
-import io.nereid.engine.model.Slice;
-import io.nereid.kvcache.BlockCopy;
-import java.util.List;
+import io.nereid.engine.backend.Backend;
+import io.nereid.engine.backend.ForwardingBackend;
+import io.nereid.engine.backend.Step;
+import io.nereid.engine.backend.StepOutput;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -14,9 +14,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * forward pass throws, as a lost device would). Forward passes run on the engine thread; the
  * controls are called from the test thread.
  */
-final class FaultInjectingBackend implements Backend {
+final class FaultInjectingBackend extends ForwardingBackend {
 
-    private final Backend real;
     private final AtomicInteger forwards = new AtomicInteger();
     private volatile int failAt = -1;
     private volatile boolean broken;
@@ -25,7 +24,7 @@ final class FaultInjectingBackend implements Backend {
     private volatile CountDownLatch holding = new CountDownLatch(1);
 
     FaultInjectingBackend(Backend real) {
-        this.real = real;
+        super(real);
     }
 
     /** The next forward pass waits until {@link #release()}; returns at once. */
@@ -57,17 +56,7 @@ final class FaultInjectingBackend implements Backend {
     }
 
     @Override
-    public int vocabSize() {
-        return real.vocabSize();
-    }
-
-    @Override
-    public void copy(List<BlockCopy> copies) {
-        real.copy(copies);
-    }
-
-    @Override
-    public float[][] forward(List<Slice> slices) {
+    public StepOutput forward(Step step) {
         int index = forwards.getAndIncrement();
         CountDownLatch r = release;
         if (r != null) {
@@ -84,6 +73,6 @@ final class FaultInjectingBackend implements Backend {
         if (broken || index == failAt) {
             throw new IllegalStateException("injected backend fault (forward pass " + index + ")");
         }
-        return real.forward(slices);
+        return super.forward(step);
     }
 }

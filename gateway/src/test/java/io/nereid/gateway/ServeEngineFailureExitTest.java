@@ -34,11 +34,12 @@ class ServeEngineFailureExitTest {
         PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
         String[] args = {"serve", "--model", TestModels.stories260K().toString(), "--port", "0", "--threads", "1",
             "--drain-timeout", "1"};
-        CompletableFuture<Integer> status = CompletableFuture.supplyAsync(() -> ServeCommand.run(args, Map.of(), o, e, real -> {
-            FaultInjectingBackend b = new FaultInjectingBackend(real);
-            b.breakForGood();
-            return b;
-        }));
+        CompletableFuture<Integer> status = CompletableFuture.supplyAsync(() -> ServeCommand.run(args, Map.of(), o, e,
+                spec -> spec.withBackendDecorator(real -> {
+                    FaultInjectingBackend b = new FaultInjectingBackend(real);
+                    b.breakForGood();
+                    return b;
+                })));
         String url = baseUrl(out, status);
         HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
         for (int i = 0; i < 3; i++) {   // three failed steps in a row stop the engine

@@ -1,6 +1,6 @@
 package io.nereid.gateway;
 
-import io.nereid.engine.core.Backend;
+import io.nereid.engine.backend.Backend;
 import io.nereid.gateway.http.GatewayServer;
 import io.nereid.gateway.http.ModelService;
 import java.util.List;
@@ -32,7 +32,7 @@ record TestServer(ServingModel model, GatewayServer server) implements AutoClose
         List<String> args = new java.util.ArrayList<>(List.of("--model", TestModels.stories260K().toString(), "--port", "0"));
         args.addAll(List.of(options));
         ServeConfig c = ServeConfig.parse(args, Map.of());
-        ServingModel model = ServingModel.open(c, backend);
+        ServingModel model = ServingModel.open(c, spec -> spec.withBackendDecorator(backend));
         try {
             return new TestServer(model, GatewayServer.start(serve.apply(model), c.gateway(), "127.0.0.1", 0));
         } catch (Exception e) {

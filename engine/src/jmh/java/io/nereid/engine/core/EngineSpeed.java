@@ -3,15 +3,15 @@ package io.nereid.engine.core;
 import io.nereid.engine.api.EngineException;
 import io.nereid.engine.api.FinishReason;
 import io.nereid.engine.api.GenerationRequest;
+import io.nereid.engine.api.SamplingParams;
 import io.nereid.engine.api.TokenLogprob;
 import io.nereid.engine.api.TokenSink;
 import io.nereid.engine.api.Usage;
-import io.nereid.engine.kernel.ComputePool;
-import io.nereid.engine.kernel.Kernels;
-import io.nereid.engine.model.CpuModel;
-import io.nereid.engine.model.KvStorage;
-import io.nereid.engine.model.RangeRunner;
-import io.nereid.engine.sampling.SamplingParams;
+import io.nereid.engine.cpu.CpuModel;
+import io.nereid.engine.cpu.KvStorage;
+import io.nereid.engine.cpu.RangeRunner;
+import io.nereid.engine.cpu.kernel.ComputePool;
+import io.nereid.engine.cpu.kernel.Kernels;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -75,8 +75,8 @@ public final class EngineSpeed {
         // At most ~1 GB of F16 K/V: layers x kvDim x 16 slots x (K, V) x 2 bytes per block.
         blocks = Math.min(blocks, (int) (1_000_000_000L / ((long) m.config().layers() * m.config().kvDim() * 16 * 2 * 2)) + 1);
         EngineConfig c = new EngineConfig(64, 512, 4096, context, blocks, 16, 0.01, true, chunked);
-        return new InflightEngine(c, new CpuBackend(m.forward(Kernels.provider(), runner, context),
-                new KvStorage(m.config(), blocks, 16, io.nereid.engine.model.KvPrecision.F16)), m.tokenizer());
+        return new InflightEngine(c, m.backend(Kernels.provider(), runner, io.nereid.engine.backend.KvPrecision.F16, blocks,
+                16, context), m.tokenizer());
     }
 
     private static void run(InflightEngine e, int concurrency, int prompt, int maxTokens, long salt) throws InterruptedException {

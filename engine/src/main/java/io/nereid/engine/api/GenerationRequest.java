@@ -1,6 +1,5 @@
 package io.nereid.engine.api;
 
-import io.nereid.engine.sampling.SamplingParams;
 import java.time.Instant;
 import java.util.List;
 

@@ -9,13 +9,15 @@ import io.nereid.engine.api.FinishReason;
 import io.nereid.engine.api.GenerationRequest;
 import io.nereid.engine.api.RequestHandle;
 import io.nereid.engine.api.RequestValidationException;
+import io.nereid.engine.api.SamplingParams;
 import io.nereid.engine.api.TokenLogprob;
 import io.nereid.engine.api.TokenSink;
 import io.nereid.engine.api.Usage;
-import io.nereid.engine.model.Slice;
+import io.nereid.engine.backend.Backend;
+import io.nereid.engine.backend.Slice;
+import io.nereid.engine.backend.Step;
 import io.nereid.engine.sampling.SampledToken;
 import io.nereid.engine.sampling.Sampler;
-import io.nereid.engine.sampling.SamplingParams;
 import io.nereid.engine.text.IncrementalDetokenizer;
 import io.nereid.engine.text.StopMatch;
 import io.nereid.engine.text.StopStringMatcher;
@@ -465,7 +467,7 @@ public final class InflightEngine implements Engine {
         float[][] logits;
         try {
             backend.copy(cache.drainCopies());
-            logits = backend.forward(slices);
+            logits = backend.forward(new Step(slices)).logits();
         } catch (RuntimeException | Error e) {
             stepFailed(owners, e);
             return;
@@ -478,6 +480,8 @@ public final class InflightEngine implements Engine {
             Sequence s = owners.get(i);
             Slice slice = slices.get(i);
             int n = slice.tokens().length;
+            boolean allLogits = scoresPrompt(s, slice.startPos());
+            boolean wantsLogits = slice.endPos() == s.length();
             stepTokens += n;
             s.computed += n;
             if (s.computed <= s.promptLength()) {
@@ -487,11 +491,11 @@ public final class InflightEngine implements Engine {
                 continue;   // its request failed earlier in this loop
             }
             try {
-                if (slice.allLogits()) {
+                if (allLogits) {
                     scorePrompt(s.request, slice, logits[i], vocab);
                 }
-                if (slice.wantsLogits()) {
-                    float[] last = slice.allLogits() ? Arrays.copyOfRange(logits[i], (n - 1) * vocab, n * vocab) : logits[i];
+                if (wantsLogits) {
+                    float[] last = allLogits ? Arrays.copyOfRange(logits[i], (n - 1) * vocab, n * vocab) : logits[i];
                     onLogits(s, last);
                 }
             } catch (RuntimeException | Error e) {
@@ -611,9 +615,8 @@ public final class InflightEngine implements Engine {
     private int schedule(Sequence s, int chunk, List<Slice> slices, List<Sequence> owners) {
         int start = s.computed;
         s.table.append(s.tokens(start, start + chunk));
-        boolean allLogits = scoresPrompt(s, start);
-        slices.add(new Slice(s.tokens(start, start + chunk), start, s.table.blockIds(), start + chunk == s.length(),
-                allLogits));
+        int logitRows = scoresPrompt(s, start) ? chunk : start + chunk == s.length() ? 1 : 0;
+        slices.add(new Slice(s.tokens(start, start + chunk), start, s.table.blockIds(), logitRows));
         owners.add(s);
         s.scheduledThisStep = true;
         return chunk;

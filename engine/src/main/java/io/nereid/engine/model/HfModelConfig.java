@@ -2,7 +2,6 @@ package io.nereid.engine.model;
 
 import io.nereid.engine.json.Json;
 import io.nereid.engine.json.JsonException;
-import io.nereid.engine.kernel.RopeScaling;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -14,7 +14,7 @@ import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
- * Opens a Hugging Face model directory as a {@link CpuModel}:
+ * Opens a Hugging Face model directory as a {@link ModelSource}:
  * <pre>
  * config.json                        architecture and hyper-parameters   ({@link HfModelConfig})
  * generation_config.json (optional)  eos_token_id: more stop ids
@@ -35,7 +35,7 @@ final class HfModelLoader {
      *                  null: for tests of models whose vocabulary has no {@code tokenizer.json}
      * @throws ModelLoadException naming the file and the reason
      */
-    static CpuModel open(Path dir, Tokenizer tokenizer) {
+    static ModelSource open(Path dir, Tokenizer tokenizer) {
         HfModelConfig hf = HfModelConfig.read(dir);
         ModelConfig config = hf.model();
         if (tokenizer == null) {
@@ -45,13 +45,7 @@ final class HfModelLoader {
                     + " vocab_size is " + config.vocabSize());
         }
         HfTensors tensors = HfTensors.open(dir, hf.tiedEmbeddings());
-        try {
-            ModelWeights weights = ModelWeights.bind(tensors, config);
-            return new CpuModel(config, tokenizer, weights, chatTemplate(dir), tensors::close);
-        } catch (RuntimeException e) {
-            tensors.close();
-            throw e;
-        }
+        return new ModelSource(dir, config, tokenizer, tensors, chatTemplate(dir), tensors::close);
     }
 
     private static Tokenizer tokenizer(Path dir, int vocabSize, int[] stopIds) {

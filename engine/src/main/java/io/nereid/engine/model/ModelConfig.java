@@ -2,7 +2,6 @@ package io.nereid.engine.model;
 
 import io.nereid.engine.gguf.GgufException;
 import io.nereid.engine.gguf.GgufMetadata;
-import io.nereid.engine.kernel.RopeScaling;
 import java.util.Objects;
 
 /**

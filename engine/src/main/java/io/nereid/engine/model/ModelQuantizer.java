@@ -1,11 +1,11 @@
 package io.nereid.engine.model;
 
+import io.nereid.engine.cpu.tensor.Quantizer;
 import io.nereid.engine.gguf.GgmlType;
 import io.nereid.engine.gguf.GgufException;
 import io.nereid.engine.gguf.GgufFile;
 import io.nereid.engine.gguf.GgufTensorInfo;
 import io.nereid.engine.gguf.GgufWriter;
-import io.nereid.engine.tensor.Quantizer;
 import java.io.IOException;
 import java.nio.file.Path;
 

@@ -1,9 +1,9 @@
 package io.nereid.engine.model;
 
+import io.nereid.engine.cpu.tensor.Quantizer;
 import io.nereid.engine.gguf.GgmlType;
 import io.nereid.engine.gguf.GgufArray;
 import io.nereid.engine.gguf.GgufWriter;
-import io.nereid.engine.tensor.Quantizer;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;

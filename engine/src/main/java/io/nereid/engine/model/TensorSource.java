@@ -7,14 +7,14 @@ import java.util.Arrays;
 import java.util.Optional;
 
 /**
- * Where {@link ModelWeights} finds a model's tensors, asked for by their GGUF names
+ * Where a backend finds a model's tensors, asked for by their GGUF names
  * ({@code blk.N.attn_q.weight}): a GGUF file, or a Hugging Face directory that stores them under
  * other names ({@link HfTensors}). Immutable; valid while the files behind it are open.
  */
-interface TensorSource {
+public interface TensorSource {
 
     /**
-     * One tensor, ready for {@link io.nereid.engine.tensor.WeightMatrix#of}.
+     * One tensor: its ggml type, its dims and its bytes, mapped from the file.
      *
      * @param dims  GGUF order, {@code [cols, rows]}
      * @param shown the shape as the source writes it, for messages

@@ -1,5 +1,6 @@
 package io.nereid.engine.sampling;
 
+import io.nereid.engine.api.SamplingParams;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.SplittableRandom;

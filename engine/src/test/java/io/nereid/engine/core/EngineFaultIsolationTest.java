@@ -12,11 +12,13 @@ import io.nereid.engine.api.AdmissionException;
 import io.nereid.engine.api.FinishReason;
 import io.nereid.engine.api.GenerationRequest;
 import io.nereid.engine.api.RequestValidationException;
+import io.nereid.engine.api.SamplingParams;
 import io.nereid.engine.api.TokenLogprob;
+import io.nereid.engine.backend.ForwardingBackend;
+import io.nereid.engine.backend.Slice;
+import io.nereid.engine.backend.Step;
+import io.nereid.engine.backend.StepOutput;
 import io.nereid.engine.core.EngineTestSupport.Recorder;
-import io.nereid.engine.model.Slice;
-import io.nereid.engine.sampling.SamplingParams;
-import io.nereid.kvcache.BlockCopy;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -60,38 +62,32 @@ class EngineFaultIsolationTest {
     }
 
     /** A backend that asks {@code fault} before every forward pass (by its index) whether to fail it. */
-    private static final class FaultyBackend implements Backend {
-        final Backend real = backend(CONFIG);
+    private static final class FaultyBackend extends ForwardingBackend {
         final AtomicInteger forwards = new AtomicInteger();
         final Function<Integer, RuntimeException> fault;
-        final Function<List<Slice>, float[][]> rows;
+        final Function<Step, StepOutput> rows;
 
         FaultyBackend(Function<Integer, RuntimeException> fault) {
             this(fault, null);
         }
 
-        FaultyBackend(Function<Integer, RuntimeException> fault, Function<List<Slice>, float[][]> rows) {
+        FaultyBackend(Function<Integer, RuntimeException> fault, Function<Step, StepOutput> rows) {
+            super(backend(CONFIG));
             this.fault = fault;
             this.rows = rows;
         }
 
-        @Override
-        public int vocabSize() {
-            return real.vocabSize();
+        StepOutput real(Step step) {
+            return super.forward(step);
         }
 
         @Override
-        public void copy(List<BlockCopy> copies) {
-            real.copy(copies);
-        }
-
-        @Override
-        public float[][] forward(List<Slice> slices) {
+        public StepOutput forward(Step step) {
             RuntimeException e = fault.apply(forwards.getAndIncrement());
             if (e != null) {
                 throw e;
             }
-            return rows != null ? rows.apply(slices) : real.forward(slices);
+            return rows != null ? rows.apply(step) : super.forward(step);
         }
     }
 
@@ -162,19 +158,20 @@ class EngineFaultIsolationTest {
         List<Integer> batchSizes = Collections.synchronizedList(new ArrayList<>());
         int poison = A[0];   // A's prefill starts with this token; its row comes back one entry short
         FaultyBackend[] holder = new FaultyBackend[1];
-        holder[0] = new FaultyBackend(i -> null, slices -> {
+        holder[0] = new FaultyBackend(i -> null, step -> {
             if (firstForward.getCount() > 0) {
                 firstForward.countDown();
                 await(release);
             }
-            float[][] out = holder[0].real.forward(slices);
+            List<Slice> slices = step.slices();
+            float[][] out = holder[0].real(step).logits();
             for (int i = 0; i < slices.size(); i++) {
                 if (slices.get(i).startPos() == 0 && slices.get(i).tokens()[0] == poison && out[i] != null) {
                     batchSizes.add(slices.size());
                     out[i] = java.util.Arrays.copyOf(out[i], out[i].length - 1);
                 }
             }
-            return out;
+            return new StepOutput(out, holder[0].vocabSize());
         });
         try (InflightEngine e = new InflightEngine(CONFIG, holder[0], EngineTestSupport.model().tokenizer())) {
             Recorder first = new Recorder(1);
@@ -240,7 +237,7 @@ class EngineFaultIsolationTest {
             var refused = assertThrows(AdmissionException.class, () -> e.submit(greedy("late", A, 4), new Recorder(1)));
             assertEquals(AdmissionException.Reason.ENGINE_FAILED, refused.reason());
             assertTrue(refused.getMessage().contains("device lost"), refused.getMessage());
-            assertEquals(0, e.stats().waiting());
+            awaitIdle(e);   // the stopped engine publishes its last, empty, state after answering everything
         }
     }
 

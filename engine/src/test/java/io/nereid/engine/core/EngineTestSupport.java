@@ -5,13 +5,16 @@ import io.nereid.engine.api.FinishReason;
 import io.nereid.engine.api.TokenLogprob;
 import io.nereid.engine.api.TokenSink;
 import io.nereid.engine.api.Usage;
+import io.nereid.engine.backend.Backend;
+import io.nereid.engine.backend.KvPrecision;
+import io.nereid.engine.cpu.CpuBackend;
+import io.nereid.engine.cpu.CpuModel;
+import io.nereid.engine.cpu.KvStorage;
+import io.nereid.engine.cpu.RangeRunner;
+import io.nereid.engine.cpu.kernel.Kernels;
 import io.nereid.engine.gguf.GgmlType;
-import io.nereid.engine.kernel.Kernels;
 import io.nereid.engine.model.Architecture;
-import io.nereid.engine.model.CpuModel;
-import io.nereid.engine.model.KvStorage;
 import io.nereid.engine.model.RandomModelWriter;
-import io.nereid.engine.model.RangeRunner;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -54,9 +57,8 @@ final class EngineTestSupport {
 
     /** The CPU backend of the shared model, with a KV pool sized for {@code config}. */
     static Backend backend(EngineConfig config) {
-        CpuModel m = model();
-        KvStorage kv = new KvStorage(m.config(), config.numBlocks(), config.blockSize());
-        return new CpuBackend(m.forward(Kernels.provider(), RangeRunner.SERIAL, config.maxModelLen()), kv);
+        return model().backend(Kernels.provider(), RangeRunner.SERIAL, KvPrecision.F32, config.numBlocks(),
+                config.blockSize(), config.maxModelLen());
     }
 
     static EngineConfig config(int numBlocks, int blockSize, boolean prefixCaching, int budget) {

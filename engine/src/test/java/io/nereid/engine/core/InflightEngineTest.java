@@ -13,8 +13,9 @@ import io.nereid.engine.api.FinishReason;
 import io.nereid.engine.api.GenerationRequest;
 import io.nereid.engine.api.RequestHandle;
 import io.nereid.engine.api.RequestValidationException;
+import io.nereid.engine.api.SamplingParams;
+import io.nereid.engine.backend.Backend;
 import io.nereid.engine.core.EngineTestSupport.Recorder;
-import io.nereid.engine.sampling.SamplingParams;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -300,29 +301,16 @@ class InflightEngineTest {
         java.util.concurrent.CountDownLatch inForward = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
         var m = EngineTestSupport.model();
-        var kv = new io.nereid.engine.model.KvStorage(m.config(), small.numBlocks(), small.blockSize());
-        Backend real = new CpuBackend(m.forward(io.nereid.engine.kernel.Kernels.provider(),
-                io.nereid.engine.model.RangeRunner.SERIAL, small.maxModelLen()), kv);
-        Backend gated = new Backend() {
+        Backend gated = new io.nereid.engine.backend.ForwardingBackend(EngineTestSupport.backend(small)) {
             @Override
-            public int vocabSize() {
-                return real.vocabSize();
-            }
-
-            @Override
-            public void copy(List<io.nereid.kvcache.BlockCopy> copies) {
-                real.copy(copies);
-            }
-
-            @Override
-            public float[][] forward(List<io.nereid.engine.model.Slice> slices) {
+            public io.nereid.engine.backend.StepOutput forward(io.nereid.engine.backend.Step step) {
                 inForward.countDown();
                 try {
                     release.await();
                 } catch (InterruptedException ex) {
                     Thread.currentThread().interrupt();
                 }
-                return real.forward(slices);
+                return super.forward(step);
             }
         };
         try (InflightEngine e = new InflightEngine(small, gated, m.tokenizer())) {

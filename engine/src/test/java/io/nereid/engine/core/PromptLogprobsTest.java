@@ -9,15 +9,16 @@ import io.nereid.engine.Fixtures;
 import io.nereid.engine.api.FinishReason;
 import io.nereid.engine.api.GenerationRequest;
 import io.nereid.engine.api.RequestValidationException;
+import io.nereid.engine.api.SamplingParams;
 import io.nereid.engine.api.TokenLogprob;
+import io.nereid.engine.backend.KvPrecision;
+import io.nereid.engine.backend.Slice;
 import io.nereid.engine.core.EngineTestSupport.Recorder;
-import io.nereid.engine.kernel.Kernels;
-import io.nereid.engine.model.CpuForward;
-import io.nereid.engine.model.CpuModel;
-import io.nereid.engine.model.KvStorage;
-import io.nereid.engine.model.RangeRunner;
-import io.nereid.engine.model.Slice;
-import io.nereid.engine.sampling.SamplingParams;
+import io.nereid.engine.cpu.CpuForward;
+import io.nereid.engine.cpu.CpuModel;
+import io.nereid.engine.cpu.KvStorage;
+import io.nereid.engine.cpu.RangeRunner;
+import io.nereid.engine.cpu.kernel.Kernels;
 import io.nereid.kvcache.BlockTable;
 import io.nereid.kvcache.KvCacheConfig;
 import io.nereid.kvcache.KvCacheManager;
@@ -80,9 +81,8 @@ class PromptLogprobsTest {
 
     private static InflightEngine engine(int budget, boolean prefixCaching) {
         EngineConfig config = new EngineConfig(8, budget, 16, CONTEXT, 64, 16, 0.01, prefixCaching, true);
-        KvStorage kv = new KvStorage(model.config(), config.numBlocks(), config.blockSize());
-        return new InflightEngine(config, new CpuBackend(model.forward(Kernels.provider(), RangeRunner.SERIAL, CONTEXT), kv),
-                model.tokenizer());
+        return new InflightEngine(config, model.backend(Kernels.provider(), RangeRunner.SERIAL, KvPrecision.F32,
+                config.numBlocks(), config.blockSize(), CONTEXT), model.tokenizer());
     }
 
     private static GenerationRequest request(String id, int maxTokens, int n, int promptLogprobs) {

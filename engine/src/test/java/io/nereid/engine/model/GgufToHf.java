@@ -1,12 +1,12 @@
 package io.nereid.engine.model;
 
+import io.nereid.engine.cpu.tensor.Quantizer;
+import io.nereid.engine.cpu.tensor.WeightMatrix;
 import io.nereid.engine.gguf.GgmlType;
 import io.nereid.engine.gguf.GgufFile;
 import io.nereid.engine.gguf.GgufTensorInfo;
 import io.nereid.engine.safetensors.SafetensorsDtype;
 import io.nereid.engine.safetensors.SafetensorsWriter;
-import io.nereid.engine.tensor.Quantizer;
-import io.nereid.engine.tensor.WeightMatrix;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;

@@ -6,14 +6,19 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.nereid.engine.Fixtures;
+import io.nereid.engine.api.SamplingParams;
+import io.nereid.engine.backend.KvPrecision;
+import io.nereid.engine.core.Generator;
+import io.nereid.engine.cpu.CpuModel;
+import io.nereid.engine.cpu.GeneratedModelsTest;
+import io.nereid.engine.cpu.RangeRunner;
+import io.nereid.engine.cpu.kernel.Kernels;
+import io.nereid.engine.cpu.kernel.ScalarKernels;
 import io.nereid.engine.gguf.GgmlType;
 import io.nereid.engine.gguf.GgufFile;
 import io.nereid.engine.json.Json;
-import io.nereid.engine.kernel.Kernels;
-import io.nereid.engine.kernel.ScalarKernels;
 import io.nereid.engine.sampling.SampledToken;
 import io.nereid.engine.sampling.Sampler;
-import io.nereid.engine.sampling.SamplingParams;
 import io.nereid.engine.tokenizer.GgufTokenizerLoader;
 import io.nereid.engine.tokenizer.Tokenizer;
 import io.nereid.engine.tokenizer.TokenizerFixtureTest;
@@ -58,8 +63,7 @@ class HfModelDirectoryTest {
 
     private static int[] greedy(CpuModel m, int[] prompt, int n) {
         List<SampledToken> out = new ArrayList<>();
-        Generator g = new Generator(m.forward(ScalarKernels.INSTANCE, RangeRunner.SERIAL, 512), 512, 16, 512,
-                KvPrecision.F32);
+        Generator g = new Generator(m.backend(ScalarKernels.INSTANCE, RangeRunner.SERIAL, KvPrecision.F32), 512, 16, 512);
         SamplingParams greedy = new SamplingParams(0f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(), null, 0);
         g.generate(prompt, n, new Sampler(greedy, m.config().vocabSize(), prompt, 1), new int[0], out::add);
         return out.stream().mapToInt(SampledToken::id).toArray();
@@ -70,7 +74,7 @@ class HfModelDirectoryTest {
         int[] expected = TokenizerFixtureTest.ints(reference().get("greedy_ids"));
         GgufToHf.convert(STORIES, dir, 3, true);
         assertTrue(Files.exists(dir.resolve("model-00003-of-00003.safetensors")));
-        try (CpuModel m = HfModelLoader.open(dir, storiesTokenizer())) {
+        try (CpuModel m = CpuModel.of(ModelSource.openHf(dir, storiesTokenizer()))) {
             assertTrue(m.config().neoxRope(), "a llama from a Hugging Face directory uses NeoX RoPE");
             assertEquals(Architecture.LLAMA, m.config().architecture());
             assertArrayEquals(expected, greedy(m));
@@ -82,7 +86,7 @@ class HfModelDirectoryTest {
     void storiesWithGgufOrderedQkRowsDoesNotMatch() throws IOException {
         int[] expected = TokenizerFixtureTest.ints(reference().get("greedy_ids"));
         GgufToHf.convert(STORIES, dir, 1, false);
-        try (CpuModel m = HfModelLoader.open(dir, storiesTokenizer())) {
+        try (CpuModel m = CpuModel.of(ModelSource.openHf(dir, storiesTokenizer()))) {
             assertFalse(java.util.Arrays.equals(expected, greedy(m)));
         }
     }
@@ -106,7 +110,7 @@ class HfModelDirectoryTest {
         Path hf = dir.resolve("hf");
         GgufToHf.convert(gguf, hf, 2, true);
         try (CpuModel g = CpuModel.open(gguf);
-                CpuModel h = HfModelLoader.open(hf, GgufTokenizerLoader.fromMetadata(GgufFile.readMetadata(gguf)))) {
+                CpuModel h = CpuModel.of(ModelSource.openHf(hf, GgufTokenizerLoader.fromMetadata(GgufFile.readMetadata(gguf))))) {
             assertEquals(g.config().qDim(), h.config().qDim());
             for (int length : new int[] {1, 37}) {
                 int[] tokens = GeneratedModelsTest.prompt(length, length);

@@ -6,16 +6,19 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.nereid.engine.Fixtures;
+import io.nereid.engine.api.SamplingParams;
+import io.nereid.engine.backend.KvPrecision;
+import io.nereid.engine.core.Generator;
+import io.nereid.engine.cpu.CpuModel;
+import io.nereid.engine.cpu.RangeRunner;
+import io.nereid.engine.cpu.kernel.ScalarKernels;
 import io.nereid.engine.gguf.GgmlType;
 import io.nereid.engine.gguf.GgufFile;
-import io.nereid.engine.kernel.RopeScaling;
-import io.nereid.engine.kernel.ScalarKernels;
 import io.nereid.engine.safetensors.SafetensorsDtype;
 import io.nereid.engine.safetensors.SafetensorsFile;
 import io.nereid.engine.safetensors.SafetensorsTensorInfo;
 import io.nereid.engine.safetensors.SafetensorsWriter;
 import io.nereid.engine.sampling.Sampler;
-import io.nereid.engine.sampling.SamplingParams;
 import io.nereid.engine.tokenizer.GgufTokenizerLoader;
 import io.nereid.engine.tokenizer.Tokenizer;
 import io.nereid.engine.tokenizer.TokenizerFixtureTest;
@@ -50,7 +53,7 @@ class HfModelLoadErrorTest {
         tokenizer = GgufTokenizerLoader.fromMetadata(GgufFile.readMetadata(gguf));
         good = tmp.resolve("good");
         GgufToHf.convert(gguf, good, 1, true);
-        HfModelLoader.open(good, tokenizer).close();
+        CpuModel.of(ModelSource.openHf(good, tokenizer)).close();
     }
 
     /** A copy of the good directory, with {@code config.json} and the weights edited. */
@@ -85,7 +88,7 @@ class HfModelLoadErrorTest {
     }
 
     private static ModelLoadException fails(Path dir) {
-        return assertThrows(ModelLoadException.class, () -> HfModelLoader.open(dir, tokenizer).close());
+        return assertThrows(ModelLoadException.class, () -> CpuModel.of(ModelSource.openHf(dir, tokenizer)).close());
     }
 
     private static void says(ModelLoadException e, String... parts) {
@@ -142,7 +145,7 @@ class HfModelLoadErrorTest {
     @Test
     void tiedEmbeddingsIgnoreLmHead() throws IOException {
         Path dir = copy("tied", Map.of("tie_word_embeddings", "true"), t -> !t.equals("lm_head.weight"), null);
-        try (CpuModel m = HfModelLoader.open(dir, tokenizer)) {
+        try (CpuModel m = CpuModel.of(ModelSource.openHf(dir, tokenizer))) {
             assertTrue(m.weights().output() == m.weights().tokenEmbedding());
         }
     }
@@ -202,7 +205,7 @@ class HfModelLoadErrorTest {
                     List.of(Map.of("role", "user", "content", "Hi")), null, true, null, null, Map.of(), null));
             assertTrue(chat.endsWith("<|im_start|>assistant\n"), chat);
             int[] prompt = t.encode(chat);
-            Generator g = new Generator(m.forward(ScalarKernels.INSTANCE, RangeRunner.SERIAL, 64), 64, 16, 64, KvPrecision.F32);
+            Generator g = new Generator(m.backend(ScalarKernels.INSTANCE, RangeRunner.SERIAL, KvPrecision.F32), 64, 16, 64);
             List<Integer> out = new ArrayList<>();
             SamplingParams greedy = new SamplingParams(0f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(), null, 0);
             g.generate(prompt, 4, new Sampler(greedy, m.config().vocabSize(), prompt, 1), new int[0], s -> out.add(s.id()));

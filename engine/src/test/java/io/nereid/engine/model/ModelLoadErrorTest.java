@@ -3,6 +3,7 @@ package io.nereid.engine.model;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.nereid.engine.cpu.CpuModel;
 import io.nereid.engine.gguf.GgmlType;
 import io.nereid.engine.gguf.GgufFile;
 import io.nereid.engine.gguf.GgufTensorInfo;

@@ -3,11 +3,15 @@ package io.nereid.engine.model;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.nereid.engine.api.SamplingParams;
+import io.nereid.engine.backend.KvPrecision;
+import io.nereid.engine.core.Generator;
+import io.nereid.engine.cpu.CpuModel;
+import io.nereid.engine.cpu.RangeRunner;
+import io.nereid.engine.cpu.kernel.Kernels;
 import io.nereid.engine.gguf.GgmlType;
-import io.nereid.engine.kernel.Kernels;
 import io.nereid.engine.sampling.SampledToken;
 import io.nereid.engine.sampling.Sampler;
-import io.nereid.engine.sampling.SamplingParams;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -35,7 +39,7 @@ class ModelQuantizerTest {
     }
 
     private static List<Integer> greedy(CpuModel m) {
-        Generator g = new Generator(m.forward(Kernels.provider(), RangeRunner.SERIAL, 128), 128, 16, 64);
+        Generator g = new Generator(m.backend(Kernels.provider(), RangeRunner.SERIAL, KvPrecision.F32), 128, 16, 64);
         List<Integer> ids = new ArrayList<>();
         int[] prompt = {1, 50, 60, 70};
         g.generate(prompt, 8, new Sampler(SamplingParams.GREEDY, m.config().vocabSize(), prompt, 1), new int[0],

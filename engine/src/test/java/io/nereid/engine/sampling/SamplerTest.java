@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.nereid.engine.api.SamplingParams;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 

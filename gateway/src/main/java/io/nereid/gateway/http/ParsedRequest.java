@@ -1,6 +1,6 @@
 package io.nereid.gateway.http;
 
-import io.nereid.engine.sampling.SamplingParams;
+import io.nereid.engine.api.SamplingParams;
 import java.util.List;
 import java.util.Map;
 

@@ -1,7 +1,7 @@
 package io.nereid.gateway.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.nereid.engine.sampling.SamplingParams;
+import io.nereid.engine.api.SamplingParams;
 import io.nereid.gateway.http.ParsedRequest.Kind;
 import java.util.ArrayList;
 import java.util.HashMap;

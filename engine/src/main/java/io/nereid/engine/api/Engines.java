@@ -1,0 +1,138 @@
+package io.nereid.engine.api;
+
+import io.nereid.engine.backend.Backend;
+import io.nereid.engine.backend.BackendConfig;
+import io.nereid.engine.backend.BackendProvider;
+import io.nereid.engine.backend.KvCacheSpec;
+import io.nereid.engine.core.EngineConfig;
+import io.nereid.engine.core.InflightEngine;
+import io.nereid.engine.gguf.GgmlType;
+import io.nereid.engine.model.Architecture;
+import io.nereid.engine.model.ModelConfig;
+import io.nereid.engine.model.ModelSource;
+import io.nereid.engine.model.RandomModelWriter;
+import io.nereid.engine.template.ChatTemplate;
+import io.nereid.engine.tokenizer.Tokenizer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * Assembles engines, so that front ends never wire engine internals: opens the model, finds the
+ * backend by name ({@link BackendProvider}), sizes and allocates the KV cache, and starts the
+ * engine thread. Stateless.
+ */
+public final class Engines {
+
+    /** The demo model: a small llama with random weights, generated when no model is given. */
+    static final RandomModelWriter.Spec DEMO = new RandomModelWriter.Spec(Architecture.LLAMA, 256, 4, 8, 4, 512, 8000,
+            2048, GgmlType.Q8_0, false, 42);
+
+    private Engines() {
+    }
+
+    /**
+     * Opens {@code spec.model()} (or generates the demo model) on {@code spec.backend()} and starts an
+     * engine over it.
+     *
+     * @throws RuntimeException naming the file and the reason when the model cannot be loaded
+     *                          ({@code ModelLoadException}), the backend is unknown or cannot run here,
+     *                          or the chat template does not compile
+     */
+    public static LoadedModel open(EngineSpec spec) {
+        Path demo = spec.model() == null ? writeDemo() : null;
+        ModelSource source = null;
+        Backend backend = null;
+        try {
+            source = ModelSource.open(demo != null ? demo : spec.model());
+            BackendProvider provider = BackendProvider.named(spec.backend());
+            Optional<String> unavailable = provider.unavailableReason();
+            if (unavailable.isPresent()) {
+                throw new IllegalArgumentException("backend '" + spec.backend() + "' cannot run here: " + unavailable.get());
+            }
+            backend = spec.backendDecorator().apply(provider.open(new BackendConfig(source, spec.kvPrecision(), spec.threads())));
+            ModelConfig mc = source.config();
+            int bs = spec.blockSize();
+            int context = spec.maxModelLen() > 0 ? spec.maxModelLen() : mc.contextLength();
+            KvCacheSpec kv = backend.kvCacheSpec(bs);
+            long wanted = spec.kvCacheBytes() > 0 ? spec.kvCacheBytes()
+                    : Math.min(EngineSpec.DEFAULT_KV_CAP, kv.bytesPerBlock() * ((long) spec.maxNumSeqs() * ceilDiv(context, bs) + 1));
+            int numBlocks = Math.max(2, kv.blocksFor(wanted));
+            int maxModelLen = (int) Math.min(context, (numBlocks - 1L) * bs);
+            backend.allocate(numBlocks, bs, maxModelLen);
+            Optional<ChatTemplate> template = source.chatTemplate();
+            EngineConfig config = new EngineConfig(spec.maxNumSeqs(), spec.maxNumBatchedTokens(), spec.maxWaiting(), maxModelLen,
+                    numBlocks, bs, 0.01, spec.prefixCaching(), spec.chunkedPrefill());
+            InflightEngine engine = new InflightEngine(config, backend, source.tokenizer());
+            return new Loaded(source, backend, engine, template, maxModelLen,
+                    new LoadedModel.KvCacheInfo(numBlocks, bs, kv.bytes(numBlocks), spec.kvPrecision().name().toLowerCase(Locale.ROOT)),
+                    demo);
+        } catch (RuntimeException | Error e) {
+            if (backend != null) {
+                backend.close();
+            }
+            if (source != null) {
+                source.close();
+            }
+            deleteQuietly(demo);
+            throw e;
+        }
+    }
+
+    private static Path writeDemo() {
+        try {
+            Path demo = Files.createTempFile("nereid-demo-", ".gguf");
+            RandomModelWriter.write(DEMO, demo);
+            return demo;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write the demo model: " + e.getMessage(), e);
+        }
+    }
+
+    private static void deleteQuietly(Path file) {
+        if (file != null) {
+            try {
+                Files.deleteIfExists(file);
+            } catch (IOException ignored) {
+                // a temporary file left behind is harmless
+            }
+        }
+    }
+
+    private static long ceilDiv(long a, long b) {
+        return (a + b - 1) / b;
+    }
+
+    /** The assembled engine; closing stops the engine first, then frees the backend, then unmaps the model. */
+    private record Loaded(ModelSource source, Backend backend, InflightEngine engine, Optional<ChatTemplate> chatTemplate,
+            int maxModelLen, KvCacheInfo kvCache, Path demoFile) implements LoadedModel {
+
+        @Override
+        public Tokenizer tokenizer() {
+            return source.tokenizer();
+        }
+
+        @Override
+        public ModelInfo info() {
+            ModelConfig c = source.config();
+            return new ModelInfo(c.architecture().name().toLowerCase(Locale.ROOT), c.layers(), c.dim(), c.vocabSize(),
+                    c.contextLength());
+        }
+
+        @Override
+        public boolean demo() {
+            return demoFile != null;
+        }
+
+        @Override
+        public void close() {
+            engine.close();
+            backend.close();
+            source.close();
+            deleteQuietly(demoFile);
+        }
+    }
+}

@@ -1,0 +1,47 @@
+package io.nereid.engine.backend;
+
+import io.nereid.kvcache.BlockCopy;
+import java.util.List;
+
+/**
+ * A compute backend: runs forward passes over paged K/V it stores itself. The KV-cache manager
+ * ({@code kvcache}) decides which blocks a sequence uses; the backend only holds their contents.
+ * Nothing here is CPU-shaped: a slice names its tokens, positions, block table and how many logit
+ * rows it needs, and only those rows come back.
+ *
+ * <p>Lifecycle: opened by a {@link BackendProvider} with the model's weights; the engine asks
+ * {@link #kvCacheSpec} what a block costs, then calls {@link #allocate} once, then any number of
+ * {@link #copy} and {@link #forward}; {@link #close} frees everything (the engine thread must have
+ * stopped). Threads: every method but {@code kvCacheSpec} and {@code vocabSize} is called from the
+ * engine thread only; a backend may use threads of its own inside a call.
+ */
+public interface Backend extends AutoCloseable {
+
+    /** Entries per logit row: the model's vocabulary. */
+    int vocabSize();
+
+    /** What KV blocks of {@code blockSize} tokens cost here, and how many the backend could hold at most. */
+    KvCacheSpec kvCacheSpec(int blockSize);
+
+    /**
+     * Allocates the KV cache: {@code numBlocks} blocks of {@code blockSize} tokens, for sequences of
+     * at most {@code maxPositions} positions. Once, before the first {@link #forward}.
+     *
+     * @throws IllegalArgumentException if it cannot hold that many
+     */
+    void allocate(int numBlocks, int blockSize, int maxPositions);
+
+    /** Copies to run before the next forward (copy-on-write of shared partial blocks), in order. */
+    void copy(List<BlockCopy> copies);
+
+    /**
+     * Computes the step: writes every slice's K/V into its blocks and returns the logit rows the
+     * slices asked for.
+     */
+    StepOutput forward(Step step);
+
+    /** Frees the weights, the KV cache and any threads; nothing may be called afterwards. */
+    @Override
+    default void close() {
+    }
+}

@@ -1,0 +1,50 @@
+package io.nereid.engine.backend;
+
+import java.util.Arrays;
+
+/**
+ * One sequence's part of a forward step: {@code tokens} at positions
+ * {@code [startPos, startPos + tokens.length)}, whose K/V the backend computes and stores in the
+ * sequence's blocks. A decode slice has one token (or 1 + k with speculative decoding), a prefill
+ * chunk many.
+ *
+ * @param tokens     token ids to compute
+ * @param startPos   position of {@code tokens[0]}; positions before it are already in the KV cache
+ * @param blockTable physical KV block ids of the sequence in logical order, covering every
+ *                   position up to {@code startPos + tokens.length - 1}
+ * @param logitRows  how many of the slice's last positions need logits: 0 (a prefill chunk that
+ *                   does not end the prompt), 1 (a decode), k + 1 (a decode verifying k draft
+ *                   tokens), or {@code tokens.length} (prompt logprobs)
+ */
+public record Slice(int[] tokens, int startPos, int[] blockTable, int logitRows) {
+
+    /** A slice that needs the logits of its last token, or none. */
+    public Slice(int[] tokens, int startPos, int[] blockTable, boolean wantsLogits) {
+        this(tokens, startPos, blockTable, wantsLogits ? 1 : 0);
+    }
+
+    public Slice {
+        if (tokens.length == 0) {
+            throw new IllegalArgumentException("a slice needs at least one token");
+        }
+        if (startPos < 0) {
+            throw new IllegalArgumentException("negative start position " + startPos);
+        }
+        if (logitRows < 0 || logitRows > tokens.length) {
+            throw new IllegalArgumentException("logit rows " + logitRows + " for a slice of " + tokens.length + " tokens");
+        }
+    }
+
+    public int endPos() {
+        return startPos + tokens.length;
+    }
+
+    public boolean wantsLogits() {
+        return logitRows > 0;
+    }
+
+    @Override
+    public String toString() {
+        return "Slice[start " + startPos + ", tokens " + Arrays.toString(tokens) + ", logit rows " + logitRows + "]";
+    }
+}

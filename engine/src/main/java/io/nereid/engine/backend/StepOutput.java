@@ -1,0 +1,46 @@
+package io.nereid.engine.backend;
+
+import java.util.Arrays;
+
+/**
+ * What a forward pass returns: for each slice of the {@link Step}, in order, the logits of its
+ * last {@link Slice#logitRows()} positions, row-major ({@code rows x vocabSize} floats), or null
+ * for a slice that wanted none. Only the rows asked for come back from the backend. Owned by the
+ * engine thread once returned.
+ *
+ * @param logits    (slices) of (logitRows x vocabSize)
+ * @param vocabSize entries per row
+ */
+public record StepOutput(float[][] logits, int vocabSize) {
+
+    /**
+     * How many logit rows slice {@code slice} has.
+     *
+     * @throws IllegalStateException if the backend returned a part of a row (a backend bug, which
+     *                               fails the slice's request)
+     */
+    public int rows(int slice) {
+        float[] all = logits[slice];
+        if (all == null) {
+            return 0;
+        }
+        if (all.length % vocabSize != 0) {
+            throw new IllegalStateException("slice " + slice + " has " + all.length + " logits, not whole rows of "
+                    + vocabSize);
+        }
+        return all.length / vocabSize;
+    }
+
+    /**
+     * Row {@code row} of slice {@code slice} ({@code 0 <= row < rows(slice)}, the first of its last
+     * {@code logitRows} positions being row 0): the array itself when the slice has one row, else
+     * a copy.
+     */
+    public float[] row(int slice, int row) {
+        float[] all = logits[slice];
+        if (row < 0 || row >= rows(slice)) {
+            throw new IndexOutOfBoundsException("row " + row + " of slice " + slice + " (" + rows(slice) + " rows)");
+        }
+        return all.length == vocabSize ? all : Arrays.copyOfRange(all, row * vocabSize, (row + 1) * vocabSize);
+    }
+}

@@ -1,0 +1,66 @@
+package io.nereid.engine.cpu.kernel;
+
+/**
+ * The element-wise and attention kernels of the CPU forward pass, behind one interface so that
+ * a scalar reference and a Vector API implementation can be swapped and checked against each
+ * other (Lucene's vectorization provider pattern). Matrix products of weights live with the
+ * tensor types ({@code io.nereid.engine.tensor}), since they depend on the weight format.
+ *
+ * <p>Arrays are passed with explicit offsets so callers can work inside large scratch buffers
+ * without copying. Implementations are stateless and thread-safe; every method may be called
+ * concurrently from the kernel pool on disjoint output ranges. None allocates on the hot path.
+ */
+public interface KernelSupport {
+
+    /** {@code sum(a[aOff + i] * b[bOff + i])} for {@code i < n}. */
+    float dot(float[] a, int aOff, float[] b, int bOff, int n);
+
+    /** {@code y[yOff + i] += alpha * x[xOff + i]}. */
+    void axpy(float alpha, float[] x, int xOff, float[] y, int yOff, int n);
+
+    /**
+     * RMS norm: {@code out[i] = x[i] / sqrt(mean(x^2) + eps) * weight[i]} over {@code n} elements
+     * ({@code out} may alias {@code x} at the same offset).
+     */
+    void rmsNorm(float[] out, int outOff, float[] x, int xOff, float[] weight, int n, float eps);
+
+    /** In-place numerically stable softmax of {@code x[off, off + n)}. */
+    void softmax(float[] x, int off, int n);
+
+    /** In-place {@code gate[i] = silu(gate[i]) * up[i]}, silu(v) = v / (1 + e^-v). */
+    void siluMul(float[] gate, int gateOff, float[] up, int upOff, int n);
+
+    /**
+     * Rotary position embedding, in place, for {@code numHeads} heads of {@code headDim} starting at
+     * {@code off}, using precomputed {@code cos[p * rotDim/2 + i]}, {@code sin[...]} for position
+     * {@code pos} ({@code rotDim <= headDim} dimensions rotate, the rest pass through).
+     *
+     * @param neox false: pairs are adjacent {@code (2i, 2i+1)} (GGML "normal", Llama); true: pairs
+     *             are {@code (i, i + rotDim/2)} (GGML NeoX, Qwen 2/3)
+     */
+    void rope(float[] x, int off, int numHeads, int headDim, int rotDim, int pos, float[] cos, float[] sin, boolean neox);
+
+    /**
+     * Causal attention of one query head over the first {@code numTokens} positions of one
+     * sequence stored in paged blocks: {@code out = softmax(q·K^T * scale) · V}.
+     *
+     * <p>K/V layout per layer, F32: {@code [block][kvHead][slot][headDim]}, i.e. element
+     * {@code ((block * numKvHeads + kvHead) * blockSize + slot) * headDim + d}.
+     *
+     * @param scores scratch of at least {@code numTokens} floats
+     */
+    void attention(float[] q, int qOff, float[] keys, float[] values, int[] blockTable, int numTokens, int blockSize,
+            int numKvHeads, int kvHead, int headDim, float scale, float[] scores, float[] out, int outOff);
+
+    /**
+     * {@link #attention} over an F16 cache: the same layout, block table and result, with each K/V
+     * element an IEEE 754 binary16 value in a {@code short} (as written by
+     * {@link Float#floatToFloat16}) and widened exactly to float (as by {@link Float#float16ToFloat})
+     * before it is multiplied. The query, scores and output stay F32.
+     *
+     * @param scores scratch of at least {@code numTokens} floats
+     */
+    void attentionF16(float[] q, int qOff, short[] keys, short[] values, int[] blockTable, int numTokens,
+            int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores, float[] out,
+            int outOff);
+}

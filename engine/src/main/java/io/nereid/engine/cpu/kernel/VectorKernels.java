@@ -1,0 +1,380 @@
+package io.nereid.engine.cpu.kernel;
+
+import java.lang.management.ManagementFactory;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorShuffle;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * {@link KernelSupport} on the Vector API over {@link FloatVector#SPECIES_PREFERRED}. Each kernel is
+ * a thin wrapper: inputs shorter than one vector go to {@link ScalarKernels}; otherwise a vector
+ * body covers {@code SPECIES.loopBound(n)} elements and a scalar loop the tail.
+ *
+ * <p>Results differ from the scalar reference only by rounding: sums are reassociated (several
+ * accumulators, lane reductions), FMA rounds once, and {@code EXP} is the platform's vector exp.
+ *
+ * <p>Stateless and thread-safe. Package-private: obtain it from {@link Kernels#provider()}, which
+ * only loads this class when the {@code jdk.incubator.vector} module is present.
+ */
+final class VectorKernels implements KernelSupport {
+
+    private static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
+    private static final int LANES = SPECIES.length();
+
+    /**
+     * Whether the CPU has FMA. Without it {@code FloatVector.fma} falls back to {@link Math#fma}
+     * per lane, which is orders of magnitude slower than a multiply and an add (Lucene makes the
+     * same check).
+     */
+    private static final boolean FAST_FMA = vmOptionIsTrue("UseFMA");
+
+    private static final ScalarKernels SCALAR = ScalarKernels.INSTANCE;
+
+    // F16 K/V: LANES halves load as one short vector of half the float width and widen to LANES
+    // ints of the float shape. Null below 4 lanes (no 32-bit shape exists), where Kernels never
+    // constructs this class but may still initialise it to ask for the lane count.
+    private static final VectorSpecies<Short> HALF_SPECIES = LANES >= Kernels.MIN_LANES
+            ? VectorSpecies.of(short.class, VectorShape.forBitSize(SPECIES.vectorBitSize() / 2))
+            : null;
+    private static final VectorSpecies<Integer> INT_SPECIES = SPECIES.withLanes(int.class);
+    private static final int HALF_EXPONENT = 0x7c00 << 13;   // binary16 exponent bits, moved to float position
+    private static final int FLOAT_EXPONENT = 0x7f800000;
+
+    // For the adjacent-pair ("normal") rope: lane i reads table entry i/2, swaps with lane i^1,
+    // and the swapped term is negated in even lanes: (x0, x1) -> (x0 c - x1 s, x1 c + x0 s).
+    private static final int[] PAIR_INDEX = new int[LANES];
+    private static final VectorShuffle<Float> SWAP_PAIRS = VectorShuffle.fromOp(SPECIES, i -> i ^ 1);
+    private static final FloatVector ALTERNATING_SIGN;
+
+    static {
+        float[] sign = new float[LANES];
+        for (int i = 0; i < LANES; i++) {
+            PAIR_INDEX[i] = i / 2;
+            sign[i] = (i & 1) == 0 ? -1f : 1f;
+        }
+        ALTERNATING_SIGN = FloatVector.fromArray(SPECIES, sign, 0);
+    }
+
+    VectorKernels() {
+    }
+
+    /** Float lanes of the preferred species; {@link Kernels} refuses fewer than 4. */
+    static int preferredFloatLanes() {
+        return LANES;
+    }
+
+    @Override
+    public float dot(float[] a, int aOff, float[] b, int bOff, int n) {
+        int i = 0;
+        float sum = 0f;
+        if (n >= LANES) {
+            i = SPECIES.loopBound(n);
+            sum = dotBody(a, aOff, b, bOff, i);
+        }
+        for (; i < n; i++) {
+            sum += a[aOff + i] * b[bOff + i];
+        }
+        return sum;
+    }
+
+    /** {@code limit} is a multiple of {@code LANES}. */
+    private static float dotBody(float[] a, int aOff, float[] b, int bOff, int limit) {
+        // Four independent accumulators: an FMA into one register must wait for the previous one
+        // (about 4 cycles), while the core can start two per cycle. Four chains overlap instead of
+        // serialising on one sum.
+        FloatVector acc0 = FloatVector.zero(SPECIES);
+        FloatVector acc1 = FloatVector.zero(SPECIES);
+        FloatVector acc2 = FloatVector.zero(SPECIES);
+        FloatVector acc3 = FloatVector.zero(SPECIES);
+        int i = 0;
+        int unrolled = limit - limit % (4 * LANES);
+        for (; i < unrolled; i += 4 * LANES) {
+            acc0 = fma(load(a, aOff + i), load(b, bOff + i), acc0);
+            acc1 = fma(load(a, aOff + i + LANES), load(b, bOff + i + LANES), acc1);
+            acc2 = fma(load(a, aOff + i + 2 * LANES), load(b, bOff + i + 2 * LANES), acc2);
+            acc3 = fma(load(a, aOff + i + 3 * LANES), load(b, bOff + i + 3 * LANES), acc3);
+        }
+        for (; i < limit; i += LANES) {
+            acc0 = fma(load(a, aOff + i), load(b, bOff + i), acc0);
+        }
+        return acc0.add(acc1).add(acc2.add(acc3)).reduceLanes(VectorOperators.ADD);
+    }
+
+    @Override
+    public void axpy(float alpha, float[] x, int xOff, float[] y, int yOff, int n) {
+        int i = 0;
+        if (n >= LANES) {
+            // No accumulator: every lane's update is independent, so one chain is enough.
+            FloatVector va = FloatVector.broadcast(SPECIES, alpha);
+            for (int bound = SPECIES.loopBound(n); i < bound; i += LANES) {
+                fma(va, load(x, xOff + i), load(y, yOff + i)).intoArray(y, yOff + i);
+            }
+        }
+        for (; i < n; i++) {
+            y[yOff + i] += alpha * x[xOff + i];
+        }
+    }
+
+    @Override
+    public void rmsNorm(float[] out, int outOff, float[] x, int xOff, float[] weight, int n, float eps) {
+        if (n < LANES) {
+            SCALAR.rmsNorm(out, outOff, x, xOff, weight, n, eps);
+            return;
+        }
+        // The sum of squares is complete before the first write, so out may alias x.
+        float scale = ScalarKernels.rmsScale(dot(x, xOff, x, xOff, n), n, eps);
+        FloatVector vs = FloatVector.broadcast(SPECIES, scale);
+        int i = 0;
+        for (int bound = SPECIES.loopBound(n); i < bound; i += LANES) {
+            load(x, xOff + i).mul(vs).mul(load(weight, i)).intoArray(out, outOff + i);
+        }
+        for (; i < n; i++) {
+            out[outOff + i] = x[xOff + i] * scale * weight[i];
+        }
+    }
+
+    @Override
+    public void softmax(float[] x, int off, int n) {
+        if (n < LANES) {
+            SCALAR.softmax(x, off, n);
+            return;
+        }
+        int bound = SPECIES.loopBound(n);
+        // Subtracting the maximum keeps every exponent <= 0 (see ScalarKernels#softmax).
+        FloatVector vmax = FloatVector.broadcast(SPECIES, Float.NEGATIVE_INFINITY);
+        int i = 0;
+        for (; i < bound; i += LANES) {
+            vmax = vmax.max(load(x, off + i));
+        }
+        float max = vmax.reduceLanes(VectorOperators.MAX);
+        for (; i < n; i++) {
+            max = Math.max(max, x[off + i]);
+        }
+
+        FloatVector vmaxb = FloatVector.broadcast(SPECIES, max);
+        FloatVector vsum = FloatVector.zero(SPECIES);
+        for (i = 0; i < bound; i += LANES) {
+            FloatVector e = load(x, off + i).sub(vmaxb).lanewise(VectorOperators.EXP);
+            e.intoArray(x, off + i);
+            vsum = vsum.add(e);
+        }
+        float sum = vsum.reduceLanes(VectorOperators.ADD);
+        for (; i < n; i++) {
+            float e = (float) Math.exp(x[off + i] - max);
+            x[off + i] = e;
+            sum += e;
+        }
+
+        FloatVector vsumb = FloatVector.broadcast(SPECIES, sum);
+        for (i = 0; i < bound; i += LANES) {
+            load(x, off + i).div(vsumb).intoArray(x, off + i);
+        }
+        for (; i < n; i++) {
+            x[off + i] /= sum;
+        }
+    }
+
+    @Override
+    public void siluMul(float[] gate, int gateOff, float[] up, int upOff, int n) {
+        int i = 0;
+        if (n >= LANES) {
+            for (int bound = SPECIES.loopBound(n); i < bound; i += LANES) {
+                FloatVector g = load(gate, gateOff + i);
+                // g / (1 + e^-g): for g -> -inf, e^-g overflows to +inf and the quotient is -0, not NaN.
+                FloatVector denominator = g.neg().lanewise(VectorOperators.EXP).add(1f);
+                g.div(denominator).mul(load(up, upOff + i)).intoArray(gate, gateOff + i);
+            }
+        }
+        for (; i < n; i++) {
+            float g = gate[gateOff + i];
+            gate[gateOff + i] = g / (1f + (float) Math.exp(-g)) * up[upOff + i];
+        }
+    }
+
+    @Override
+    public void rope(float[] x, int off, int numHeads, int headDim, int rotDim, int pos, float[] cos, float[] sin,
+            boolean neox) {
+        ScalarKernels.checkRope(headDim, rotDim);
+        int half = rotDim / 2;
+        if ((neox ? half : rotDim) < LANES) {
+            SCALAR.rope(x, off, numHeads, headDim, rotDim, pos, cos, sin, neox);
+            return;
+        }
+        int table = pos * half;
+        for (int h = 0; h < numHeads; h++) {
+            int base = off + h * headDim;
+            if (neox) {
+                ropeNeox(x, base, half, cos, sin, table);
+            } else {
+                ropeAdjacent(x, base, half, cos, sin, table);
+            }
+        }
+    }
+
+    /** Pairs {@code (i, i + half)}: both halves load as plain vectors against one table slice. */
+    private static void ropeNeox(float[] x, int base, int half, float[] cos, float[] sin, int table) {
+        int i = 0;
+        for (int bound = SPECIES.loopBound(half); i < bound; i += LANES) {
+            FloatVector c = load(cos, table + i);
+            FloatVector s = load(sin, table + i);
+            FloatVector x0 = load(x, base + i);
+            FloatVector x1 = load(x, base + half + i);
+            x0.mul(c).sub(x1.mul(s)).intoArray(x, base + i);
+            x0.mul(s).add(x1.mul(c)).intoArray(x, base + half + i);
+        }
+        for (; i < half; i++) {
+            ScalarKernels.rotate(x, base + i, base + half + i, cos[table + i], sin[table + i]);
+        }
+    }
+
+    /** Pairs {@code (2i, 2i + 1)}: each vector holds LANES/2 pairs, table entries duplicated per pair. */
+    private static void ropeAdjacent(float[] x, int base, int half, float[] cos, float[] sin, int table) {
+        int rotDim = 2 * half;
+        int j = 0;
+        for (int bound = SPECIES.loopBound(rotDim); j < bound; j += LANES) {
+            FloatVector c = FloatVector.fromArray(SPECIES, cos, table + j / 2, PAIR_INDEX, 0);
+            FloatVector s = FloatVector.fromArray(SPECIES, sin, table + j / 2, PAIR_INDEX, 0);
+            FloatVector v = load(x, base + j);
+            FloatVector swapped = v.rearrange(SWAP_PAIRS);
+            v.mul(c).add(swapped.mul(s).mul(ALTERNATING_SIGN)).intoArray(x, base + j);
+        }
+        for (int i = j / 2; i < half; i++) {
+            ScalarKernels.rotate(x, base + 2 * i, base + 2 * i + 1, cos[table + i], sin[table + i]);
+        }
+    }
+
+    @Override
+    public void attention(float[] q, int qOff, float[] keys, float[] values, int[] blockTable, int numTokens,
+            int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores, float[] out,
+            int outOff) {
+        if (headDim < LANES) {
+            SCALAR.attention(q, qOff, keys, values, blockTable, numTokens, blockSize, numKvHeads, kvHead, headDim,
+                    scale, scores, out, outOff);
+            return;
+        }
+        // Walk block by block so the row offset is one multiply per block, not a divide per token.
+        for (int t = 0, b = 0; t < numTokens; b++) {
+            int row = rowOffset(blockTable[b], numKvHeads, kvHead, blockSize, headDim);
+            for (int end = Math.min(numTokens, t + blockSize); t < end; t++, row += headDim) {
+                scores[t] = dot(q, qOff, keys, row, headDim) * scale;
+            }
+        }
+        softmax(scores, 0, numTokens);
+        java.util.Arrays.fill(out, outOff, outOff + headDim, 0f);
+        // out += p_t * v_t, token by token: the headDim-long accumulator stays in L1, and each
+        // lane's update is independent, so the FMAs do not chain on each other within a token.
+        for (int t = 0, b = 0; t < numTokens; b++) {
+            int row = rowOffset(blockTable[b], numKvHeads, kvHead, blockSize, headDim);
+            for (int end = Math.min(numTokens, t + blockSize); t < end; t++, row += headDim) {
+                axpy(scores[t], values, row, out, outOff, headDim);
+            }
+        }
+    }
+
+    @Override
+    public void attentionF16(float[] q, int qOff, short[] keys, short[] values, int[] blockTable, int numTokens,
+            int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores, float[] out,
+            int outOff) {
+        if (headDim < LANES) {
+            SCALAR.attentionF16(q, qOff, keys, values, blockTable, numTokens, blockSize, numKvHeads, kvHead, headDim,
+                    scale, scores, out, outOff);
+            return;
+        }
+        // The same two block-by-block passes as attention, with halves widened in registers.
+        for (int t = 0, b = 0; t < numTokens; b++) {
+            int row = rowOffset(blockTable[b], numKvHeads, kvHead, blockSize, headDim);
+            for (int end = Math.min(numTokens, t + blockSize); t < end; t++, row += headDim) {
+                scores[t] = dotF16(q, qOff, keys, row, headDim) * scale;
+            }
+        }
+        softmax(scores, 0, numTokens);
+        java.util.Arrays.fill(out, outOff, outOff + headDim, 0f);
+        for (int t = 0, b = 0; t < numTokens; b++) {
+            int row = rowOffset(blockTable[b], numKvHeads, kvHead, blockSize, headDim);
+            for (int end = Math.min(numTokens, t + blockSize); t < end; t++, row += headDim) {
+                axpyF16(scores[t], values, row, out, outOff, headDim);
+            }
+        }
+    }
+
+    /** {@code sum(q[i] * k[i])} with {@code k} in binary16; {@code n >= LANES}. */
+    private static float dotF16(float[] q, int qOff, short[] k, int kOff, int n) {
+        // Two accumulators, not four: each FMA here waits on a widening of several dependent
+        // integer ops anyway, which hides most of the FMA latency (see dotBody for the reason).
+        FloatVector acc0 = FloatVector.zero(SPECIES);
+        FloatVector acc1 = FloatVector.zero(SPECIES);
+        int limit = SPECIES.loopBound(n);
+        int i = 0;
+        for (int unrolled = limit - limit % (2 * LANES); i < unrolled; i += 2 * LANES) {
+            acc0 = fma(load(q, qOff + i), halfToFloat(k, kOff + i), acc0);
+            acc1 = fma(load(q, qOff + i + LANES), halfToFloat(k, kOff + i + LANES), acc1);
+        }
+        for (; i < limit; i += LANES) {
+            acc0 = fma(load(q, qOff + i), halfToFloat(k, kOff + i), acc0);
+        }
+        float sum = acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+        for (; i < n; i++) {
+            sum += q[qOff + i] * Float.float16ToFloat(k[kOff + i]);
+        }
+        return sum;
+    }
+
+    /** {@code y[i] += alpha * x[i]} with {@code x} in binary16; {@code n >= LANES}. */
+    private static void axpyF16(float alpha, short[] x, int xOff, float[] y, int yOff, int n) {
+        FloatVector va = FloatVector.broadcast(SPECIES, alpha);
+        int i = 0;
+        for (int bound = SPECIES.loopBound(n); i < bound; i += LANES) {
+            fma(va, halfToFloat(x, xOff + i), load(y, yOff + i)).intoArray(y, yOff + i);
+        }
+        for (; i < n; i++) {
+            y[yOff + i] += alpha * Float.float16ToFloat(x[xOff + i]);
+        }
+    }
+
+    /**
+     * {@code LANES} binary16 values from {@code a[off]}, widened to float exactly as
+     * {@link Float#float16ToFloat} does (a NaN stays a NaN, its payload kept). The JDK 25 Vector
+     * API has no half-precision conversion (only the scalar {@code jdk.incubator.vector.Float16}), so this is
+     * bit manipulation: the 15 magnitude bits shifted 13 up are a float whose exponent is biased
+     * by 15 instead of 127; multiplying by 2^112 re-biases it exactly, for normals and subnormals
+     * alike. The all-ones exponent (infinity, NaN) must become the float's all-ones exponent
+     * instead. Sign extension to int puts the half's sign in bit 31, where the float's goes.
+     */
+    static FloatVector halfToFloat(short[] a, int off) {
+        IntVector h = (IntVector) ShortVector.fromArray(HALF_SPECIES, a, off)
+                .convertShape(VectorOperators.S2I, INT_SPECIES, 0);
+        IntVector magnitude = h.and(0x7fff).lanewise(VectorOperators.LSHL, 13);
+        FloatVector finite = magnitude.reinterpretAsFloats().mul(0x1p112f);
+        VectorMask<Float> special = magnitude.compare(VectorOperators.GE, HALF_EXPONENT).cast(SPECIES);
+        FloatVector widened = finite.blend(magnitude.or(FLOAT_EXPONENT).reinterpretAsFloats(), special);
+        return widened.reinterpretAsInts().or(h.and(Integer.MIN_VALUE)).reinterpretAsFloats();
+    }
+
+    /** Slot 0 of {@code kvHead} in {@code block}: layout {@code [block][kvHead][slot][headDim]}. */
+    private static int rowOffset(int block, int numKvHeads, int kvHead, int blockSize, int headDim) {
+        return (block * numKvHeads + kvHead) * blockSize * headDim;
+    }
+
+    private static FloatVector load(float[] a, int off) {
+        return FloatVector.fromArray(SPECIES, a, off);
+    }
+
+    private static FloatVector fma(FloatVector a, FloatVector b, FloatVector acc) {
+        return FAST_FMA ? a.fma(b, acc) : a.mul(b).add(acc);
+    }
+
+    /** A HotSpot boolean flag, false when it cannot be read (another VM, no jdk.management). */
+    private static boolean vmOptionIsTrue(String name) {
+        try {
+            var bean = ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class);
+            return bean != null && Boolean.parseBoolean(bean.getVMOption(name).getValue());
+        } catch (RuntimeException | LinkageError e) {
+            return false;
+        }
+    }
+}

@@ -1,0 +1,79 @@
+package io.nereid.engine.cpu.tensor;
+
+import static io.nereid.engine.cpu.tensor.VectorKernels.F;
+import static io.nereid.engine.cpu.tensor.VectorKernels.I;
+import static io.nereid.engine.cpu.tensor.VectorKernels.S;
+
+import io.nereid.engine.gguf.GgmlType;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorOperators;
+
+/**
+ * F16 with the Vector API; {@link F16Format} is the specification. The Vector API has no
+ * half-float lanes, so halves are widened with integer operations (F. Giesen's
+ * {@code half_to_float_fast}), bit-exact with {@link Float#float16ToFloat} for every input.
+ */
+final class F16Vector implements RowKernel {
+
+    static final F16Vector INSTANCE = new F16Vector();
+
+    /** 2^112: moves a half's exponent bias (15) to a float's (127); subnormal halves come out normal. */
+    private static final float REBIAS = 0x1p112f;
+
+    /** After rebiasing, a half with the all-ones exponent (Inf/NaN) is at least 2^16: these bits. */
+    private static final int INF_NAN_BITS = Float.floatToRawIntBits(0x1p16f);
+
+    private F16Vector() {
+    }
+
+    @Override
+    public GgmlType type() {
+        return GgmlType.F16;
+    }
+
+    /** The {@code L} halves at element {@code i} as floats. */
+    static FloatVector load(MemorySegment w, long offset, int i) {
+        IntVector h = (IntVector) ShortVector.fromMemorySegment(S, w, offset + 2L * i, ByteOrder.LITTLE_ENDIAN)
+                .castShape(I, 0); // sign-extended; only the low 16 bits are used below
+        // exponent and mantissa into float position, then scale: exact, subnormals included
+        FloatVector magnitude = h.and(0x7fff).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().mul(REBIAS);
+        IntVector bits = magnitude.reinterpretAsInts();
+        // Inf/NaN: rebiased magnitudes >= 2^16; as positive floats they compare like their bits
+        bits = bits.lanewise(VectorOperators.OR, 0x7f800000, bits.compare(VectorOperators.GE, INF_NAN_BITS));
+        return bits.or(h.and(0x8000).lanewise(VectorOperators.LSHL, 16)).reinterpretAsFloats();
+    }
+
+    @Override
+    public float dot(MemorySegment w, long offset, float[] x, int xOff, int n) {
+        int l = F.length();
+        int i = 0;
+        // Two accumulators, two loads per step and no one-vector remainder loop: every inlined
+        // load adds many nodes, and past C2's NodeCountInliningCutoff the rest stay out of line
+        // and box their vectors. The scalar tail takes up to 2L - 1 elements.
+        FloatVector a0 = FloatVector.zero(F), a1 = FloatVector.zero(F);
+        for (; i <= n - 2 * l; i += 2 * l) {
+            a0 = load(w, offset, i).fma(FloatVector.fromArray(F, x, xOff + i), a0);
+            a1 = load(w, offset, i + l).fma(FloatVector.fromArray(F, x, xOff + i + l), a1);
+        }
+        float sum = a0.add(a1).reduceLanes(VectorOperators.ADD);
+        for (; i < n; i++) {
+            sum += Bytes.f16(w, offset + 2L * i) * x[xOff + i];
+        }
+        return sum;
+    }
+
+    @Override
+    public void dequantize(MemorySegment w, long offset, float[] dst, int dstOff, int n) {
+        int i = 0;
+        for (; i <= n - F.length(); i += F.length()) {
+            load(w, offset, i).intoArray(dst, dstOff + i);
+        }
+        for (; i < n; i++) {
+            dst[dstOff + i] = Bytes.f16(w, offset + 2L * i);
+        }
+    }
+}

@@ -1,0 +1,45 @@
+package io.nereid.engine.cpu.tensor;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The 12 bytes of 6-bit sub-block scales and mins shared by Q4_K and Q5_K (ggml's
+ * {@code get_scale_min_k4}): eight (scale, min) pairs, one per 32-weight sub-block.
+ *
+ * <pre>
+ * byte   0..3  : bits 0-5 = scale[0..3], bits 6-7 = bits 4-5 of scale[4..7]
+ * byte   4..7  : bits 0-5 = min[0..3],   bits 6-7 = bits 4-5 of min[4..7]
+ * byte   8..11 : bits 0-3 = bits 0-3 of scale[4..7], bits 4-7 = bits 0-3 of min[4..7]
+ * </pre>
+ */
+final class KScales {
+
+    /** Weights per K-quant super-block. */
+    static final int QK_K = 256;
+
+    private KScales() {
+    }
+
+    /** Scale of sub-block {@code j} (0..7), 0..63; {@code at} is the offset of the 12 bytes. */
+    static int scale(MemorySegment s, long at, int j) {
+        return j < 4
+                ? Bytes.u8(s, at + j) & 63
+                : (Bytes.u8(s, at + j + 4) & 0x0F) | ((Bytes.u8(s, at + j - 4) >>> 6) << 4);
+    }
+
+    /** Min of sub-block {@code j} (0..7), 0..63. */
+    static int min(MemorySegment s, long at, int j) {
+        return j < 4
+                ? Bytes.u8(s, at + j + 4) & 63
+                : (Bytes.u8(s, at + j + 4) >>> 4) | ((Bytes.u8(s, at + j) >>> 6) << 4);
+    }
+
+    /**
+     * Sub-block {@code j}'s share of a factored dot, {@code sum((d * scale * q - dmin * min) * x)}
+     * written as {@code d * scale * qx - dmin * min * xs} from {@code qx = sum(q * x)} and
+     * {@code xs = sum(x)}: two multiplies per sub-block instead of two per weight.
+     */
+    static float subBlockDot(MemorySegment s, long at, int j, float d, float dmin, float qx, float xs) {
+        return d * scale(s, at, j) * qx - dmin * min(s, at, j) * xs;
+    }
+}

@@ -1,0 +1,84 @@
+package io.nereid.engine.cpu.tensor;
+
+import static io.nereid.engine.cpu.tensor.Q4_0Format.BLOCK;
+import static io.nereid.engine.cpu.tensor.Q4_0Format.BLOCK_BYTES;
+import static io.nereid.engine.cpu.tensor.VectorKernels.B;
+import static io.nereid.engine.cpu.tensor.VectorKernels.F;
+
+import io.nereid.engine.gguf.GgmlType;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+
+/**
+ * Q4_0 with the Vector API: each step loads {@code L} packed bytes and yields two vectors, the
+ * low nibbles (elements {@code k..k+L-1}) and the high nibbles ({@code k+16..k+16+L-1}).
+ * {@link Q4_0Format} is the specification.
+ */
+final class Q4_0Vector implements RowKernel {
+
+    static final Q4_0Vector INSTANCE = new Q4_0Vector();
+
+    private Q4_0Vector() {
+    }
+
+    @Override
+    public GgmlType type() {
+        return GgmlType.Q4_0;
+    }
+
+    private static ByteVector packed(MemorySegment w, long block, int k) {
+        return ByteVector.fromMemorySegment(B, w, block + 2 + k, ByteOrder.LITTLE_ENDIAN);
+    }
+
+    private static FloatVector low(ByteVector q) {
+        return VectorKernels.toFloats(q.and((byte) 0x0F).sub((byte) 8));
+    }
+
+    private static FloatVector high(ByteVector q) {
+        return VectorKernels.toFloats(q.lanewise(VectorOperators.LSHR, 4).sub((byte) 8));
+    }
+
+    /** {@code acc + d * (q · x)} for one block. */
+    private static FloatVector blockDot(MemorySegment w, long block, float[] x, int xb, FloatVector acc) {
+        FloatVector lo = FloatVector.zero(F), hi = FloatVector.zero(F);
+        for (int k = 0; k < BLOCK / 2; k += F.length()) {
+            ByteVector q = packed(w, block, k);
+            lo = low(q).fma(FloatVector.fromArray(F, x, xb + k), lo);
+            hi = high(q).fma(FloatVector.fromArray(F, x, xb + 16 + k), hi);
+        }
+        return VectorKernels.fma(lo.add(hi), Bytes.f16(w, block), acc);
+    }
+
+    @Override
+    public float dot(MemorySegment w, long offset, float[] x, int xOff, int n) {
+        int blocks = n / BLOCK;
+        // Two accumulators on alternate blocks halve the chain of per-block FMAs.
+        FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
+        int b = 0;
+        for (; b + 1 < blocks; b += 2) {
+            acc0 = blockDot(w, offset + (long) b * BLOCK_BYTES, x, xOff + b * BLOCK, acc0);
+            acc1 = blockDot(w, offset + (long) (b + 1) * BLOCK_BYTES, x, xOff + (b + 1) * BLOCK, acc1);
+        }
+        if (b < blocks) {
+            acc0 = blockDot(w, offset + (long) b * BLOCK_BYTES, x, xOff + b * BLOCK, acc0);
+        }
+        return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+    }
+
+    @Override
+    public void dequantize(MemorySegment w, long offset, float[] dst, int dstOff, int n) {
+        for (int b = 0; b < n / BLOCK; b++) {
+            long block = offset + (long) b * BLOCK_BYTES;
+            float d = Bytes.f16(w, block);
+            int y = dstOff + b * BLOCK;
+            for (int k = 0; k < BLOCK / 2; k += F.length()) {
+                ByteVector q = packed(w, block, k);
+                low(q).mul(d).intoArray(dst, y + k);
+                high(q).mul(d).intoArray(dst, y + 16 + k);
+            }
+        }
+    }
+}

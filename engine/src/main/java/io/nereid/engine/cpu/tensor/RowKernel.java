@@ -1,0 +1,24 @@
+package io.nereid.engine.cpu.tensor;
+
+import io.nereid.engine.gguf.GgmlType;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The two operations the engine needs on a run of weights stored in one ggml format: decode it
+ * to floats, and take its dot product with a float vector without materialising the floats.
+ *
+ * <p>{@code offset} is the byte offset of the run's first block in {@code w} and {@code n} its
+ * length in elements, a multiple of {@link GgmlType#blockSize()}; callers (only
+ * {@link WeightMatrix} and tests) validate both, so implementations do not. Implementations are
+ * stateless and thread-safe, and do not allocate.
+ */
+interface RowKernel {
+
+    GgmlType type();
+
+    /** {@code sum(w[i] * x[xOff + i])} for {@code i < n}, {@code w[i]} the i-th decoded weight. */
+    float dot(MemorySegment w, long offset, float[] x, int xOff, int n);
+
+    /** {@code dst[dstOff + i] = w[i]} for {@code i < n}. */
+    void dequantize(MemorySegment w, long offset, float[] dst, int dstOff, int n);
+}

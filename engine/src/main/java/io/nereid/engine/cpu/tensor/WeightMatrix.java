@@ -1,0 +1,232 @@
+package io.nereid.engine.cpu.tensor;
+
+import io.nereid.engine.gguf.GgmlType;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * A 2-D weight tensor in one ggml format, read in place from its segment (usually a slice of a
+ * mapped GGUF file): {@code rows} rows of {@code cols} weights, GGUF dims {@code [cols, rows]}
+ * ({@code ne0 = cols} is contiguous). Row {@code r} starts at byte
+ * {@code r * cols / blockSize * bytesPerBlock}.
+ *
+ * <p>The products follow ggml's {@code mul_mat} convention: a linear layer {@code y = W·x} with
+ * {@code W} of {@code rows = out_features} and {@code cols = in_features}.
+ *
+ * <p>Thread-safety: immutable; every method may be called concurrently, on disjoint output
+ * ranges for {@link #matmul}. Lifecycle: valid as long as the segment is (a closed GGUF file
+ * makes every method throw {@link IllegalStateException}).
+ */
+public final class WeightMatrix {
+
+    private final GgmlType type;
+    private final int rows;
+    private final int cols;
+    private final long rowBytes;
+    private final MemorySegment data;
+    private final RowKernel kernel;
+
+    private WeightMatrix(GgmlType type, int rows, int cols, MemorySegment data, RowKernel kernel) {
+        this.type = type;
+        this.rows = rows;
+        this.cols = cols;
+        this.rowBytes = (long) cols / type.blockSize() * type.bytesPerBlock();
+        this.data = data;
+        this.kernel = kernel;
+    }
+
+    /**
+     * A matrix over {@code data}, not copied.
+     *
+     * @param dims GGUF order, {@code [cols, rows]}; {@code [cols]} is one row, and trailing
+     *     dimensions of 1 are allowed
+     * @param data exactly {@code type.byteSize(dims)} bytes, native or backed by a {@code byte[]}
+     *     (the Vector API reads only those heap segments)
+     * @throws UnsupportedWeightTypeException naming {@code type} if it has no kernels
+     * @throws IllegalArgumentException if the dims are not 2-D, do not fit an int, have a row
+     *     length that is not a multiple of the block size, or do not match the data size
+     */
+    public static WeightMatrix of(GgmlType type, long[] dims, MemorySegment data) {
+        Objects.requireNonNull(type, "type");
+        RowKernel kernel = RowKernels.get(type);
+        if (kernel == null) {
+            throw new UnsupportedWeightTypeException(type, "weight matrix " + Arrays.toString(dims));
+        }
+        return of(type, dims, data, kernel);
+    }
+
+    /** With a given kernel: tests compare the scalar and vector kernels through this. */
+    static WeightMatrix of(GgmlType type, long[] dims, MemorySegment data, RowKernel kernel) {
+        Objects.requireNonNull(data, "data");
+        String what = type + " weight matrix " + Arrays.toString(dims);
+        if (dims.length < 1 || dims.length > 4) {
+            throw new IllegalArgumentException(what + ": expected dims [cols, rows]");
+        }
+        for (int i = 2; i < dims.length; i++) {
+            if (dims[i] != 1) {
+                throw new IllegalArgumentException(what + ": expected a 2-D tensor, dimension " + i + " is " + dims[i]);
+            }
+        }
+        long cols = dims[0];
+        long rows = dims.length > 1 ? dims[1] : 1;
+        if (cols < 1 || rows < 1 || cols > Integer.MAX_VALUE - 8 || rows > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException(what + ": rows and cols must be in 1.." + (Integer.MAX_VALUE - 8));
+        }
+        if (cols % type.blockSize() != 0) {
+            throw new IllegalArgumentException(what + ": row length " + cols + " is not a multiple of the block size "
+                    + type.blockSize());
+        }
+        long expected = type.byteSize(dims);
+        if (data.byteSize() != expected) {
+            throw new IllegalArgumentException(what + " takes " + expected + " bytes, data has " + data.byteSize());
+        }
+        if (data.heapBase().filter(base -> !(base instanceof byte[])).isPresent()) {
+            throw new IllegalArgumentException(what + ": a heap segment must be backed by a byte[], not "
+                    + data.heapBase().get().getClass().getSimpleName());
+        }
+        return new WeightMatrix(type, (int) rows, (int) cols, data, kernel);
+    }
+
+    public GgmlType type() {
+        return type;
+    }
+
+    /** Output features: the number of rows ({@code ne1}). */
+    public int rows() {
+        return rows;
+    }
+
+    /** Input features: the length of a row ({@code ne0}). */
+    public int cols() {
+        return cols;
+    }
+
+    /** The weights' bytes, {@code rows * rowBytes} long. */
+    MemorySegment data() {
+        return data;
+    }
+
+    /** Which kernels compute with this matrix, for logs: {@code "Q4_0, vector (512-bit)"}. */
+    public String kernelDescription() {
+        return type + ", " + (kernel == RowKernels.scalar(type) ? "scalar" : RowKernels.description());
+    }
+
+    /** {@code sum(W[row][i] * x[xOff + i])} for {@code i < cols}. */
+    public float dot(int row, float[] x, int xOff) {
+        Objects.checkIndex(row, rows);
+        Objects.checkFromIndexSize(xOff, cols, x.length);
+        return kernel.dot(data, row * rowBytes, x, xOff, cols);
+    }
+
+    /** Row {@code r} decoded to floats: {@code cols} values. */
+    public float[] dequantizeRow(int r) {
+        float[] row = new float[cols];
+        getRowInto(r, row, 0);
+        return row;
+    }
+
+    /** Decodes row {@code r} into {@code dst[off, off + cols)}: an embedding lookup. */
+    public void getRowInto(int r, float[] dst, int off) {
+        Objects.checkIndex(r, rows);
+        Objects.checkFromIndexSize(off, cols, dst.length);
+        kernel.dequantize(data, r * rowBytes, dst, off, cols);
+    }
+
+    /** {@link #matmul(MatmulInput, float[], int, int)} over every row. */
+    public void matmul(float[] x, int tokens, float[] out) {
+        matmul(x, tokens, out, 0, rows);
+    }
+
+    /** {@link #matmul(MatmulInput, float[], int, int)} of {@code tokens} vectors in {@code x}. */
+    public void matmul(float[] x, int tokens, float[] out, int rowStart, int rowEnd) {
+        if (tokens < 0) {
+            throw new IllegalArgumentException("tokens " + tokens + " < 0");
+        }
+        matmul(MatmulInput.of(x, tokens, cols), out, rowStart, rowEnd);
+    }
+
+    /**
+     * {@code out[t * rows + r] = W[r] · x[t * cols, (t + 1) * cols)} for every token
+     * {@code t < tokens} and row {@code r} in {@code [rowStart, rowEnd)}; other elements of
+     * {@code out} are left as they are, so threads may fill disjoint row ranges of one output.
+     *
+     * <p>Shapes: {@code x} is {@code (tokens, cols)}, {@code out} is {@code (tokens, rows)},
+     * row-major; {@code out} may be longer. Q8_0 weights multiply the input quantized to Q8_0
+     * (see {@link MatmulInput}).
+     *
+     * <p>Each weight row is read from memory once for all tokens: with one token it is dotted
+     * in place; with several, four rows at a time are decoded once into a scratch that stays in
+     * L1, and dotted with every four tokens in one {@link FloatDot#dot4x4} tile, so the decoding
+     * and the memory traffic are paid once per step, and each load in the inner loop serves four
+     * multiply-adds. (Larger decoded blocks, 8 to 80 rows, measured no faster: see the README's
+     * CPU runtime section.)
+     *
+     * @throws IllegalArgumentException if the input's vectors are not {@code cols} long
+     */
+    public void matmul(MatmulInput input, float[] out, int rowStart, int rowEnd) {
+        if (input.cols() != cols) {
+            throw new IllegalArgumentException("input vectors of " + input.cols() + " for " + this);
+        }
+        int tokens = input.tokens();
+        Objects.checkFromToIndex(rowStart, rowEnd, rows);
+        Objects.checkFromIndexSize(0, Math.multiplyExact(tokens, rows), out.length);
+        if (tokens == 0 || rowStart == rowEnd) {
+            return;
+        }
+        float[] x = input.floats();
+        if (type == GgmlType.Q8_0) {
+            MatmulInput.Q8 q8 = input.q8();
+            if (tokens == 1 && kernel instanceof Q8_0Vector integer) {
+                for (int r = rowStart; r < rowEnd; r++) {
+                    out[r] = integer.dot(data, r * rowBytes, q8.quants(), q8.scales(), 0, cols);
+                }
+                return;
+            }
+            x = q8.values();
+        }
+        if (tokens == 1) {
+            for (int r = rowStart; r < rowEnd; r++) {
+                out[r] = kernel.dot(data, r * rowBytes, x, 0, cols);
+            }
+            return;
+        }
+        FloatDot floatDot = kernel == RowKernels.scalar(type) ? F32Format.INSTANCE : RowKernels.floatDot();
+        // four rows decoded at a time (a 4 x 4 tile's rows), per call so that concurrent calls share nothing
+        float[] decoded = new float[Math.multiplyExact(4, cols)];
+        for (int r0 = rowStart; r0 < rowEnd; r0 += 4) {
+            int n = Math.min(4, rowEnd - r0);
+            for (int j = 0; j < n; j++) {
+                kernel.dequantize(data, (r0 + j) * rowBytes, decoded, j * cols, cols);
+            }
+            multiplyDecoded(floatDot, decoded, n, x, tokens, out, r0);
+        }
+    }
+
+    /** {@code out[t * rows + r0 + j] = decoded row j · x token t} for {@code j < n <= 4}, every token. */
+    private void multiplyDecoded(FloatDot floatDot, float[] decoded, int n, float[] x, int tokens, float[] out, int r0) {
+        int t = 0;
+        if (n == 4) {
+            for (; t + 4 <= tokens; t += 4) { // four tokens against the four rows
+                floatDot.dot4x4(decoded, 0, cols, x, t * cols, cols, cols, out, t * rows + r0, rows);
+            }
+            for (; t < tokens; t++) { // one token against the four rows: dot4 with the roles swapped
+                floatDot.dot4(x, t * cols, decoded, 0, cols, cols, out, t * rows + r0, 1);
+            }
+            return;
+        }
+        for (int j = 0; j < n; j++) { // the last rows of a range, one at a time
+            for (t = 0; t + 4 <= tokens; t += 4) {
+                floatDot.dot4(decoded, j * cols, x, t * cols, cols, cols, out, t * rows + r0 + j, rows);
+            }
+            for (; t < tokens; t++) {
+                out[t * rows + r0 + j] = floatDot.dot(decoded, j * cols, x, t * cols, cols);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "WeightMatrix[" + type + " " + rows + "x" + cols + "]";
+    }
+}

@@ -1,0 +1,16 @@
+/**
+ * Weight tensors in ggml's storage formats and the products the forward pass takes of them.
+ *
+ * <p>{@link io.nereid.engine.cpu.tensor.WeightMatrix} views a 2-D GGUF tensor ({@code ne0 = cols}
+ * contiguous elements per row, {@code ne1 = rows}) in place, in its mapped file, and computes
+ * {@code W·x} for a batch of tokens; {@link io.nereid.engine.cpu.tensor.Matmul} splits one product
+ * across a dedicated compute pool; {@link io.nereid.engine.cpu.tensor.Quantizer} converts F32 values to
+ * the formats with a reference quantizer (F16, BF16, Q8_0, Q4_0) and decodes any supported format.
+ *
+ * <p>Supported formats: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, with the block layouts of
+ * llama.cpp's {@code ggml-common.h}. Each format has one small package-private class that is the
+ * scalar specification ({@code Q4_0Format}, ...) and one Vector API twin ({@code Q4_0Vector}, ...);
+ * {@code RowKernels} picks the Vector API set at startup when it can and otherwise logs one line
+ * with the reason and uses the scalar set. Tests hold the two to the same results.
+ */
+package io.nereid.engine.cpu.tensor;

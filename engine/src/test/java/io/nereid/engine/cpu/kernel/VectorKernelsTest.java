@@ -1,0 +1,333 @@
+package io.nereid.engine.cpu.kernel;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.nereid.engine.model.RopeScaling;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+import java.util.TreeSet;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Every vector kernel against the scalar reference, at sizes that hit every tail: below one
+ * vector, exactly one, one past, around the four-accumulator unroll and large odd sizes. Inputs
+ * sit at odd offsets inside larger arrays whose guard elements must come back untouched.
+ *
+ * <p>Tolerances are error bounds scaled by the size (a reassociated float sum of n terms differs
+ * by at most about {@code n * ulp(1) * sum|terms|}), never a fixed epsilon.
+ */
+class VectorKernelsTest {
+
+    private static final KernelSupport SCALAR = ScalarKernels.INSTANCE;
+    private static final KernelSupport VECTOR = new VectorKernels();
+    private static final double ULP = Math.ulp(1f);
+    private static final int OFF = 3;
+    private static final float GUARD = 12345f;
+
+    /** The brief's sizes plus the edges of this machine's vector width and 4x unroll. */
+    static IntStream sizes() {
+        int l = VectorKernels.preferredFloatLanes();
+        var sizes = new TreeSet<>(List.of(1, 13, 31, 32, 33, 4095, 4097, l - 1, l, l + 1, 4 * l - 1, 4 * l,
+                4 * l + 1));
+        return sizes.stream().mapToInt(Integer::intValue);
+    }
+
+    @ParameterizedTest
+    @MethodSource("sizes")
+    void dot(int n) {
+        Random r = new Random(n);
+        float[] a = guarded(r, n, 1);
+        float[] b = guarded(r, n, 1);
+        double sumAbs = 0;
+        for (int i = 0; i < n; i++) {
+            sumAbs += Math.abs((double) a[OFF + i] * b[OFF + 1 + i]);
+        }
+        float expected = SCALAR.dot(a, OFF, b, OFF + 1, n);
+        float actual = VECTOR.dot(a, OFF, b, OFF + 1, n);
+        assertClose(expected, actual, n * ULP * sumAbs, "dot n=" + n);
+    }
+
+    @ParameterizedTest
+    @MethodSource("sizes")
+    void axpy(int n) {
+        Random r = new Random(n);
+        float[] x = guarded(r, n, 1);
+        float[] y = guarded(r, n, 0);
+        float[] ys = y.clone();
+        float[] yv = y.clone();
+        float alpha = -0.75f;
+        SCALAR.axpy(alpha, x, OFF, ys, OFF, n);
+        VECTOR.axpy(alpha, x, OFF, yv, OFF, n);
+        for (int i = 0; i < y.length; i++) {
+            // FMA rounds once, multiply-add twice: at most an ulp of each term apart.
+            double tol = 2 * ULP * (Math.abs(y[i]) + Math.abs(alpha * x[i]));
+            assertClose(ys[i], yv[i], tol, "axpy n=" + n + " i=" + i);
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("sizes")
+    void rmsNorm(int n) {
+        Random r = new Random(n);
+        float[] x = guarded(r, n, 0);
+        float[] w = random(r, n, 2);
+        float[] outS = guarded(r, n, 0);
+        float[] outV = outS.clone();
+        SCALAR.rmsNorm(outS, OFF, x, OFF, w, n, 1e-5f);
+        VECTOR.rmsNorm(outV, OFF, x, OFF, w, n, 1e-5f);
+        assertAllClose(outS, outV, (n + 4) * ULP, "rmsNorm n=" + n);
+
+        float[] inPlace = x.clone();
+        VECTOR.rmsNorm(inPlace, OFF, inPlace, OFF, w, n, 1e-5f);
+        assertArrayEquals(outV, inPlace, "rmsNorm in place equals out of place, n=" + n);
+    }
+
+    @ParameterizedTest
+    @MethodSource("sizes")
+    void rmsNormOfZeroVectorIsZero(int n) {
+        float[] x = new float[n];
+        float[] w = random(new Random(n), n, 1);
+        VECTOR.rmsNorm(x, 0, x, 0, w, n, 1e-6f);
+        assertArrayEquals(new float[n], x, 0f, "zero, possibly -0 where the weight is negative, never NaN");
+    }
+
+    @ParameterizedTest
+    @MethodSource("sizes")
+    void softmax(int n) {
+        Random r = new Random(n);
+        float[] x = guarded(r, n, 8);
+        float[] s = x.clone();
+        float[] v = x.clone();
+        SCALAR.softmax(s, OFF, n);
+        VECTOR.softmax(v, OFF, n);
+        // Each probability is exp(...) / sum: a few ulps from exp and the division, n from the sum.
+        assertAllClose(s, v, (n + 8) * ULP, "softmax n=" + n);
+    }
+
+    @ParameterizedTest
+    @MethodSource("sizes")
+    void softmaxOfHugeMagnitudesStaysFiniteAndSumsToOne(int n) {
+        Random r = new Random(n);
+        float[] x = new float[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = (r.nextBoolean() ? 1 : -1) * (Float.MAX_VALUE / (1 + r.nextInt(4)));
+        }
+        float[] s = x.clone();
+        SCALAR.softmax(s, 0, n);
+        VECTOR.softmax(x, 0, n);
+        double sum = 0;
+        for (int i = 0; i < n; i++) {
+            assertTrue(Float.isFinite(x[i]) && x[i] >= 0, "softmax[" + i + "] = " + x[i]);
+            sum += x[i];
+        }
+        assertEquals(1.0, sum, (n + 8) * ULP);
+        assertAllClose(s, x, (n + 8) * ULP, "softmax huge n=" + n);
+    }
+
+    @ParameterizedTest
+    @MethodSource("sizes")
+    void siluMul(int n) {
+        Random r = new Random(n);
+        float[] gate = guarded(r, n, 10);
+        gate[OFF] = 1e4f; // e^-g underflows to 0
+        if (n > 1) {
+            gate[OFF + n - 1] = -1e4f; // e^-g overflows to +inf: the result must be -0, not NaN
+        }
+        float[] up = guarded(r, n, 3);
+        float[] s = gate.clone();
+        float[] v = gate.clone();
+        SCALAR.siluMul(s, OFF, up, OFF, n);
+        VECTOR.siluMul(v, OFF, up, OFF, n);
+        assertAllClose(s, v, 8 * ULP, "siluMul n=" + n);
+    }
+
+    /** Heads of {@code headDim = n + (n & 1)} (rope needs an even rotDim), all dimensions rotated or half. */
+    @ParameterizedTest
+    @MethodSource("sizes")
+    void rope(int n) {
+        int headDim = n + (n & 1);
+        for (int rotDim : new int[] {headDim, headDim / 2 - (headDim / 2 & 1)}) {
+            RopeTables tables = RopeTables.compute(40, Math.max(2, rotDim), 10000, new RopeScaling.None());
+            if (rotDim == 0) {
+                continue;
+            }
+            for (boolean neox : new boolean[] {false, true}) {
+                Random r = new Random(n);
+                int heads = 3;
+                float[] x = guarded(r, heads * headDim, 1);
+                float[] s = x.clone();
+                float[] v = x.clone();
+                tables.apply(SCALAR, s, OFF, heads, headDim, 37, neox);
+                tables.apply(VECTOR, v, OFF, heads, headDim, 37, neox);
+                assertAllClose(s, v, 4 * ULP, "rope headDim=" + headDim + " rotDim=" + rotDim + " neox=" + neox);
+            }
+        }
+    }
+
+    static Stream<Arguments> attentionShapes() {
+        List<Arguments> shapes = new ArrayList<>();
+        for (int numTokens : new int[] {1, 13, 33, 100}) {
+            for (int headDim : new int[] {8, 64, 128}) {
+                for (int blockSize : new int[] {16, 32}) {
+                    for (int numKvHeads : new int[] {1, 4}) {
+                        shapes.add(Arguments.of(numTokens, headDim, blockSize, numKvHeads));
+                    }
+                }
+            }
+        }
+        return shapes.stream();
+    }
+
+    /** One sequence's K/V rows for {@code kvHead} in shuffled blocks, NaN in every row it does not own. */
+    private record PagedCase(int[] blockTable, int numTokens, int blockSize, int numKvHeads, int kvHead, int headDim,
+            float[] keys, float[] values, float[] q, float scale) {
+
+        static PagedCase random(int numTokens, int headDim, int blockSize, int numKvHeads) {
+            Random r = new Random(31L * numTokens + headDim + 7L * blockSize + numKvHeads);
+            int blocksNeeded = (numTokens + blockSize - 1) / blockSize;
+            int numBlocks = blocksNeeded + 3;
+            List<Integer> ids = new ArrayList<>(IntStream.range(0, numBlocks).boxed().toList());
+            Collections.shuffle(ids, r);
+            int[] blockTable = ids.subList(0, blocksNeeded).stream().mapToInt(Integer::intValue).toArray();
+            int kvHead = numKvHeads - 1;
+            // NaN everywhere except the rows this sequence and head own: a wrong row poisons the output.
+            float[] keys = new float[numBlocks * numKvHeads * blockSize * headDim];
+            float[] values = new float[keys.length];
+            Arrays.fill(keys, Float.NaN);
+            Arrays.fill(values, Float.NaN);
+            for (int t = 0; t < numTokens; t++) {
+                int row = ScalarKernels.kvOffset(blockTable, t, blockSize, numKvHeads, kvHead, headDim);
+                for (int d = 0; d < headDim; d++) {
+                    keys[row + d] = r.nextFloat() * 2 - 1;
+                    values[row + d] = r.nextFloat() * 2 - 1;
+                }
+            }
+            return new PagedCase(blockTable, numTokens, blockSize, numKvHeads, kvHead, headDim, keys, values,
+                    guarded(r, headDim, 1), (float) (1 / Math.sqrt(headDim)));
+        }
+
+        float[] run(KernelSupport k) {
+            return into(out -> k.attention(q, OFF, keys, values, blockTable, numTokens, blockSize, numKvHeads, kvHead,
+                    headDim, scale, new float[numTokens], out, OFF));
+        }
+
+        float[] runF16(KernelSupport k) {
+            short[] hk = toHalves(keys);
+            short[] hv = toHalves(values);
+            return into(out -> k.attentionF16(q, OFF, hk, hv, blockTable, numTokens, blockSize, numKvHeads, kvHead,
+                    headDim, scale, new float[numTokens], out, OFF));
+        }
+
+        private float[] into(java.util.function.Consumer<float[]> kernel) {
+            float[] out = new float[headDim + 2 * OFF];
+            Arrays.fill(out, GUARD);
+            kernel.accept(out);
+            return out;
+        }
+
+        /**
+         * A score's error (headDim-term dot) becomes a relative error of its probability; the
+         * output mixes probabilities of values in [-1, 1], adding a numTokens-term sum.
+         */
+        double tolerance() {
+            double scoreError = headDim * ULP * headDim * scale;
+            return 2 * scoreError + 2 * (numTokens + 8) * ULP;
+        }
+    }
+
+    private static short[] toHalves(float[] a) {
+        short[] h = new short[a.length];
+        for (int i = 0; i < a.length; i++) {
+            h[i] = Float.floatToFloat16(a[i]);
+        }
+        return h;
+    }
+
+    private static void assertAttentionClose(float[] expected, float[] actual, double tol) {
+        for (int i = 0; i < expected.length; i++) {
+            assertTrue(Float.isFinite(expected[i]), "reference out[" + i + "] = " + expected[i]);
+            assertClose(expected[i], actual[i], tol, "attention out[" + i + "]");
+        }
+    }
+
+    @ParameterizedTest(name = "tokens={0} headDim={1} blockSize={2} kvHeads={3}")
+    @MethodSource("attentionShapes")
+    void attention(int numTokens, int headDim, int blockSize, int numKvHeads) {
+        PagedCase c = PagedCase.random(numTokens, headDim, blockSize, numKvHeads);
+        assertAttentionClose(c.run(SCALAR), c.run(VECTOR), c.tolerance());
+    }
+
+    @ParameterizedTest(name = "tokens={0} headDim={1} blockSize={2} kvHeads={3}")
+    @MethodSource("attentionShapes")
+    void attentionF16(int numTokens, int headDim, int blockSize, int numKvHeads) {
+        PagedCase c = PagedCase.random(numTokens, headDim, blockSize, numKvHeads);
+        // Same inputs once widened, so the same rounding bound as the F32 kernels.
+        assertAttentionClose(c.runF16(SCALAR), c.runF16(VECTOR), c.tolerance());
+    }
+
+    /** All 65536 bit patterns: zeros, subnormals, normals, infinities and NaNs. */
+    @org.junit.jupiter.api.Test
+    void halfToFloatWidensEveryBinary16ValueExactly() {
+        int lanes = VectorKernels.preferredFloatLanes();
+        short[] all = new short[1 << 16];
+        for (int i = 0; i < all.length; i++) {
+            all[i] = (short) i;
+        }
+        float[] widened = new float[lanes];
+        for (int off = 0; off < all.length; off += lanes) {
+            VectorKernels.halfToFloat(all, off).intoArray(widened, 0);
+            for (int i = 0; i < lanes; i++) {
+                float reference = Float.float16ToFloat(all[off + i]);
+                int expected = Float.floatToRawIntBits(reference);
+                int actual = Float.floatToRawIntBits(widened[i]);
+                // A NaN stays a NaN; whether a signalling one comes back quiet is up to the
+                // hardware (x86's vcvtph2ps behind the JIT's float16ToFloat sets the quiet bit).
+                if (Float.isNaN(reference) ? !Float.isNaN(widened[i]) : expected != actual) {
+                    fail(String.format("half 0x%04x: expected 0x%08x but was 0x%08x", off + i, expected, actual));
+                }
+            }
+        }
+    }
+
+    // --- helpers ---------------------------------------------------------------------------------
+
+    /** n values in [-scale, scale) at [OFF, OFF + n) with GUARD on both sides (OFF + 1 after). */
+    private static float[] guarded(Random r, int n, float scale) {
+        float[] a = new float[n + 2 * OFF + 1];
+        Arrays.fill(a, GUARD);
+        System.arraycopy(random(r, n, scale), 0, a, OFF, n);
+        return a;
+    }
+
+    private static float[] random(Random r, int n, float scale) {
+        float[] a = new float[n];
+        for (int i = 0; i < n; i++) {
+            a[i] = (r.nextFloat() * 2 - 1) * (scale == 0 ? 1 : scale);
+        }
+        return a;
+    }
+
+    /** Element-wise: {@code |v - s| <= relTol * |s|}, guards included (exactly equal there). */
+    private static void assertAllClose(float[] expected, float[] actual, double relTol, String what) {
+        assertEquals(expected.length, actual.length);
+        for (int i = 0; i < expected.length; i++) {
+            assertClose(expected[i], actual[i], relTol * Math.abs(expected[i]) + Float.MIN_NORMAL, what + " [" + i + "]");
+        }
+    }
+
+    private static void assertClose(float expected, float actual, double tol, String what) {
+        if (Float.isNaN(expected) || !(Math.abs((double) expected - actual) <= tol)) {
+            fail(what + ": expected " + expected + " but was " + actual + " (tolerance " + tol + ")");
+        }
+    }
+}

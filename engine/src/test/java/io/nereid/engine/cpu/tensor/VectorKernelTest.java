@@ -1,0 +1,221 @@
+package io.nereid.engine.cpu.tensor;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.nereid.engine.gguf.GgmlType;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.Random;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Every Vector API kernel against its scalar specification, at sizes that leave every kind of
+ * tail (none, less than one vector, less than the 4-vector unrolled step) and at unaligned
+ * offsets. Decoding must agree bit for bit; dot products within a size-scaled rounding bound,
+ * since the vector kernels sum in another order.
+ */
+class VectorKernelTest {
+
+    /** Elements, for the formats without blocks. */
+    static final int[] PLAIN_SIZES = {1, 13, 31, 32, 33, 64, 65, 4095, 4097};
+
+    /** Blocks, for the block formats. */
+    static final int[] BLOCK_COUNTS = {1, 3, 7, 128, 129};
+
+    @BeforeAll
+    static void vectorKernelsAreInUse() {
+        // The build runs tests with --add-modules jdk.incubator.vector on AVX2 or AVX-512 machines;
+        // elsewhere this class has nothing to compare and is skipped.
+        assumeTrue(RowKernels.vector(GgmlType.F32).isPresent(), "vector kernels not in use: " + RowKernels.description());
+    }
+
+    static Stream<Arguments> typesAndSizes() {
+        Stream<Arguments> plain = Stream.of(GgmlType.F32, GgmlType.F16, GgmlType.BF16)
+                .flatMap(t -> Arrays.stream(PLAIN_SIZES).mapToObj(n -> Arguments.of(t, n)));
+        Stream<Arguments> blocks = Stream.of(GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K)
+                .flatMap(t -> Arrays.stream(BLOCK_COUNTS).mapToObj(b -> Arguments.of(t, b * t.blockSize())));
+        return Stream.concat(plain, blocks);
+    }
+
+    @ParameterizedTest(name = "{0} x {1}")
+    @MethodSource("typesAndSizes")
+    void vectorDotAndDequantizeMatchTheScalarSpecification(GgmlType type, int n) {
+        RowKernel scalar = RowKernels.scalar(type);
+        RowKernel vector = RowKernels.vector(type).orElseThrow();
+        Random random = new Random(31L * n + type.ordinal());
+        byte[] row = TestRows.randomRow(type, n, random);
+        float[] x = TestRows.gaussian(random, n + 5, 1f);
+        for (int misalign : new int[] {0, 1, 3}) {
+            byte[] padded = new byte[row.length + misalign];
+            System.arraycopy(row, 0, padded, misalign, row.length);
+            MemorySegment w = MemorySegment.ofArray(padded);
+
+            float[] expected = new float[n + 2];
+            float[] got = new float[n + 2];
+            scalar.dequantize(w, misalign, expected, 2, n);
+            vector.dequantize(w, misalign, got, 2, n);
+            assertArrayEquals(expected, got, type + " decode, misaligned by " + misalign);
+
+            float s = scalar.dot(w, misalign, x, 5, n);
+            float v = vector.dot(w, misalign, x, 5, n);
+            double magnitude = TestRows.dotMagnitude(type, expected, 2, x, 5, n);
+            // both are within dotTolerance of the exact value, so within twice of each other
+            assertEquals(s, v, 2 * TestRows.dotTolerance(n, magnitude), type + " dot, misaligned by " + misalign);
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("floatDotSizes")
+    void vectorFloatArrayDotMatchesTheScalarOne(int n) {
+        Random random = new Random(n);
+        float[] a = TestRows.gaussian(random, n + 3, 1f);
+        float[] b = TestRows.gaussian(random, n + 1, 1f);
+        FloatDot vector = (FloatDot) RowKernels.vector(GgmlType.F32).orElseThrow();
+        float s = F32Format.INSTANCE.dot(a, 3, b, 1, n);
+        assertEquals(s, vector.dot(a, 3, b, 1, n), 2 * TestRows.dotTolerance(n, TestRows.absDot(a, 3, b, 1, n)));
+
+        // dot4: four vectors at stride n + 2 from offset 1, results at stride 3 from offset 2
+        float[] xs = TestRows.gaussian(random, 1 + 4 * (n + 2), 1f);
+        float[] expected = new float[2 + 3 * 4];
+        float[] got = new float[2 + 3 * 4];
+        F32Format.INSTANCE.dot4(a, 3, xs, 1, n + 2, n, expected, 2, 3);
+        vector.dot4(a, 3, xs, 1, n + 2, n, got, 2, 3);
+        for (int t = 0; t < 4; t++) {
+            double tol = 2 * TestRows.dotTolerance(n, TestRows.absDot(a, 3, xs, 1 + t * (n + 2), n));
+            assertEquals(expected[2 + 3 * t], got[2 + 3 * t], tol, "dot4 vector " + t);
+        }
+        assertEquals(0f, got[0] + got[1] + got[3] + got[4], "dot4 writes only its four outputs");
+    }
+
+    @ParameterizedTest
+    @MethodSource("floatDotSizes")
+    void vectorFourByFourTileMatchesTheScalarOne(int n) {
+        Random random = new Random(7L * n);
+        // four rows at stride n + 3 from offset 2, four vectors at stride n + 1 from offset 1,
+        // results at token stride 6 from offset 1 (row j of token t at 1 + 6t + j)
+        float[] w = TestRows.gaussian(random, 2 + 4 * (n + 3), 1f);
+        float[] xs = TestRows.gaussian(random, 1 + 4 * (n + 1), 1f);
+        float[] expected = new float[1 + 6 * 4];
+        float[] got = new float[1 + 6 * 4];
+        F32Format.INSTANCE.dot4x4(w, 2, n + 3, xs, 1, n + 1, n, expected, 1, 6);
+        ((FloatDot) RowKernels.vector(GgmlType.F32).orElseThrow()).dot4x4(w, 2, n + 3, xs, 1, n + 1, n, got, 1, 6);
+        for (int t = 0; t < 4; t++) {
+            for (int j = 0; j < 4; j++) {
+                int o = 1 + 6 * t + j;
+                assertEquals(F32Format.INSTANCE.dot(w, 2 + j * (n + 3), xs, 1 + t * (n + 1), n), expected[o],
+                        "scalar dot4x4 is four times four dots");
+                double tol = 2 * TestRows.dotTolerance(n, TestRows.absDot(w, 2 + j * (n + 3), xs, 1 + t * (n + 1), n));
+                assertEquals(expected[o], got[o], tol, "dot4x4 token " + t + " row " + j);
+            }
+            assertEquals(0f, got[1 + 6 * t + 4] + got[1 + 6 * t + 5], "dot4x4 writes only its sixteen outputs");
+        }
+        assertEquals(0f, got[0], "dot4x4 writes only its sixteen outputs");
+    }
+
+    static IntStream floatDotSizes() {
+        return Arrays.stream(PLAIN_SIZES);
+    }
+
+    /**
+     * The parameterized cases above mostly run interpreted; these calls repeat until C2 has
+     * compiled the kernels with the Vector API intrinsics (10,000 invocations is the usual
+     * threshold), and the compiled code must agree with the specification as well.
+     */
+    @ParameterizedTest
+    @MethodSource("allTypes")
+    void compiledKernelsStillMatchTheScalarSpecification(GgmlType type) {
+        int n = Math.max(2 * type.blockSize(), 48); // two blocks; 48 leaves a tail for the plain formats
+        Random random = new Random(type.ordinal());
+        MemorySegment w = MemorySegment.ofArray(TestRows.randomRow(type, n, random));
+        float[] x = TestRows.gaussian(random, n, 1f);
+        RowKernel scalar = RowKernels.scalar(type);
+        RowKernel vector = RowKernels.vector(type).orElseThrow();
+        float[] expected = new float[n];
+        scalar.dequantize(w, 0, expected, 0, n);
+        float s = scalar.dot(w, 0, x, 0, n);
+        double tolerance = 2 * TestRows.dotTolerance(n, TestRows.dotMagnitude(type, expected, 0, x, 0, n));
+        float[] got = new float[n];
+        for (int i = 0; i < 20_000; i++) {
+            float v = vector.dot(w, 0, x, 0, n);
+            vector.dequantize(w, 0, got, 0, n);
+            if (Math.abs(v - s) > tolerance || !Arrays.equals(expected, got)) {
+                assertEquals(s, v, tolerance, type + " dot, call " + i);
+                assertArrayEquals(expected, got, type + " decode, call " + i);
+            }
+        }
+    }
+
+    static Stream<GgmlType> allTypes() {
+        return Stream.of(GgmlType.F32, GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K,
+                GgmlType.Q5_K, GgmlType.Q6_K);
+    }
+
+    @Test
+    void everyHalfAndBf16BitPatternDecodesExactly() {
+        byte[] all = new byte[2 << 16];
+        MemorySegment w = MemorySegment.ofArray(all);
+        for (int bits = 0; bits < 1 << 16; bits++) {
+            w.set(Bytes.SHORT, 2L * bits, (short) bits);
+        }
+        for (GgmlType type : new GgmlType[] {GgmlType.F16, GgmlType.BF16}) {
+            float[] expected = new float[1 << 16];
+            float[] got = new float[1 << 16];
+            RowKernels.scalar(type).dequantize(w, 0, expected, 0, 1 << 16);
+            RowKernels.vector(type).orElseThrow().dequantize(w, 0, got, 0, 1 << 16);
+            for (int i = 0; i < got.length; i++) {
+                if (Float.isNaN(expected[i])) {
+                    // NaN, payload aside: Float.float16ToFloat itself quiets signalling NaNs when
+                    // intrinsified (vcvtph2ps) and keeps them when interpreted
+                    assertTrue(Float.isNaN(got[i]), type + " bits 0x" + Integer.toHexString(i));
+                } else { // raw bits: the sign of zero must survive too
+                    assertEquals(Float.floatToRawIntBits(expected[i]), Float.floatToRawIntBits(got[i]),
+                            type + " bits 0x" + Integer.toHexString(i));
+                }
+            }
+        }
+    }
+
+    @Test
+    void extremeQuantsAndScalesDecodeExactly() {
+        // all-ones and all-zero quant bytes: the largest and smallest nibbles, high bits and signed scales
+        for (GgmlType type : new GgmlType[] {GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K}) {
+            for (int fill : new int[] {0x00, 0xFF, 0x80, 0x7F}) {
+                byte[] row = new byte[3 * type.bytesPerBlock()];
+                Arrays.fill(row, (byte) fill);
+                MemorySegment w = MemorySegment.ofArray(row);
+                for (int b = 0; b < 3; b++) { // keep the fp16 scales finite: 0x7C00 and up are Inf/NaN
+                    long block = (long) b * type.bytesPerBlock();
+                    long dAt = type == GgmlType.Q6_K ? block + 208 : block;
+                    Bytes.putF16(w, dAt, 0.25f);
+                    if (type == GgmlType.Q4_K || type == GgmlType.Q5_K) {
+                        Bytes.putF16(w, block + 2, 0.125f);
+                    }
+                }
+                int n = 3 * type.blockSize();
+                float[] expected = new float[n];
+                float[] got = new float[n];
+                RowKernels.scalar(type).dequantize(w, 0, expected, 0, n);
+                RowKernels.vector(type).orElseThrow().dequantize(w, 0, got, 0, n);
+                assertArrayEquals(expected, got, type + " filled with 0x" + Integer.toHexString(fill));
+                assertTrue(Arrays.stream(box(expected)).allMatch(Float::isFinite));
+            }
+        }
+    }
+
+    private static Float[] box(float[] a) {
+        Float[] b = new Float[a.length];
+        for (int i = 0; i < a.length; i++) {
+            b[i] = a[i];
+        }
+        return b;
+    }
+}
