@@ -17,6 +17,7 @@ final class RequestState implements RequestHandle {
     final long arrivalNanos;
     final long order;                 // submission order, for FIFO and "latest arrival" preemption
     final Sequence[] choices;         // null until the choice exists (choice 0 on admission, the others at the fork)
+    final ChoiceOutput[] outputs;     // null until the choice exists (the others: when the prompt is computed)
     private final boolean[] ended;    // per choice: its one terminal event was delivered
     private int endedCount;
     long scheduledNanos;
@@ -34,6 +35,7 @@ final class RequestState implements RequestHandle {
         this.wakeUp = wakeUp;
         this.arrivalNanos = System.nanoTime();
         this.choices = new Sequence[request.n()];
+        this.outputs = new ChoiceOutput[request.n()];
         this.ended = new boolean[request.n()];
         this.promptLogprobs = request.promptLogprobs() >= 0 ? new TokenLogprob[request.promptTokens().length - 1] : null;
     }

@@ -1,0 +1,19 @@
+package io.nereid.engine.core;
+
+/**
+ * Offers draft tokens to verify after a running sequence's last token (speculative decoding): the
+ * {@link Scheduler} asks when it plans a decode, and schedules {@code 1 + k} positions. Engine
+ * thread only; must be cheap.
+ */
+@FunctionalInterface
+interface DraftProposer {
+
+    /** Proposes nothing: one token per decode step. */
+    DraftProposer NONE = (tokens, length, max) -> new int[0];
+
+    /**
+     * Up to {@code max} tokens that may follow the sequence's {@code length} tokens in {@code tokens}
+     * (prompt then output; read only {@code [0, length)}).
+     */
+    int[] propose(int[] tokens, int length, int max);
+}

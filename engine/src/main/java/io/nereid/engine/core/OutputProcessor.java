@@ -1,0 +1,206 @@
+package io.nereid.engine.core;
+
+import io.nereid.engine.api.FinishReason;
+import io.nereid.engine.api.GenerationRequest;
+import io.nereid.engine.api.TokenLogprob;
+import io.nereid.engine.backend.StepOutput;
+import io.nereid.engine.sampling.SampledToken;
+import io.nereid.engine.sampling.Sampler;
+import io.nereid.engine.text.IncrementalDetokenizer;
+import io.nereid.engine.text.StopMatch;
+import io.nereid.engine.text.StopStringMatcher;
+import io.nereid.engine.tokenizer.Tokenizer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.BiConsumer;
+
+/**
+ * Turns a step's logits into output, per slice: scores prompt positions (prompt logprobs), then for
+ * a slice that ends at its sequence's last known token chooses the next token (min_tokens, the
+ * sampler), detokenizes incrementally, matches stop token ids and stop strings, and delivers the
+ * deltas and finishes through {@link Events}. When a prompt completes with n > 1 the other choices
+ * start here, each with its own output state and RNG stream, their first tokens drawn from the same
+ * row. Reports what it did as a {@link StepOutcome} for the {@link Scheduler}.
+ *
+ * <p>A failure in one slice's processing fails that slice's request ({@code onFailure}) and the
+ * others go on. Engine thread only.
+ */
+final class OutputProcessor {
+
+    private final Tokenizer tokenizer;
+    private final int vocabSize;
+    private final int[] eosIds;
+    private final int maxModelLen;
+    private final Events events;
+    private long generated;   // tokens produced by this processor, for stats
+
+    OutputProcessor(Tokenizer tokenizer, int vocabSize, int maxModelLen, Events events) {
+        this.tokenizer = tokenizer;
+        this.vocabSize = vocabSize;
+        this.eosIds = tokenizer.specialTokens().stopIds();
+        this.maxModelLen = maxModelLen;
+        this.events = events;
+    }
+
+    /** Tokens generated so far. */
+    long generated() {
+        return generated;
+    }
+
+    /** The output state of choice {@code choice}: its own RNG stream (seed + choice, or one per request). */
+    ChoiceOutput newOutput(RequestState r, int choice) {
+        GenerationRequest q = r.request;
+        long seed = q.sampling().seed() != null ? q.sampling().seed() + choice : r.order * 0x9E3779B97F4A7C15L + choice;
+        return new ChoiceOutput(new Sampler(q.sampling(), vocabSize, q.promptTokens(), seed),
+                new IncrementalDetokenizer(tokenizer, true, true), new StopStringMatcher(q.stop()));
+    }
+
+    /**
+     * Processes every slice of {@code plan} with the rows of {@code out}; a slice whose request fails
+     * here is handed to {@code onFailure} (which ends the request) and counts as computed only.
+     */
+    StepOutcome process(StepPlan plan, StepOutput out, BiConsumer<RequestState, Throwable> onFailure) {
+        List<StepOutcome.SliceOutcome> outcomes = new ArrayList<>(plan.slices().size());
+        for (int i = 0; i < plan.slices().size(); i++) {
+            ScheduledSlice slice = plan.slices().get(i);
+            StepOutcome.SliceOutcome o = StepOutcome.SliceOutcome.COMPUTED;
+            if (slice.sequence().running()) {
+                try {
+                    o = process(slice, out, i);
+                } catch (RuntimeException | Error e) {
+                    onFailure.accept(slice.sequence().request, e);
+                }
+            }
+            outcomes.add(o);
+        }
+        return new StepOutcome(outcomes);
+    }
+
+    private StepOutcome.SliceOutcome process(ScheduledSlice slice, StepOutput out, int i) {
+        Sequence s = slice.sequence();
+        RequestState r = s.request;
+        if (slice.scoresPrompt()) {
+            scorePrompt(r, slice, out, i);
+        }
+        if (!slice.samples()) {
+            return StepOutcome.SliceOutcome.COMPUTED;
+        }
+        // The row after the last known token; drafts (not verified yet) are all rejected, which is exact.
+        float[] logits = out.row(i, out.rows(i) - 1 - slice.draftTokens().length);
+        GenerationRequest q = r.request;
+        if (r.needsPromptLogprobs()) {
+            events.promptLogprobs(r);
+        }
+        if (q.maxTokens() == 0) {   // only the prompt was wanted (scoring it)
+            for (int c = 0; c < q.n(); c++) {
+                events.finish(r, c, FinishReason.LENGTH, null);
+            }
+            return new StepOutcome.SliceOutcome(0, new int[0], true, List.of());
+        }
+        List<StepOutcome.Fork> forks = new ArrayList<>();
+        if (!r.forked && q.n() > 1) {
+            // The prompt is done once; the other choices start from a copy-on-write fork of it.
+            r.forked = true;
+            for (int c = 1; c < q.n(); c++) {
+                ChoiceOutput o = newOutput(r, c);
+                r.outputs[c] = o;
+                int[] token = new int[1];
+                boolean done = next(r, c, o, logits, s.length(), token);
+                forks.add(new StepOutcome.Fork(c, o, token, done));
+            }
+        }
+        int[] token = new int[1];
+        boolean done = next(r, s.choice, s.output(), logits, s.length(), token);
+        return new StepOutcome.SliceOutcome(0, token, done, forks);
+    }
+
+    /**
+     * Chooses choice {@code c}'s next token from {@code logits} (its sequence has {@code length} tokens
+     * before it), emits its text and, if it ends the choice, the finish; the token goes to
+     * {@code token[0]}. Returns whether the choice ended.
+     */
+    private boolean next(RequestState r, int c, ChoiceOutput o, float[] logits, int length, int[] token) {
+        GenerationRequest q = r.request;
+        float[] z = logits;
+        if (o.generated() < q.minTokens()) {
+            z = logits.clone();
+            if (!q.ignoreEos()) {
+                for (int id : eosIds) {
+                    z[id] = Float.NEGATIVE_INFINITY;
+                }
+            }
+            for (int id : q.stopTokenIds()) {
+                if (id >= 0 && id < z.length) {
+                    z[id] = Float.NEGATIVE_INFINITY;
+                }
+            }
+        }
+        SampledToken t = o.sampler.sample(z, q.logprobs());
+        token[0] = t.id();
+        o.produced();
+        generated++;
+        int[] ids = {t.id()};
+        List<TokenLogprob> lp = q.logprobs()
+                ? List.of(new TokenLogprob(t.id(), t.logprob(), t.rank(), t.topIds(), t.topLogprobs())) : List.of();
+        boolean eos = !q.ignoreEos() && contains(eosIds, t.id());
+        if (eos || contains(q.stopTokenIds(), t.id())) {
+            events.delta(r, c, flush(o), ids, lp);
+            events.finish(r, c, FinishReason.STOP, eos ? null : t.id());
+            return true;
+        }
+        String text = o.detokenizer.push(t.id());
+        if (o.generated() > q.minTokens() || q.stop().isEmpty()) {
+            StopMatch m = o.stops.push(text);
+            if (m instanceof StopMatch.Stop stop) {
+                events.delta(r, c, stop.text(), ids, lp);
+                events.finish(r, c, FinishReason.STOP, stop.stop());
+                return true;
+            }
+            text = ((StopMatch.Continue) m).text();
+        }
+        if (o.generated() >= q.maxTokens() || length + 1 >= maxModelLen) {
+            events.delta(r, c, text + flush(o), ids, lp);
+            events.finish(r, c, FinishReason.LENGTH, null);
+            return true;
+        }
+        events.delta(r, c, text, ids, lp);
+        return false;
+    }
+
+    /** Text still held by the detokenizer and the stop matcher, when the choice ends for another reason. */
+    private static String flush(ChoiceOutput o) {
+        String tail = o.detokenizer.flush();
+        StopMatch m = o.stops.push(tail);
+        String text = m instanceof StopMatch.Stop stop ? stop.text() : ((StopMatch.Continue) m).text();
+        return text + (m instanceof StopMatch.Continue ? o.stops.flush() : "");
+    }
+
+    /**
+     * Scores the prompt tokens that follow the slice's positions (row j predicts the token at
+     * {@code start + j + 1}); a position computed again after a preemption is scored again, to the same value.
+     */
+    private static void scorePrompt(RequestState r, ScheduledSlice slice, StepOutput out, int i) {
+        int[] prompt = r.request.promptTokens();
+        float[] rows = out.logits()[i];
+        int vocab = out.vocabSize();
+        for (int j = 0; j < slice.tokens().length; j++) {
+            int next = slice.start() + j + 1;
+            if (next >= prompt.length) {
+                break;
+            }
+            SampledToken t = Sampler.score(Arrays.copyOfRange(rows, j * vocab, (j + 1) * vocab), prompt[next],
+                    r.request.promptLogprobs());
+            r.promptLogprobs[next - 1] = new TokenLogprob(t.id(), t.logprob(), t.rank(), t.topIds(), t.topLogprobs());
+        }
+    }
+
+    private static boolean contains(int[] ids, int id) {
+        for (int x : ids) {
+            if (x == id) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
