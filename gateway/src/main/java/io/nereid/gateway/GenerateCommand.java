@@ -119,8 +119,8 @@ final class GenerateCommand {
             }
             out.print(text);
             Printer printer = new Printer(out);
-            model.engine().submit(new GenerationRequest("generate", prompt, params, List.of(), new int[0], maxTokens, 0,
-                    opt.containsKey("--ignore-eos"), 1, false, 0, null), printer);
+            model.engine().submit(GenerationRequest.builder("generate", prompt).sampling(params).maxTokens(maxTokens)
+                    .ignoreEos(opt.containsKey("--ignore-eos")).build(), printer);
             Usage u = printer.await();
             out.println();
             long prefill = u.firstTokenNanos() - u.queueNanos();

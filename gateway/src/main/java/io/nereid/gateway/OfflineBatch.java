@@ -55,8 +55,8 @@ final class OfflineBatch {
             int max = line.path("max_tokens").canConvertToInt() && line.path("max_tokens").isIntegralNumber()
                     ? line.get("max_tokens").asInt() : defaultMaxTokens;
             results[i] = new Result(done);
-            model.engine().submit(new GenerationRequest("batch-" + i, model.tokenizer().encode(line.get("prompt").asText(),
-                    true, true), params, List.of(), new int[0], max, 0, opt.containsKey("--ignore-eos"), 1, false, 0, null),
+            model.engine().submit(GenerationRequest.builder("batch-" + i, model.tokenizer().encode(line.get("prompt").asText(),
+                    true, true)).sampling(params).maxTokens(max).ignoreEos(opt.containsKey("--ignore-eos")).build(),
                     results[i]);
         }
         try {

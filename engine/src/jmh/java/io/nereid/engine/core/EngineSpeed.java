@@ -140,7 +140,7 @@ public final class EngineSpeed {
     }
 
     private static GenerationRequest request(String id, int[] prompt, int maxTokens) {
-        return new GenerationRequest(id, prompt, SamplingParams.GREEDY, List.of(), new int[0], maxTokens, 0, true, 1, false, 0, null);
+        return GenerationRequest.builder(id, prompt).maxTokens(maxTokens).ignoreEos(true).build();
     }
 
     private static int[] tokens(long seed, int n) {

@@ -1,33 +1,18 @@
 package io.nereid.engine.api;
 
+import io.nereid.engine.text.StopStringMatcher;
 import java.time.Instant;
 import java.util.List;
+import java.util.Objects;
 
 /**
- * One generation request in engine terms (no OpenAI types): the gateway has already rendered
- * the chat template and tokenized.
- *
- * @param id            unique id (for logs and metrics)
- * @param promptTokens  the prompt's token ids (at least one)
- * @param sampling      sampling parameters; {@code sampling.topLogprobs()} alternatives are
- *                      reported when {@code logprobs}
- * @param stop          stop strings (not included in the output)
- * @param stopTokenIds  token ids that end the choice (beyond the model's EOS tokens)
- * @param maxTokens     most tokens to generate per choice (>= 0; 0 only computes the prompt, e.g. to
- *                      score it with {@code promptLogprobs})
- * @param minTokens     EOS tokens, stop token ids and stop strings are suppressed until this many
- * @param ignoreEos     keep generating after the model's EOS tokens
- * @param n             choices (>= 1); the prompt is computed once and forked
- * @param logprobs      report log-probabilities per token
- * @param priority      lower is served first and preempted last (vLLM's convention)
- * @param deadline      when to give up (finish reason DEADLINE), or null
- * @param promptLogprobs report the log-probability of every prompt token after the first with this
- *                      many alternatives ({@link TokenSink#onPromptLogprobs}); -1: off. Such a request
- *                      computes its whole prompt: it takes nothing from the prefix cache (as vLLM)
+ * One generation request in engine terms (no OpenAI types): the front end has already rendered the
+ * chat template and tokenized. Built with {@link #builder(String, int[])}; {@link Builder#build()}
+ * is the one place that checks each field on its own (what also depends on the model — the
+ * vocabulary, the context, the engine's limits — {@link Engine#validate} checks), throwing
+ * {@link RequestValidationException} naming the field. Immutable.
  */
-public record GenerationRequest(String id, int[] promptTokens, SamplingParams sampling, List<String> stop,
-        int[] stopTokenIds, int maxTokens, int minTokens, boolean ignoreEos, int n, boolean logprobs, int priority,
-        Instant deadline, int promptLogprobs) {
+public final class GenerationRequest {
 
     /** Most stop strings per request (OpenAI allows 4; vLLM any number): each costs a little per generated token. */
     public static final int MAX_STOPS = 64;
@@ -36,26 +21,256 @@ public record GenerationRequest(String id, int[] promptTokens, SamplingParams sa
     /** Most stop token ids per request: each generated token is compared with every one. */
     public static final int MAX_STOP_TOKEN_IDS = 1024;
 
-    public GenerationRequest {
-        stop = List.copyOf(stop);
-        promptTokens = promptTokens.clone();
-        stopTokenIds = stopTokenIds.clone();
-        if (promptLogprobs < -1) {
-            throw new IllegalArgumentException("promptLogprobs must be -1 (off) or at least 0, got " + promptLogprobs);
-        }
+    private final String id;
+    private final int[] promptTokens;
+    private final SamplingParams sampling;
+    private final List<String> stop;
+    private final int[] stopTokenIds;
+    private final int maxTokens;
+    private final int minTokens;
+    private final boolean ignoreEos;
+    private final int n;
+    private final boolean logprobs;
+    private final int priority;
+    private final Instant deadline;
+    private final int promptLogprobs;
+
+    private GenerationRequest(Builder b) {
+        this.id = b.id;
+        this.promptTokens = b.promptTokens.clone();
+        this.sampling = b.sampling;
+        this.stop = List.copyOf(b.stop);
+        this.stopTokenIds = b.stopTokenIds.clone();
+        this.maxTokens = b.maxTokens;
+        this.minTokens = b.minTokens;
+        this.ignoreEos = b.ignoreEos;
+        this.n = b.n;
+        this.logprobs = b.logprobs;
+        this.priority = b.priority;
+        this.deadline = b.deadline;
+        this.promptLogprobs = b.promptLogprobs;
     }
 
-    /** A request without prompt logprobs. */
-    public GenerationRequest(String id, int[] promptTokens, SamplingParams sampling, List<String> stop,
-            int[] stopTokenIds, int maxTokens, int minTokens, boolean ignoreEos, int n, boolean logprobs, int priority,
-            Instant deadline) {
-        this(id, promptTokens, sampling, stop, stopTokenIds, maxTokens, minTokens, ignoreEos, n, logprobs, priority,
-                deadline, -1);
+    /** A request for {@code promptTokens} with every default: greedy, 16 tokens, one choice, no stops. */
+    public static Builder builder(String id, int[] promptTokens) {
+        return new Builder(id, promptTokens);
     }
 
     /** Greedy, no stops, one choice: for tests and simple callers. */
     public static GenerationRequest greedy(String id, int[] prompt, int maxTokens) {
-        return new GenerationRequest(id, prompt, SamplingParams.GREEDY, List.of(), new int[0], maxTokens, 0, false, 1,
-                false, 0, null);
+        return builder(id, prompt).maxTokens(maxTokens).build();
+    }
+
+    /** Unique id (for logs and metrics). */
+    public String id() {
+        return id;
+    }
+
+    /** The prompt's token ids (at least one). */
+    public int[] promptTokens() {
+        return promptTokens.clone();
+    }
+
+    /** The prompt's length, without copying it. */
+    public int promptLength() {
+        return promptTokens.length;
+    }
+
+    /** Sampling parameters; {@code sampling.topLogprobs()} alternatives are reported when {@link #logprobs()}. */
+    public SamplingParams sampling() {
+        return sampling;
+    }
+
+    /** Stop strings (not included in the output). */
+    public List<String> stop() {
+        return stop;
+    }
+
+    /** Token ids that end the choice (beyond the model's EOS tokens). */
+    public int[] stopTokenIds() {
+        return stopTokenIds.clone();
+    }
+
+    /** Most tokens to generate per choice (0 only computes the prompt, e.g. to score it with {@link #promptLogprobs()}). */
+    public int maxTokens() {
+        return maxTokens;
+    }
+
+    /** EOS tokens, stop token ids and stop strings are suppressed until this many tokens. */
+    public int minTokens() {
+        return minTokens;
+    }
+
+    /** Keep generating after the model's EOS tokens. */
+    public boolean ignoreEos() {
+        return ignoreEos;
+    }
+
+    /** Choices; the prompt is computed once and forked. */
+    public int n() {
+        return n;
+    }
+
+    /** Report log-probabilities per generated token. */
+    public boolean logprobs() {
+        return logprobs;
+    }
+
+    /** Lower is served first and preempted last (vLLM's convention). */
+    public int priority() {
+        return priority;
+    }
+
+    /** When to give up (finish reason DEADLINE), or null. */
+    public Instant deadline() {
+        return deadline;
+    }
+
+    /**
+     * Report the log-probability of every prompt token after the first with this many alternatives
+     * ({@link TokenSink#onPromptLogprobs}); -1: off. Such a request computes its whole prompt: it
+     * takes nothing from the prefix cache (as vLLM).
+     */
+    public int promptLogprobs() {
+        return promptLogprobs;
+    }
+
+    @Override
+    public String toString() {
+        return "GenerationRequest[" + id + ", " + promptTokens.length + " prompt tokens, max " + maxTokens + ", n " + n + "]";
+    }
+
+    /** Builds a {@link GenerationRequest}; not thread-safe. */
+    public static final class Builder {
+        private final String id;
+        private final int[] promptTokens;
+        private SamplingParams sampling = SamplingParams.GREEDY;
+        private List<String> stop = List.of();
+        private int[] stopTokenIds = new int[0];
+        private int maxTokens = 16;
+        private int minTokens;
+        private boolean ignoreEos;
+        private int n = 1;
+        private boolean logprobs;
+        private int priority;
+        private Instant deadline;
+        private int promptLogprobs = -1;
+
+        private Builder(String id, int[] promptTokens) {
+            this.id = Objects.requireNonNull(id, "id");
+            this.promptTokens = Objects.requireNonNull(promptTokens, "promptTokens");
+        }
+
+        public Builder sampling(SamplingParams p) {
+            this.sampling = Objects.requireNonNull(p, "sampling");
+            return this;
+        }
+
+        public Builder stop(List<String> stops) {
+            this.stop = Objects.requireNonNull(stops, "stop");
+            return this;
+        }
+
+        public Builder stopTokenIds(int[] ids) {
+            this.stopTokenIds = Objects.requireNonNull(ids, "stopTokenIds");
+            return this;
+        }
+
+        public Builder maxTokens(int tokens) {
+            this.maxTokens = tokens;
+            return this;
+        }
+
+        public Builder minTokens(int tokens) {
+            this.minTokens = tokens;
+            return this;
+        }
+
+        public Builder ignoreEos(boolean ignore) {
+            this.ignoreEos = ignore;
+            return this;
+        }
+
+        public Builder n(int choices) {
+            this.n = choices;
+            return this;
+        }
+
+        public Builder logprobs(boolean report) {
+            this.logprobs = report;
+            return this;
+        }
+
+        public Builder priority(int p) {
+            this.priority = p;
+            return this;
+        }
+
+        public Builder deadline(Instant when) {
+            this.deadline = when;
+            return this;
+        }
+
+        public Builder promptLogprobs(int alternatives) {
+            this.promptLogprobs = alternatives;
+            return this;
+        }
+
+        /**
+         * Checks every field on its own and together with the others (the model's limits are
+         * {@link Engine#validate}'s).
+         *
+         * @throws RequestValidationException naming the first bad field
+         */
+        public GenerationRequest build() {
+            if (promptTokens.length == 0) {
+                throw new RequestValidationException("prompt", "the prompt is empty");
+            }
+            for (int t : promptTokens) {
+                if (t < 0) {
+                    throw new RequestValidationException("prompt", "token id " + t + " is negative");
+                }
+            }
+            if (n < 1) {
+                throw new RequestValidationException("n", "n must be at least 1, got " + n);
+            }
+            if (maxTokens < 0) {
+                throw new RequestValidationException("max_tokens", "max_tokens must be at least 0, got " + maxTokens);
+            }
+            if (minTokens < 0 || minTokens > maxTokens) {
+                throw new RequestValidationException("min_tokens", "min_tokens must be in [0, max_tokens], got " + minTokens);
+            }
+            if (promptLogprobs < -1 || promptLogprobs > SamplingParams.MAX_LOGPROBS) {
+                throw new RequestValidationException("prompt_logprobs", "prompt_logprobs must be in [0, "
+                        + SamplingParams.MAX_LOGPROBS + "], got " + promptLogprobs);
+            }
+            checkStops();
+            return new GenerationRequest(this);
+        }
+
+        private void checkStops() {
+            if (stop.size() > MAX_STOPS) {
+                throw new RequestValidationException("stop", "at most " + MAX_STOPS + " stop strings, got " + stop.size());
+            }
+            for (int i = 0; i < stop.size(); i++) {
+                String problem = StopStringMatcher.problem(i, stop.get(i));
+                if (problem != null) {
+                    throw new RequestValidationException("stop", problem);
+                }
+                if (stop.get(i).length() > MAX_STOP_CHARS) {
+                    throw new RequestValidationException("stop", "stop string " + i + " has " + stop.get(i).length()
+                            + " characters; at most " + MAX_STOP_CHARS);
+                }
+            }
+            if (stopTokenIds.length > MAX_STOP_TOKEN_IDS) {
+                throw new RequestValidationException("stop_token_ids", "at most " + MAX_STOP_TOKEN_IDS
+                        + " stop token ids, got " + stopTokenIds.length);
+            }
+            for (int id : stopTokenIds) {
+                if (id < 0) {
+                    throw new RequestValidationException("stop_token_ids", "stop token id " + id + " is negative");
+                }
+            }
+        }
     }
 }

@@ -3,7 +3,8 @@ package io.nereid.engine.api;
 import java.util.Map;
 
 /**
- * How to choose the next token from logits; validated here, once. Defaults are OpenAI's and
+ * How to choose the next token from logits; each field is validated here, once (a bad value is a
+ * {@link RequestValidationException} naming the field). Defaults are OpenAI's and
  * vLLM's (temperature 1, top_p 1, no top-k, no min-p, no penalties).
  *
  * @param temperature        0 means greedy (argmax); otherwise logits are divided by it
@@ -28,33 +29,38 @@ public record SamplingParams(float temperature, int topK, float topP, float minP
 
     public SamplingParams {
         if (!(temperature >= 0) || Float.isInfinite(temperature)) {
-            throw new IllegalArgumentException("temperature must be a finite number >= 0, got " + temperature);
+            throw new RequestValidationException("temperature", "temperature must be a finite number >= 0, got "
+                    + temperature);
         }
         if (topK < -1) {
-            throw new IllegalArgumentException("top_k must be -1 (disabled) or >= 0, got " + topK);
+            throw new RequestValidationException("top_k", "top_k must be -1 (disabled) or >= 0, got " + topK);
         }
         if (!(topP > 0 && topP <= 1)) {
-            throw new IllegalArgumentException("top_p must be in (0, 1], got " + topP);
+            throw new RequestValidationException("top_p", "top_p must be in (0, 1], got " + topP);
         }
         if (!(minP >= 0 && minP <= 1)) {
-            throw new IllegalArgumentException("min_p must be in [0, 1], got " + minP);
+            throw new RequestValidationException("min_p", "min_p must be in [0, 1], got " + minP);
         }
         if (!(repetitionPenalty > 0) || Float.isInfinite(repetitionPenalty)) {
-            throw new IllegalArgumentException("repetition_penalty must be a finite number > 0, got " + repetitionPenalty);
+            throw new RequestValidationException("repetition_penalty", "repetition_penalty must be a finite number > 0,"
+                    + " got " + repetitionPenalty);
         }
         if (!(presencePenalty >= -2 && presencePenalty <= 2)) {
-            throw new IllegalArgumentException("presence_penalty must be in [-2, 2], got " + presencePenalty);
+            throw new RequestValidationException("presence_penalty", "presence_penalty must be in [-2, 2], got "
+                    + presencePenalty);
         }
         if (!(frequencyPenalty >= -2 && frequencyPenalty <= 2)) {
-            throw new IllegalArgumentException("frequency_penalty must be in [-2, 2], got " + frequencyPenalty);
+            throw new RequestValidationException("frequency_penalty", "frequency_penalty must be in [-2, 2], got "
+                    + frequencyPenalty);
         }
         if (topLogprobs < 0 || topLogprobs > MAX_LOGPROBS) {
-            throw new IllegalArgumentException("top_logprobs must be in [0, " + MAX_LOGPROBS + "], got " + topLogprobs);
+            throw new RequestValidationException("top_logprobs", "top_logprobs must be in [0, " + MAX_LOGPROBS + "], got "
+                    + topLogprobs);
         }
         logitBias = Map.copyOf(logitBias);
         for (Map.Entry<Integer, Float> e : logitBias.entrySet()) {
             if (!(e.getValue() >= -100 && e.getValue() <= 100)) {
-                throw new IllegalArgumentException("logit_bias for token " + e.getKey() + " must be in [-100, 100], got "
+                throw new RequestValidationException("logit_bias", "logit_bias for token " + e.getKey() + " must be in [-100, 100], got "
                         + e.getValue());
             }
         }

@@ -8,12 +8,9 @@ import io.nereid.engine.api.EngineStats;
 import io.nereid.engine.api.FinishReason;
 import io.nereid.engine.api.GenerationRequest;
 import io.nereid.engine.api.RequestHandle;
-import io.nereid.engine.api.RequestValidationException;
-import io.nereid.engine.api.SamplingParams;
 import io.nereid.engine.api.TokenSink;
 import io.nereid.engine.backend.Backend;
 import io.nereid.engine.backend.StepOutput;
-import io.nereid.engine.text.StopStringMatcher;
 import io.nereid.engine.tokenizer.Tokenizer;
 import io.nereid.kvcache.KvCacheConfig;
 import io.nereid.kvcache.KvCacheManager;
@@ -22,7 +19,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -61,8 +57,8 @@ public final class InflightEngine implements Engine {
     static final int MAX_CONSECUTIVE_STEP_FAILURES = 3;
 
     private final EngineConfig config;
-    private final Backend backend;
     private final KvCacheManager cache;
+    private final RequestLimits limits;
     private final Scheduler scheduler;
     private final Executor executor;
     private final OutputProcessor outputs;
@@ -93,7 +89,7 @@ public final class InflightEngine implements Engine {
 
     InflightEngine(EngineConfig config, Backend backend, Tokenizer tokenizer, DraftProposer proposer) {
         this.config = config;
-        this.backend = backend;
+        this.limits = new RequestLimits(config, backend.vocabSize());
         this.cache = new KvCacheManager(new KvCacheConfig(config.numBlocks(), config.blockSize(), config.watermark(),
                 KvCacheConfig.randomSeed()));
         int promptRows = (int) Math.min(config.maxNumBatchedTokens(), PROMPT_LOGIT_BYTES_PER_STEP / (4L * backend.vocabSize()));
@@ -142,74 +138,7 @@ public final class InflightEngine implements Engine {
 
     @Override
     public void validate(GenerationRequest r) {
-        int vocab = backend.vocabSize();
-        int prompt = r.promptTokens().length;
-        if (prompt == 0) {
-            throw new RequestValidationException("prompt", "the prompt is empty");
-        }
-        if (r.n() < 1 || r.n() > config.maxNumSeqs()) {
-            throw new RequestValidationException("n", "n must be in [1, " + config.maxNumSeqs() + "], got " + r.n());
-        }
-        if (r.maxTokens() < 0) {
-            throw new RequestValidationException("max_tokens", "max_tokens must be at least 0, got " + r.maxTokens());
-        }
-        if (r.minTokens() < 0 || r.minTokens() > r.maxTokens()) {
-            throw new RequestValidationException("min_tokens", "min_tokens must be in [0, max_tokens], got " + r.minTokens());
-        }
-        if (r.promptLogprobs() > SamplingParams.MAX_LOGPROBS) {
-            throw new RequestValidationException("prompt_logprobs", "prompt_logprobs must be in [0, "
-                    + SamplingParams.MAX_LOGPROBS + "], got " + r.promptLogprobs());
-        }
-        for (int t : r.promptTokens()) {
-            if (t < 0 || t >= vocab) {
-                throw new RequestValidationException("prompt", "token id " + t + " is outside the vocabulary of " + vocab);
-            }
-        }
-        for (Map.Entry<Integer, Float> e : r.sampling().logitBias().entrySet()) {
-            if (e.getKey() < 0 || e.getKey() >= vocab) {
-                throw new RequestValidationException("logit_bias", "logit_bias names token " + e.getKey()
-                        + ", outside the vocabulary [0, " + vocab + ")");
-            }
-        }
-        validateStops(r, vocab);
-        if ((long) prompt + r.maxTokens() > config.maxModelLen()) {
-            throw new RequestValidationException("max_tokens", "prompt (" + prompt + " tokens) + max_tokens (" + r.maxTokens()
-                    + ") exceeds the model's context of " + config.maxModelLen() + " tokens");
-        }
-        long blocks = ((long) prompt + r.maxTokens() + config.blockSize() - 1) / config.blockSize();
-        if (blocks > config.numBlocks() - 1) {
-            throw new RequestValidationException("max_tokens", "prompt + max_tokens needs " + blocks
-                    + " KV blocks but the whole pool has " + (config.numBlocks() - 1));
-        }
-    }
-
-    private static void validateStops(GenerationRequest r, int vocab) {
-        List<String> stops = r.stop();
-        if (stops.size() > GenerationRequest.MAX_STOPS) {
-            throw new RequestValidationException("stop", "at most " + GenerationRequest.MAX_STOPS + " stop strings, got "
-                    + stops.size());
-        }
-        for (int i = 0; i < stops.size(); i++) {
-            String problem = StopStringMatcher.problem(i, stops.get(i));
-            if (problem != null) {
-                throw new RequestValidationException("stop", problem);
-            }
-            if (stops.get(i).length() > GenerationRequest.MAX_STOP_CHARS) {
-                throw new RequestValidationException("stop", "stop string " + i + " has " + stops.get(i).length()
-                        + " characters; at most " + GenerationRequest.MAX_STOP_CHARS);
-            }
-        }
-        int[] ids = r.stopTokenIds();
-        if (ids.length > GenerationRequest.MAX_STOP_TOKEN_IDS) {
-            throw new RequestValidationException("stop_token_ids", "at most " + GenerationRequest.MAX_STOP_TOKEN_IDS
-                    + " stop token ids, got " + ids.length);
-        }
-        for (int id : ids) {
-            if (id < 0 || id >= vocab) {
-                throw new RequestValidationException("stop_token_ids", "stop token id " + id
-                        + " is outside the vocabulary [0, " + vocab + ")");
-            }
-        }
+        limits.check(r);
     }
 
     @Override

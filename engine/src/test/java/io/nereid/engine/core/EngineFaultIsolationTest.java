@@ -27,6 +27,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -94,30 +95,37 @@ class EngineFaultIsolationTest {
     @Test
     void everyFieldOutOfBoundsIsRefusedBeforeAnythingIsQueuedNamingTheField() {
         int vocab = EngineTestSupport.model().config().vocabSize();
-        record Case(String field, GenerationRequest request) {
+        // Each case fails either when the request is built (a field on its own) or when the engine
+        // checks it against the model (vocabulary, context, max_num_seqs): never later.
+        record Case(String field, Supplier<GenerationRequest> request) {
         }
         List<String> tooManyStops = Collections.nCopies(GenerationRequest.MAX_STOPS + 1, "x");
         List<Case> cases = List.of(
-                new Case("logit_bias", sampled(Map.of(-1, 1f))),
-                new Case("logit_bias", sampled(Map.of(vocab, 1f))),
-                new Case("logit_bias", sampled(Map.of(99_999_999, -100f))),
-                new Case("n", request(A, 4, List.of(), new int[0], 0, -1)),
-                new Case("n", request(A, 4, List.of(), new int[0], 65, -1)),
-                new Case("n", request(A, 4, List.of(), new int[0], Integer.MAX_VALUE, -1)),
-                new Case("stop", request(A, 4, tooManyStops, new int[0], 1, -1)),
-                new Case("stop", request(A, 4, List.of("y".repeat(GenerationRequest.MAX_STOP_CHARS + 1)), new int[0], 1, -1)),
-                new Case("stop", request(A, 4, List.of("ok", "\ud800"), new int[0], 1, -1)),
-                new Case("stop_token_ids", request(A, 4, List.of(), new int[] {vocab}, 1, -1)),
-                new Case("stop_token_ids", request(A, 4, List.of(), new int[] {-5}, 1, -1)),
-                new Case("stop_token_ids", request(A, 4, List.of(), new int[GenerationRequest.MAX_STOP_TOKEN_IDS + 1], 1, -1)),
-                new Case("prompt_logprobs", request(A, 4, List.of(), new int[0], 1, SamplingParams.MAX_LOGPROBS + 1)),
-                new Case("prompt", request(new int[] {3, vocab + 2}, 4, List.of(), new int[0], 1, -1)),
-                new Case("max_tokens", request(A, Integer.MAX_VALUE, List.of(), new int[0], 1, -1)));
+                new Case("logit_bias", () -> sampled(Map.of(-1, 1f))),
+                new Case("logit_bias", () -> sampled(Map.of(vocab, 1f))),
+                new Case("logit_bias", () -> sampled(Map.of(99_999_999, -100f))),
+                new Case("n", () -> request(A, 4, List.of(), new int[0], 0, -1)),
+                new Case("n", () -> request(A, 4, List.of(), new int[0], 65, -1)),
+                new Case("n", () -> request(A, 4, List.of(), new int[0], Integer.MAX_VALUE, -1)),
+                new Case("stop", () -> request(A, 4, tooManyStops, new int[0], 1, -1)),
+                new Case("stop", () -> request(A, 4, List.of("y".repeat(GenerationRequest.MAX_STOP_CHARS + 1)), new int[0],
+                        1, -1)),
+                new Case("stop", () -> request(A, 4, List.of("ok", "\ud800"), new int[0], 1, -1)),
+                new Case("stop_token_ids", () -> request(A, 4, List.of(), new int[] {vocab}, 1, -1)),
+                new Case("stop_token_ids", () -> request(A, 4, List.of(), new int[] {-5}, 1, -1)),
+                new Case("stop_token_ids", () -> request(A, 4, List.of(), new int[GenerationRequest.MAX_STOP_TOKEN_IDS + 1],
+                        1, -1)),
+                new Case("prompt_logprobs", () -> request(A, 4, List.of(), new int[0], 1, SamplingParams.MAX_LOGPROBS + 1)),
+                new Case("prompt", () -> request(new int[] {3, vocab + 2}, 4, List.of(), new int[0], 1, -1)),
+                new Case("prompt", () -> request(new int[] {3, -2}, 4, List.of(), new int[0], 1, -1)),
+                new Case("prompt", () -> request(new int[0], 4, List.of(), new int[0], 1, -1)),
+                new Case("max_tokens", () -> request(A, Integer.MAX_VALUE, List.of(), new int[0], 1, -1)),
+                new Case("max_tokens", () -> request(A, -1, List.of(), new int[0], 1, -1)));
         try (InflightEngine e = EngineTestSupport.engine(CONFIG)) {
             for (Case c : cases) {
-                var v = assertThrows(RequestValidationException.class, () -> e.validate(c.request()), c.toString());
+                var v = assertThrows(RequestValidationException.class, () -> e.validate(c.request().get()), c.toString());
                 assertEquals(c.field(), v.param(), v.getMessage());
-                var s = assertThrows(RequestValidationException.class, () -> e.submit(c.request(), new Recorder(1)));
+                var s = assertThrows(RequestValidationException.class, () -> e.submit(c.request().get(), new Recorder(1)));
                 assertEquals(c.field(), s.param(), s.getMessage());
             }
             assertEquals(0, e.stats().waiting());
@@ -295,18 +303,17 @@ class EngineFaultIsolationTest {
     }
 
     private static GenerationRequest greedy(String id, int[] prompt, int maxTokens) {
-        return new GenerationRequest(id, prompt, SamplingParams.GREEDY, List.of(), new int[0], maxTokens, 0, true, 1, false,
-                0, null);
+        return GenerationRequest.builder(id, prompt).maxTokens(maxTokens).ignoreEos(true).build();
     }
 
     private static GenerationRequest request(int[] prompt, int maxTokens, List<String> stop, int[] stopIds, int n,
             int promptLogprobs) {
-        return new GenerationRequest("r", prompt, SamplingParams.GREEDY, stop, stopIds, maxTokens, 0, true, n, false, 0,
-                null, promptLogprobs);
+        return GenerationRequest.builder("r", prompt).stop(stop).stopTokenIds(stopIds).maxTokens(maxTokens)
+                .ignoreEos(true).n(n).promptLogprobs(promptLogprobs).build();
     }
 
     private static GenerationRequest sampled(Map<Integer, Float> bias) {
         SamplingParams p = new SamplingParams(0.7f, -1, 1f, 0f, 1f, 0f, 0f, bias, 1L, 0);
-        return new GenerationRequest("bias", A, p, List.of(), new int[0], 4, 0, true, 1, false, 0, null);
+        return GenerationRequest.builder("bias", A).sampling(p).maxTokens(4).ignoreEos(true).build();
     }
 }

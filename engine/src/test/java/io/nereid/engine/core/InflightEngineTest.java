@@ -99,8 +99,8 @@ class InflightEngineTest {
         try (InflightEngine e = engine(config(256, 16, true, 64))) {
             Recorder r = new Recorder(2);
             // Already past when the engine first sees it: checked before any scheduling, so deterministic.
-            e.submit(new GenerationRequest("late", prompts[1], SamplingParams.GREEDY, List.of(), new int[0], 1000, 0, true, 2,
-                    false, 0, java.time.Instant.now().minusMillis(1)), r);
+            e.submit(GenerationRequest.builder("late", prompts[1]).maxTokens(1000).ignoreEos(true).n(2)
+                    .deadline(java.time.Instant.now().minusMillis(1)).build(), r);
             r.await();
             assertEquals(FinishReason.DEADLINE, r.reasons[0]);
             assertEquals(FinishReason.DEADLINE, r.reasons[1]);
@@ -174,7 +174,8 @@ class InflightEngineTest {
     @Test
     void seededSamplingGivesTheSameTokensAloneOrBatched() {
         SamplingParams sp = new SamplingParams(1f, -1, 0.95f, 0f, 1f, 0f, 0f, Map.of(), 1234L, 0);
-        GenerationRequest q = new GenerationRequest("seeded", prompts[3], sp, List.of(), new int[0], 16, 0, true, 1, false, 0, null);
+        GenerationRequest q = GenerationRequest.builder("seeded", prompts[3]).sampling(sp).maxTokens(16)
+                .ignoreEos(true).build();
         List<Integer> a;
         try (InflightEngine e = engine(config(256, 16, true, 64))) {
             Recorder r = new Recorder(1);
@@ -255,8 +256,7 @@ class InflightEngineTest {
             // A stop string taken from the middle of the greedy text, spanning token boundaries.
             String stop = refText.substring(refText.length() / 3, refText.length() / 3 + 5);
             Recorder r = new Recorder(1);
-            e.submit(new GenerationRequest("stop", prompts[4], SamplingParams.GREEDY, List.of(stop), new int[0], 12, 0, false,
-                    1, false, 0, null), r);
+            e.submit(GenerationRequest.builder("stop", prompts[4]).stop(List.of(stop)).maxTokens(12).build(), r);
             r.await();
             assertEquals(FinishReason.STOP, r.reasons[0]);
             assertEquals(stop, r.stopReasons[0]);
@@ -265,14 +265,14 @@ class InflightEngineTest {
             // The first greedy token as a stop token id: it ends at once, unless min_tokens holds it back.
             int first = ref.get(0);
             Recorder s = new Recorder(1);
-            e.submit(new GenerationRequest("stop-id", prompts[4], SamplingParams.GREEDY, List.of(), new int[] {first}, 12, 0,
-                    false, 1, false, 0, null), s);
+            e.submit(GenerationRequest.builder("stop-id", prompts[4]).stopTokenIds(new int[] {first}).maxTokens(12)
+                    .build(), s);
             s.await();
             assertEquals(List.of(first), s.tokens(0));
             assertEquals(first, s.stopReasons[0]);
             Recorder m = new Recorder(1);
-            e.submit(new GenerationRequest("min", prompts[4], SamplingParams.GREEDY, List.of(), new int[] {first}, 12, 3,
-                    false, 1, false, 0, null), m);
+            e.submit(GenerationRequest.builder("min", prompts[4]).stopTokenIds(new int[] {first}).maxTokens(12)
+                    .minTokens(3).build(), m);
             m.await();
             assertTrue(m.tokens(0).size() >= 3, "min_tokens 3: " + m.tokens(0));
             assertTrue(m.tokens(0).get(0) != first, "the stop id is suppressed before min_tokens");
@@ -284,7 +284,8 @@ class InflightEngineTest {
         try (InflightEngine e = engine(config(256, 16, false, 512))) {
             SamplingParams sp = new SamplingParams(1.5f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(), 99L, 0);
             Recorder r = new Recorder(3);
-            e.submit(new GenerationRequest("n3", prompts[7], sp, List.of(), new int[0], 6, 0, true, 3, false, 0, null), r);
+            e.submit(GenerationRequest.builder("n3", prompts[7]).sampling(sp).maxTokens(6).ignoreEos(true).n(3)
+                    .build(), r);
             r.await();
             for (int c = 0; c < 3; c++) {
                 assertEquals(FinishReason.LENGTH, r.reasons[c]);
@@ -354,8 +355,7 @@ class InflightEngineTest {
 
     /** Greedy with ignore_eos, so the random model's output length is always max_tokens. */
     private static GenerationRequest greedy(String id, int[] prompt, int maxTokens) {
-        return new GenerationRequest(id, prompt, SamplingParams.GREEDY, List.of(), new int[0], maxTokens, 0, true, 1, false,
-                0, null);
+        return GenerationRequest.builder(id, prompt).maxTokens(maxTokens).ignoreEos(true).build();
     }
 
     private static int[] concat(int[] a, int[] b) {

@@ -86,8 +86,8 @@ class PromptLogprobsTest {
     }
 
     private static GenerationRequest request(String id, int maxTokens, int n, int promptLogprobs) {
-        return new GenerationRequest(id, prompt, SamplingParams.GREEDY, List.of(), new int[0], maxTokens, 0, true, n,
-                false, 0, null, promptLogprobs);
+        return GenerationRequest.builder(id, prompt).maxTokens(maxTokens).ignoreEos(true).n(n)
+                .promptLogprobs(promptLogprobs).build();
     }
 
     /** Each entry scores prompt token i + 1 as the hand computation does, its top alternatives and rank included. */
@@ -176,7 +176,8 @@ class PromptLogprobsTest {
     void moreThanTwentyAlternativesAreRefused() {
         try (InflightEngine e = engine(16, true)) {
             assertThrows(RequestValidationException.class, () -> e.submit(request("many", 1, 1, 21), new Recorder(1)));
-            assertThrows(IllegalArgumentException.class, () -> request("negative", 1, 1, -2));
+            assertEquals("prompt_logprobs", assertThrows(RequestValidationException.class,
+                    () -> request("negative", 1, 1, -2)).param());
         }
     }
 }

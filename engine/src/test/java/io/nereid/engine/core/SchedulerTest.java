@@ -60,8 +60,8 @@ class SchedulerTest {
 
     /** A request of {@code prompt} tokens added as its first choice. */
     private Sequence add(Scheduler s, String id, int[] prompt, int n, int priority, int promptLogprobs) {
-        GenerationRequest g = new GenerationRequest(id, prompt, SamplingParams.GREEDY, List.of(), new int[0], 64, 0, true, n,
-                false, priority, null, promptLogprobs);
+        GenerationRequest g = GenerationRequest.builder(id, prompt).maxTokens(64).ignoreEos(true).n(n)
+                .priority(priority).promptLogprobs(promptLogprobs).build();
         RequestState r = new RequestState(g, NO_SINK, ++order, () -> { });
         Sequence seq = new Sequence(r, 0, null);
         r.choices[0] = seq;

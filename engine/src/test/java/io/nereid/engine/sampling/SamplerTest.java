@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.nereid.engine.api.RequestValidationException;
 import io.nereid.engine.api.SamplingParams;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -120,13 +121,14 @@ class SamplerTest {
 
     @Test
     void invalidParametersNameTheField() {
-        assertThrows(IllegalArgumentException.class, () -> params(-1f, -1, 1f, 0f), "temperature");
-        var e = assertThrows(IllegalArgumentException.class, () -> params(1f, -1, 0f, 0f));
-        assertTrue(e.getMessage().startsWith("top_p"));
-        e = assertThrows(IllegalArgumentException.class,
+        assertEquals("temperature", assertThrows(RequestValidationException.class, () -> params(-1f, -1, 1f, 0f)).param());
+        var v = assertThrows(RequestValidationException.class, () -> params(1f, -1, 0f, 0f));
+        assertEquals("top_p", v.param());
+        assertTrue(v.getMessage().startsWith("top_p"));
+        v = assertThrows(RequestValidationException.class,
                 () -> new SamplingParams(1f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(1, 101f), null, 0));
-        assertTrue(e.getMessage().startsWith("logit_bias"));
-        e = assertThrows(IllegalArgumentException.class,
+        assertEquals("logit_bias", v.param());
+        var e = assertThrows(IllegalArgumentException.class,
                 () -> new Sampler(new SamplingParams(1f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(9, 1f), null, 0), 3, new int[0], 1));
         assertTrue(e.getMessage().contains("token 9"));
     }

@@ -533,10 +533,11 @@ public final class GatewayServer implements AutoCloseable {
         List<GenerationRequest> requests = new ArrayList<>();
         for (int k = 0; k < prompts.size(); k++) {
             try {
-                GenerationRequest g = new GenerationRequest(batch ? id + "-" + k : id, prompts.get(k).tokens(),
-                        req.sampling(), req.stop(), req.stopTokenIds(), maxTokens(req, prompts.get(k).tokens().length,
-                        batch ? k : -1), req.minTokens(), req.ignoreEos(), req.n(), req.logprobs(), req.priority(), null,
-                        req.enginePromptLogprobs());
+                GenerationRequest g = GenerationRequest.builder(batch ? id + "-" + k : id, prompts.get(k).tokens())
+                        .sampling(req.sampling()).stop(req.stop()).stopTokenIds(req.stopTokenIds())
+                        .maxTokens(maxTokens(req, prompts.get(k).tokens().length, batch ? k : -1))
+                        .minTokens(req.minTokens()).ignoreEos(req.ignoreEos()).n(req.n()).logprobs(req.logprobs())
+                        .priority(req.priority()).promptLogprobs(req.enginePromptLogprobs()).build();
                 model.engine().validate(g);
                 requests.add(g);
             } catch (RuntimeException e) {
