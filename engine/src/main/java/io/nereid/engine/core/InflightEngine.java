@@ -16,8 +16,9 @@ import io.nereid.engine.api.Usage;
 import io.nereid.engine.backend.Backend;
 import io.nereid.engine.backend.Slice;
 import io.nereid.engine.backend.Step;
+import io.nereid.engine.sampling.RawLogprobs;
 import io.nereid.engine.sampling.SampledToken;
-import io.nereid.engine.sampling.Sampler;
+import io.nereid.engine.sampling.SamplingChain;
 import io.nereid.engine.text.IncrementalDetokenizer;
 import io.nereid.engine.text.StopMatch;
 import io.nereid.engine.text.StopStringMatcher;
@@ -40,6 +41,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.IntStream;
 
 /**
  * The inflight-batching engine: one platform thread runs a loop in which every iteration builds
@@ -374,11 +376,16 @@ public final class InflightEngine implements Engine {
                 new StopStringMatcher(r.request.stop()));
     }
 
-    /** Each choice has its own RNG stream: seed + choice, or a per-request seed when none was given. */
-    private Sampler sampler(RequestState r, int choice) {
+    /**
+     * Each choice has its own RNG stream: seed + choice, or a per-request seed when none was given.
+     * Until min_tokens, the EOS ids (unless ignore_eos) and the stop token ids cannot be chosen.
+     */
+    private SamplingChain sampler(RequestState r, int choice) {
         GenerationRequest q = r.request;
         long seed = q.sampling().seed() != null ? q.sampling().seed() + choice : r.order * 0x9E3779B97F4A7C15L + choice;
-        return new Sampler(q.sampling(), backend.vocabSize(), q.promptTokens(), seed);
+        int[] suppressed = q.ignoreEos() ? q.stopTokenIds()
+                : IntStream.concat(Arrays.stream(eosIds), Arrays.stream(q.stopTokenIds())).toArray();
+        return new SamplingChain(q.sampling(), backend.vocabSize(), q.promptTokens(), seed, q.minTokens(), suppressed);
     }
 
     /** Waiting order: priority (lower first), then arrival; a preempted sequence goes before its equals. */
@@ -661,7 +668,7 @@ public final class InflightEngine implements Engine {
             if (next >= prompt.length) {
                 break;
             }
-            SampledToken t = Sampler.score(Arrays.copyOfRange(rows, j * vocab, (j + 1) * vocab), prompt[next],
+            SampledToken t = RawLogprobs.score(Arrays.copyOfRange(rows, j * vocab, (j + 1) * vocab), prompt[next],
                     r.request.promptLogprobs());
             r.promptLogprobs[next - 1] = new TokenLogprob(t.id(), t.logprob(), t.rank(), t.topIds(), t.topLogprobs());
         }
@@ -700,21 +707,8 @@ public final class InflightEngine implements Engine {
 
     private void sampleAndEmit(Sequence s, float[] logits) {
         GenerationRequest q = s.request.request;
-        float[] z = logits;
-        if (s.generated < q.minTokens()) {
-            z = logits.clone();
-            if (!q.ignoreEos()) {
-                for (int id : eosIds) {
-                    z[id] = Float.NEGATIVE_INFINITY;
-                }
-            }
-            for (int id : q.stopTokenIds()) {
-                if (id >= 0 && id < z.length) {
-                    z[id] = Float.NEGATIVE_INFINITY;
-                }
-            }
-        }
-        SampledToken t = s.sampler.sample(z, q.logprobs());
+        SampledToken t = s.chain.sample(logits, q.logprobs());
+        s.chain.accept(t.id());
         s.add(t.id());
         s.generated++;
         generationTokens++;

@@ -1,6 +1,6 @@
 package io.nereid.engine.core;
 
-import io.nereid.engine.sampling.Sampler;
+import io.nereid.engine.sampling.SamplingChain;
 import io.nereid.engine.text.IncrementalDetokenizer;
 import io.nereid.engine.text.StopStringMatcher;
 import io.nereid.kvcache.BlockTable;
@@ -9,13 +9,13 @@ import java.util.Arrays;
 /**
  * One choice of a request as the scheduler sees it: its tokens (prompt, then output), how many
  * of them have K/V computed, its block table while it holds blocks, and its per-choice output
- * state (sampler, detokenizer, stop matcher). Engine thread only.
+ * state (sampling chain, detokenizer, stop matcher). Engine thread only.
  */
 final class Sequence {
 
     final RequestState request;
     final int choice;
-    final Sampler sampler;
+    final SamplingChain chain;
     final IncrementalDetokenizer detokenizer;
     final StopStringMatcher stops;
 
@@ -29,10 +29,10 @@ final class Sequence {
     boolean scheduledThisStep;
     long firstTokenNanos;
 
-    Sequence(RequestState request, int choice, Sampler sampler, IncrementalDetokenizer detokenizer, StopStringMatcher stops) {
+    Sequence(RequestState request, int choice, SamplingChain chain, IncrementalDetokenizer detokenizer, StopStringMatcher stops) {
         this.request = request;
         this.choice = choice;
-        this.sampler = sampler;
+        this.chain = chain;
         this.detokenizer = detokenizer;
         this.stops = stops;
         int[] prompt = request.request.promptTokens();
@@ -41,10 +41,10 @@ final class Sequence {
     }
 
     /** A copy of {@code parent} at the moment its prompt completed (n > 1): shares its blocks. */
-    Sequence(Sequence parent, int choice, Sampler sampler, IncrementalDetokenizer detokenizer, StopStringMatcher stops) {
+    Sequence(Sequence parent, int choice, SamplingChain chain, IncrementalDetokenizer detokenizer, StopStringMatcher stops) {
         this.request = parent.request;
         this.choice = choice;
-        this.sampler = sampler;
+        this.chain = chain;
         this.detokenizer = detokenizer;
         this.stops = stops;
         this.tokens = parent.tokens.clone();
