@@ -1,24 +1,24 @@
 package io.nereid.engine.core;
 
-import io.nereid.engine.sampling.Sampler;
+import io.nereid.engine.sampling.SamplingChain;
 import io.nereid.engine.text.IncrementalDetokenizer;
 import io.nereid.engine.text.StopStringMatcher;
 
 /**
- * What one choice has produced and how it turns logits into text: its sampler (penalty counts,
- * seeded RNG), detokenizer and stop matcher, the tokens generated so far and when the first came.
+ * What one choice has produced and how it turns logits into text: its sampling chain (min_tokens,
+ * penalty counts, seeded RNG), detokenizer and stop matcher, the tokens generated so far and when the first came.
  * Owned by the {@link OutputProcessor}; engine thread only.
  */
 final class ChoiceOutput {
 
-    final Sampler sampler;
+    final SamplingChain chain;
     final IncrementalDetokenizer detokenizer;
     final StopStringMatcher stops;
     private int generated;            // output tokens so far
     private long firstTokenNanos;     // System.nanoTime() of the first output token, 0 before it
 
-    ChoiceOutput(Sampler sampler, IncrementalDetokenizer detokenizer, StopStringMatcher stops) {
-        this.sampler = sampler;
+    ChoiceOutput(SamplingChain chain, IncrementalDetokenizer detokenizer, StopStringMatcher stops) {
+        this.chain = chain;
         this.detokenizer = detokenizer;
         this.stops = stops;
     }

@@ -5,7 +5,7 @@ import io.nereid.engine.backend.KvCacheSpec;
 import io.nereid.engine.backend.Slice;
 import io.nereid.engine.backend.Step;
 import io.nereid.engine.sampling.SampledToken;
-import io.nereid.engine.sampling.Sampler;
+import io.nereid.engine.sampling.SamplingChain;
 import io.nereid.kvcache.BlockTable;
 import io.nereid.kvcache.KvCacheConfig;
 import io.nereid.kvcache.KvCacheManager;
@@ -55,7 +55,7 @@ public final class Generator {
      * Generates up to {@code maxTokens} tokens after {@code prompt}, passing each to {@code onToken}
      * as it is chosen; stops after a token in {@code stopIds}.
      */
-    public Stats generate(int[] prompt, int maxTokens, Sampler sampler, int[] stopIds, Consumer<SampledToken> onToken) {
+    public Stats generate(int[] prompt, int maxTokens, SamplingChain chain, int[] stopIds, Consumer<SampledToken> onToken) {
         BlockTable table = cache.newTable(0);
         try {
             long t0 = System.nanoTime();
@@ -67,7 +67,8 @@ public final class Generator {
             long t1 = System.nanoTime();
             int generated = 0;
             while (generated < maxTokens && logits != null) {
-                SampledToken next = sampler.sample(logits);
+                SampledToken next = chain.sample(logits, true);
+                chain.accept(next.id());
                 generated++;
                 onToken.accept(next);
                 if (contains(stopIds, next.id()) || generated == maxTokens) {

@@ -5,7 +5,8 @@ import io.nereid.engine.api.GenerationRequest;
 import io.nereid.engine.api.TokenLogprob;
 import io.nereid.engine.backend.StepOutput;
 import io.nereid.engine.sampling.SampledToken;
-import io.nereid.engine.sampling.Sampler;
+import io.nereid.engine.sampling.RawLogprobs;
+import io.nereid.engine.sampling.SamplingChain;
 import io.nereid.engine.text.IncrementalDetokenizer;
 import io.nereid.engine.text.StopMatch;
 import io.nereid.engine.text.StopStringMatcher;
@@ -14,11 +15,12 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.BiConsumer;
+import java.util.stream.IntStream;
 
 /**
  * Turns a step's logits into output, per slice: scores prompt positions (prompt logprobs), then for
- * a slice that ends at its sequence's last known token chooses the next token (min_tokens, the
- * sampler), detokenizes incrementally, matches stop token ids and stop strings, and delivers the
+ * a slice that ends at its sequence's last known token chooses the next token (the choice's
+ * {@link SamplingChain}: min_tokens, penalties, bias, distribution, selector), detokenizes incrementally, matches stop token ids and stop strings, and delivers the
  * deltas and finishes through {@link Events}. When a prompt completes with n > 1 the other choices
  * start here, each with its own output state and RNG stream, their first tokens drawn from the same
  * row. Reports what it did as a {@link StepOutcome} for the {@link Scheduler}.
@@ -52,7 +54,10 @@ final class OutputProcessor {
     ChoiceOutput newOutput(RequestState r, int choice) {
         GenerationRequest q = r.request;
         long seed = q.sampling().seed() != null ? q.sampling().seed() + choice : r.order * 0x9E3779B97F4A7C15L + choice;
-        return new ChoiceOutput(new Sampler(q.sampling(), vocabSize, q.promptTokens(), seed),
+        // min_tokens holds back the model's EOS ids (unless ignore_eos) and the request's stop token ids.
+        int[] suppressed = IntStream.concat(q.ignoreEos() ? IntStream.empty() : IntStream.of(eosIds),
+                IntStream.of(q.stopTokenIds())).toArray();
+        return new ChoiceOutput(new SamplingChain(q.sampling(), vocabSize, q.promptTokens(), seed, q.minTokens(), suppressed),
                 new IncrementalDetokenizer(tokenizer, true, true), new StopStringMatcher(q.stop()));
     }
 
@@ -122,21 +127,8 @@ final class OutputProcessor {
      */
     private boolean next(RequestState r, int c, ChoiceOutput o, float[] logits, int length, int[] token) {
         GenerationRequest q = r.request;
-        float[] z = logits;
-        if (o.generated() < q.minTokens()) {
-            z = logits.clone();
-            if (!q.ignoreEos()) {
-                for (int id : eosIds) {
-                    z[id] = Float.NEGATIVE_INFINITY;
-                }
-            }
-            for (int id : q.stopTokenIds()) {
-                if (id >= 0 && id < z.length) {
-                    z[id] = Float.NEGATIVE_INFINITY;
-                }
-            }
-        }
-        SampledToken t = o.sampler.sample(z, q.logprobs());
+        SampledToken t = o.chain.sample(logits, q.logprobs());
+        o.chain.accept(t.id());
         token[0] = t.id();
         o.produced();
         generated++;
@@ -189,7 +181,7 @@ final class OutputProcessor {
             if (next >= prompt.length) {
                 break;
             }
-            SampledToken t = Sampler.score(Arrays.copyOfRange(rows, j * vocab, (j + 1) * vocab), prompt[next],
+            SampledToken t = RawLogprobs.score(Arrays.copyOfRange(rows, j * vocab, (j + 1) * vocab), prompt[next],
                     r.request.promptLogprobs());
             r.promptLogprobs[next - 1] = new TokenLogprob(t.id(), t.logprob(), t.rank(), t.topIds(), t.topLogprobs());
         }

@@ -14,7 +14,7 @@ import io.nereid.engine.json.Json;
 import io.nereid.engine.model.Architecture;
 import io.nereid.engine.model.ModelConfig;
 import io.nereid.engine.sampling.SampledToken;
-import io.nereid.engine.sampling.Sampler;
+import io.nereid.engine.sampling.SamplingChain;
 import io.nereid.engine.tokenizer.TokenizerFixtureTest;
 import io.nereid.kvcache.BlockTable;
 import io.nereid.kvcache.KvCacheConfig;
@@ -62,7 +62,7 @@ class StoriesModelTest {
         List<SampledToken> out = new ArrayList<>();
         Generator g = new Generator(model.backend(ScalarKernels.INSTANCE, RangeRunner.SERIAL, kvp), 512, blockSize, prefillChunk);
         SamplingParams params = new SamplingParams(0f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(), null, 2);
-        g.generate(prompt, n, new Sampler(params, model.config().vocabSize(), prompt, 1), new int[0], out::add);
+        g.generate(prompt, n, new SamplingChain(params, model.config().vocabSize(), prompt, 1), new int[0], out::add);
         return out;
     }
 

@@ -18,7 +18,7 @@ import io.nereid.engine.gguf.GgmlType;
 import io.nereid.engine.gguf.GgufFile;
 import io.nereid.engine.json.Json;
 import io.nereid.engine.sampling.SampledToken;
-import io.nereid.engine.sampling.Sampler;
+import io.nereid.engine.sampling.SamplingChain;
 import io.nereid.engine.tokenizer.GgufTokenizerLoader;
 import io.nereid.engine.tokenizer.Tokenizer;
 import io.nereid.engine.tokenizer.TokenizerFixtureTest;
@@ -65,7 +65,7 @@ class HfModelDirectoryTest {
         List<SampledToken> out = new ArrayList<>();
         Generator g = new Generator(m.backend(ScalarKernels.INSTANCE, RangeRunner.SERIAL, KvPrecision.F32), 512, 16, 512);
         SamplingParams greedy = new SamplingParams(0f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(), null, 0);
-        g.generate(prompt, n, new Sampler(greedy, m.config().vocabSize(), prompt, 1), new int[0], out::add);
+        g.generate(prompt, n, new SamplingChain(greedy, m.config().vocabSize(), prompt, 1), new int[0], out::add);
         return out.stream().mapToInt(SampledToken::id).toArray();
     }
 

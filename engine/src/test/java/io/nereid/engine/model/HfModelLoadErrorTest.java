@@ -18,7 +18,7 @@ import io.nereid.engine.safetensors.SafetensorsDtype;
 import io.nereid.engine.safetensors.SafetensorsFile;
 import io.nereid.engine.safetensors.SafetensorsTensorInfo;
 import io.nereid.engine.safetensors.SafetensorsWriter;
-import io.nereid.engine.sampling.Sampler;
+import io.nereid.engine.sampling.SamplingChain;
 import io.nereid.engine.tokenizer.GgufTokenizerLoader;
 import io.nereid.engine.tokenizer.Tokenizer;
 import io.nereid.engine.tokenizer.TokenizerFixtureTest;
@@ -208,7 +208,7 @@ class HfModelLoadErrorTest {
             Generator g = new Generator(m.backend(ScalarKernels.INSTANCE, RangeRunner.SERIAL, KvPrecision.F32), 64, 16, 64);
             List<Integer> out = new ArrayList<>();
             SamplingParams greedy = new SamplingParams(0f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(), null, 0);
-            g.generate(prompt, 4, new Sampler(greedy, m.config().vocabSize(), prompt, 1), new int[0], s -> out.add(s.id()));
+            g.generate(prompt, 4, new SamplingChain(greedy, m.config().vocabSize(), prompt, 1), new int[0], s -> out.add(s.id()));
             assertEquals(4, out.size());
         }
     }

@@ -11,7 +11,7 @@ import io.nereid.engine.cpu.RangeRunner;
 import io.nereid.engine.cpu.kernel.Kernels;
 import io.nereid.engine.gguf.GgmlType;
 import io.nereid.engine.sampling.SampledToken;
-import io.nereid.engine.sampling.Sampler;
+import io.nereid.engine.sampling.SamplingChain;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -42,7 +42,7 @@ class ModelQuantizerTest {
         Generator g = new Generator(m.backend(Kernels.provider(), RangeRunner.SERIAL, KvPrecision.F32), 128, 16, 64);
         List<Integer> ids = new ArrayList<>();
         int[] prompt = {1, 50, 60, 70};
-        g.generate(prompt, 8, new Sampler(SamplingParams.GREEDY, m.config().vocabSize(), prompt, 1), new int[0],
+        g.generate(prompt, 8, new SamplingChain(SamplingParams.GREEDY, m.config().vocabSize(), prompt, 1), new int[0],
                 (SampledToken t) -> ids.add(t.id()));
         return ids;
     }

@@ -6,12 +6,17 @@ import java.util.Map;
 import java.util.SplittableRandom;
 
 /**
- * Turns logits into the next token for one sequence, in vLLM's order: repetition / frequency /
- * presence penalties and logit bias, then greedy argmax or temperature, top-k, top-p, min-p and
- * a draw from the sequence's own seeded RNG (same seed, same tokens). Keeps the counts the
- * penalties need. Not thread-safe: one per sequence, used by the engine thread.
+ * The pre-chain implementation ({@code io.nereid.engine.sampling.Sampler} as it was before
+ * {@link SamplingChain} replaced it), kept verbatim in test scope to prove that the chain draws
+ * the same tokens and reports the same logprobs for the same seed ({@code SamplingChainEquivalenceTest}).
+ * Do not fix or tidy it: its value is that it is the old code.
+ *
+ * <p>Its original Javadoc: turns logits into the next token for one sequence, in vLLM's order:
+ * repetition / frequency / presence penalties and logit bias, then greedy argmax or temperature,
+ * top-k, top-p, min-p and a draw from the sequence's own seeded RNG (same seed, same tokens). Keeps
+ * the counts the penalties need. Not thread-safe: one per sequence, used by the engine thread.
  */
-public final class Sampler {
+final class ReferenceSampler {
 
     private final SamplingParams p;
     private final int vocabSize;
@@ -23,7 +28,7 @@ public final class Sampler {
      * @param promptTokens the prompt, for the repetition penalty
      * @param seed         the request's seed (callers give each choice of n > 1 its own)
      */
-    public Sampler(SamplingParams params, int vocabSize, int[] promptTokens, long seed) {
+    ReferenceSampler(SamplingParams params, int vocabSize, int[] promptTokens, long seed) {
         this.p = params;
         this.vocabSize = vocabSize;
         for (int id : params.logitBias().keySet()) {

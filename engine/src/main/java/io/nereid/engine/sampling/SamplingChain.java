@@ -1,0 +1,123 @@
+package io.nereid.engine.sampling;
+
+import io.nereid.engine.api.SamplingParams;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One sequence's way from logits to its next token: {@link LogitsProcessor}s (min_tokens
+ * suppression, penalties, logit bias, in that order) on a copy of the logits, then the
+ * {@link Distribution} (temperature, top-k, top-p, min-p), then the {@link TokenSelector} (greedy
+ * or a draw from the sequence's own seeded RNG). Logprobs are reported from the raw logits, before
+ * any processor.
+ *
+ * <p>{@link #sample} and {@link #distribution} read the processors' state but never change it; the
+ * caller says which token the sequence emitted with {@link #accept}, and may take tokens back with
+ * {@link #rollback} (a rejected draft). Only the draw's RNG advances on {@link #sample}, by one
+ * number per token, and rollback does not rewind it.
+ *
+ * <p>Threading and lifecycle: one per sequence (each choice of n > 1 its own, with its own seed),
+ * created when the sequence is and used by the engine thread only; not thread-safe.
+ */
+public final class SamplingChain {
+
+    private final int vocabSize;
+    private final int topLogprobs;
+    private final LogitsProcessor[] processors;
+    private final Distribution distribution;
+    private final TokenSelector selector;
+    private int accepted;
+
+    /** A chain without min_tokens (single-sequence generation, tests). */
+    public SamplingChain(SamplingParams params, int vocabSize, int[] promptTokens, long seed) {
+        this(params, vocabSize, promptTokens, seed, 0, new int[0]);
+    }
+
+    /**
+     * @param promptTokens  the prompt, for the repetition penalty
+     * @param seed          the draw's seed (callers give each choice of n > 1 its own)
+     * @param minTokens     how many tokens must be accepted before a suppressed id may be chosen
+     * @param suppressedIds the ids held back until then: the model's EOS ids unless ignore_eos, and
+     *                      the request's stop token ids
+     * @throws IllegalArgumentException when logit_bias names a token outside the vocabulary
+     */
+    public SamplingChain(SamplingParams params, int vocabSize, int[] promptTokens, long seed, int minTokens,
+            int[] suppressedIds) {
+        for (int id : params.logitBias().keySet()) {
+            if (id < 0 || id >= vocabSize) {
+                throw new IllegalArgumentException("logit_bias names token " + id + ", outside the vocabulary of " + vocabSize);
+            }
+        }
+        this.vocabSize = vocabSize;
+        this.topLogprobs = params.topLogprobs();
+        List<LogitsProcessor> chain = new ArrayList<>(3);
+        if (minTokens > 0 && suppressedIds.length > 0) {
+            chain.add(new MinTokensProcessor(minTokens, suppressedIds));
+        }
+        if (!PenaltyProcessor.isNeutral(params.repetitionPenalty(), params.presencePenalty(), params.frequencyPenalty())) {
+            chain.add(new PenaltyProcessor(params.repetitionPenalty(), params.presencePenalty(), params.frequencyPenalty(),
+                    vocabSize, promptTokens));
+        }
+        if (!params.logitBias().isEmpty()) {
+            chain.add(new LogitBiasProcessor(params.logitBias()));
+        }
+        this.processors = chain.toArray(LogitsProcessor[]::new);
+        this.distribution = new Distribution(params);
+        this.selector = params.greedy() ? new TokenSelector.Greedy() : new TokenSelector.Draw(seed);
+    }
+
+    /**
+     * Chooses the next token from {@code rawLogits} (vocab, left unchanged) without recording it:
+     * call {@link #accept} with the token the sequence keeps. With {@code logprobs} the token comes
+     * with its raw log-probability, rank and the request's {@code top_logprobs} alternatives;
+     * without, logprob NaN, rank 0 and no alternatives, which spares two passes over the vocabulary.
+     */
+    public SampledToken sample(float[] rawLogits, boolean logprobs) {
+        float[] raw = logprobs ? RawLogprobs.logSoftmax(checked(rawLogits)) : null;
+        int id = selector.select(distribution(rawLogits));
+        return logprobs ? RawLogprobs.report(raw, id, topLogprobs) : new SampledToken(id, Float.NaN, 0, new int[0], new float[0]);
+    }
+
+    /** The processed distribution of the next token under {@code rawLogits} (left unchanged), without drawing. */
+    public Probabilities distribution(float[] rawLogits) {
+        float[] z = checked(rawLogits).clone();
+        for (LogitsProcessor p : processors) {
+            p.apply(z);
+        }
+        return distribution.of(z);
+    }
+
+    /** The sequence emitted {@code token}: every processor advances past it. */
+    public void accept(int token) {
+        if (token < 0 || token >= vocabSize) {
+            throw new IllegalArgumentException("token " + token + " is outside the vocabulary of " + vocabSize);
+        }
+        for (LogitsProcessor p : processors) {
+            p.accept(token);
+        }
+        accepted++;
+    }
+
+    /** Forgets the last {@code n} accepted tokens: every processor is as it was before them. */
+    public void rollback(int n) {
+        if (n < 0 || n > accepted) {
+            throw new IllegalArgumentException("cannot roll back " + n + " tokens; " + accepted + " were accepted");
+        }
+        for (LogitsProcessor p : processors) {
+            p.rollback(n);
+        }
+        accepted -= n;
+    }
+
+    /** How many tokens were accepted and not rolled back. */
+    public int accepted() {
+        return accepted;
+    }
+
+    private float[] checked(float[] logits) {
+        if (logits.length != vocabSize) {
+            throw new IllegalArgumentException("logits have " + logits.length + " entries for a vocabulary of " + vocabSize);
+        }
+        return logits;
+    }
+}
