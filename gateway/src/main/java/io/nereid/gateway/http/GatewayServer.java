@@ -533,15 +533,13 @@ public final class GatewayServer implements AutoCloseable {
         List<GenerationRequest> requests = new ArrayList<>();
         for (int k = 0; k < prompts.size(); k++) {
             try {
-                GenerationRequest g = GenerationRequest.builder(batch ? id + "-" + k : id, prompts.get(k).tokens())
-                        .sampling(req.sampling()).stop(req.stop()).stopTokenIds(req.stopTokenIds())
-                        .maxTokens(maxTokens(req, prompts.get(k).tokens().length, batch ? k : -1))
-                        .minTokens(req.minTokens()).ignoreEos(req.ignoreEos()).n(req.n()).logprobs(req.logprobs())
-                        .priority(req.priority()).promptLogprobs(req.enginePromptLogprobs()).build();
+                GenerationRequest g = req.engineRequest(batch ? id + "-" + k : id, prompts.get(k).tokens(),
+                        maxTokens(req, prompts.get(k).tokens().length, batch ? k : -1));
                 model.engine().validate(g);
                 requests.add(g);
             } catch (RuntimeException e) {
-                error(resp, forPrompt(mapFailure(e), batch ? k : -1));
+                error(resp, forPrompt(e instanceof RequestValidationException v ? ParsedRequest.invalid(req.kind(), v)
+                        : mapFailure(e), batch ? k : -1));
                 return;
             }
         }
@@ -615,7 +613,6 @@ public final class GatewayServer implements AutoCloseable {
             case AdmissionException a -> new ApiException(429, "rate_limit_error", null, "rate_limit_exceeded", a.getMessage(),
                     seconds(a.retryAfter()));
             case TemplateException e -> ApiException.invalid("messages", "chat template: " + e.getMessage());
-            case IllegalArgumentException e -> ApiException.invalid(null, e.getMessage());
             default -> new ApiException(500, "server_error", null, null, "internal error: " + t, 0);
         };
     }

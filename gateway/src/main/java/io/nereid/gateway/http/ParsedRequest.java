@@ -1,5 +1,7 @@
 package io.nereid.gateway.http;
 
+import io.nereid.engine.api.GenerationRequest;
+import io.nereid.engine.api.RequestValidationException;
 import io.nereid.engine.api.SamplingParams;
 import java.util.List;
 import java.util.Map;
@@ -37,5 +39,44 @@ public record ParsedRequest(Kind kind, String model, List<Map<String, Object>> m
     /** Alternatives per prompt token the engine must compute, or -1: none. */
     public int enginePromptLogprobs() {
         return Math.max(promptLogprobs, echoLogprobs() ? sampling.topLogprobs() : -1);
+    }
+
+    /**
+     * The engine request for one prompt of this request.
+     *
+     * @throws ApiException 400 naming the field (as this route names it) when the engine refuses an option
+     */
+    public GenerationRequest engineRequest(String id, int[] prompt, int maxTokens) {
+        try {
+            return GenerationRequest.builder(id, prompt).sampling(sampling).stop(stop).stopTokenIds(stopTokenIds)
+                    .maxTokens(maxTokens).minTokens(minTokens).ignoreEos(ignoreEos).n(n).logprobs(logprobs)
+                    .priority(priority).promptLogprobs(enginePromptLogprobs()).build();
+        } catch (RequestValidationException e) {
+            throw invalid(kind, e);
+        }
+    }
+
+    /** The 400 for an engine refusal, naming the field as the route {@code kind} names it. */
+    public static ApiException invalid(Kind kind, RequestValidationException e) {
+        return ApiException.invalid(wireName(kind, e.param()), e.getMessage());
+    }
+
+    /**
+     * The request field an engine field comes from: completions' legacy {@code logprobs: N} is the
+     * engine's {@code top_logprobs}; chat's {@code max_completion_tokens} its {@code max_tokens}, and
+     * chat's prompt comes from {@code messages}.
+     */
+    static String wireName(Kind kind, String engineField) {
+        if (engineField == null) {
+            return null;
+        }
+        return switch (kind) {
+            case COMPLETION -> engineField.equals("top_logprobs") ? "logprobs" : engineField;
+            case CHAT -> switch (engineField) {
+                case "max_tokens" -> "max_completion_tokens";
+                case "prompt" -> "messages";
+                default -> engineField;
+            };
+        };
     }
 }

@@ -1,6 +1,7 @@
 package io.nereid.gateway.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.nereid.engine.api.RequestValidationException;
 import io.nereid.engine.api.SamplingParams;
 import io.nereid.gateway.http.ParsedRequest.Kind;
 import java.util.ArrayList;
@@ -13,9 +14,14 @@ import java.util.Set;
 
 /**
  * Turns the JSON body of a completion request into a {@link ParsedRequest}: checks every field's
- * type and range, applies OpenAI's defaults, and fails with a 400 {@link ApiException} naming the
- * field. Fields Nereid does not implement yet are a 400 that says so; unknown fields are collected
- * so the caller can name them in {@code x-nereid-ignored-fields}. Pure and stateless.
+ * JSON type and OpenAI's own rules (temperature at most 2, max_tokens at least 1 but for an echo
+ * that scores, top_logprobs only with logprobs, no prompt_logprobs on a stream, ...), applies
+ * OpenAI's defaults, and fails with a 400 {@link ApiException} naming the field. The ranges of the
+ * engine's fields are the engine's ({@code SamplingParams}, {@code GenerationRequest.Builder}): they
+ * are checked here through them, once, against a one-token prompt, and their
+ * {@link RequestValidationException}s are named as the wire names the field ({@link ParsedRequest#invalid}).
+ * Fields Nereid does not implement yet are a 400 that says so; unknown fields are collected so the
+ * caller can name them in {@code x-nereid-ignored-fields}. Pure and stateless.
  */
 public final class RequestValidator {
 
@@ -29,8 +35,6 @@ public final class RequestValidator {
             "parallel_tool_calls", "response_format", "suffix", "best_of", "audio",
             "modalities", "prediction", "reasoning_effort", "web_search_options", "guided_json", "guided_regex",
             "guided_choice", "guided_grammar", "structured_outputs");
-    /** Most alternatives per token ({@code logprobs}, {@code top_logprobs}, {@code prompt_logprobs}), as OpenAI. */
-    static final int MAX_LOGPROBS = 20;
     /** Most prompts one completions request may batch (each generated with {@code n} choices). */
     static final int MAX_PROMPTS = 64;
     private static final String PROMPT_SHAPES = "'prompt' must be a string, an array of token ids, or a non-empty array"
@@ -120,26 +124,20 @@ public final class RequestValidator {
         if (kind == Kind.CHAT) {
             logprobs = optBool(body, "logprobs", false);
             topLogprobs = optInt(body, "top_logprobs", 0);
-            if (topLogprobs < 0 || topLogprobs > MAX_LOGPROBS) {
-                throw ApiException.invalid("top_logprobs", "top_logprobs must be in [0, " + MAX_LOGPROBS + "], got "
-                        + topLogprobs);
-            }
             if (topLogprobs > 0 && !logprobs) {
                 throw ApiException.invalid("top_logprobs", "top_logprobs needs 'logprobs': true");
             }
         } else {
             Integer lp = optInt(body, "logprobs");
-            if (lp != null && (lp < 0 || lp > MAX_LOGPROBS)) {
-                throw ApiException.invalid("logprobs", "logprobs must be in [0, " + MAX_LOGPROBS + "], got " + lp);
-            }
             logprobs = lp != null;
             topLogprobs = lp == null ? 0 : lp;
         }
         boolean stream = optBool(body, "stream", false);
         Integer promptLogprobs = optInt(body, "prompt_logprobs");
-        if (promptLogprobs != null && (promptLogprobs < 0 || promptLogprobs > MAX_LOGPROBS)) {
-            throw ApiException.invalid("prompt_logprobs", "prompt_logprobs must be in [0, " + MAX_LOGPROBS + "], got "
-                    + promptLogprobs);
+        if (promptLogprobs != null && promptLogprobs < 0) {
+            // The engine's -1 means "off"; on the wire any negative number is out of range.
+            throw ApiException.invalid("prompt_logprobs", "prompt_logprobs must be in [0, " + SamplingParams.MAX_LOGPROBS
+                    + "], got " + promptLogprobs);
         }
         if (promptLogprobs != null && stream) {
             // vLLM's rule (it sends prompt logprobs only in whole responses); 0 too, since nothing would carry them.
@@ -151,20 +149,11 @@ public final class RequestValidator {
                     optFloat(body, "min_p", 0f), optFloat(body, "repetition_penalty", 1f),
                     optFloat(body, "presence_penalty", 0f), optFloat(body, "frequency_penalty", 0f), logitBias(body),
                     seedValue, topLogprobs);
-        } catch (IllegalArgumentException e) {
-            // SamplingParams names the field first: "top_p must be in (0, 1], got 2.0".
-            String msg = e.getMessage();
-            String field = msg.contains(" ") ? msg.substring(0, msg.indexOf(' ')) : null;
-            throw ApiException.invalid(field, msg);
+        } catch (RequestValidationException e) {
+            throw ParsedRequest.invalid(kind, e);
         }
         int n = optInt(body, "n", 1);
-        if (n < 1) {
-            throw ApiException.invalid("n", "n must be at least 1, got " + n);
-        }
         int minTokens = optInt(body, "min_tokens", 0);
-        if (minTokens < 0 || (maxTokens != null && minTokens > maxTokens)) {
-            throw ApiException.invalid("min_tokens", "min_tokens must be in [0, max_tokens], got " + minTokens);
-        }
         boolean includeUsage = false;
         if (body.hasNonNull("stream_options")) {
             JsonNode so = body.get("stream_options");
@@ -177,11 +166,17 @@ public final class RequestValidator {
             includeUsage = optBool(so, "include_usage", false, "stream_options.include_usage");
         }
         string(body, "user", false);
-        return new ParsedRequest(kind, model, messages, prompts, promptTokens, sampling, stop(body.get("stop")),
+        ParsedRequest parsed = new ParsedRequest(kind, model, messages, prompts, promptTokens, sampling,
+                stop(body.get("stop")),
                 body.hasNonNull("stop_token_ids") ? intArray(body.get("stop_token_ids"), "stop_token_ids") : new int[0],
                 maxTokens, minTokens, optBool(body, "ignore_eos", false), n, stream, includeUsage,
                 optInt(body, "priority", 0), logprobs, echo, promptLogprobs == null ? -1 : promptLogprobs,
                 List.copyOf(ignored));
+        // The engine's own checks of every option, now, before the prompt is rendered and tokenized: against
+        // a one-token prompt, and with no max_tokens as many as min_tokens asks for (the real request is
+        // checked again once its prompt and max_tokens are known).
+        parsed.engineRequest("check", new int[] {0}, maxTokens != null ? maxTokens : Math.max(0, minTokens));
+        return parsed;
     }
 
     /** {@code POST /tokenize}: {@code prompt} or {@code messages}, as vLLM takes them. */
