@@ -1,0 +1,348 @@
+package io.nereid.gateway.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.nereid.engine.api.GenerationRequest;
+import io.nereid.engine.api.RequestHandle;
+import io.nereid.engine.api.RequestValidationException;
+import io.nereid.engine.api.TokenSink;
+import io.nereid.gateway.http.ParsedRequest.Kind;
+import io.nereid.openapi.ModelList;
+import io.nereid.openapi.Tokenization;
+import io.vertx.core.Vertx;
+import io.vertx.core.WorkerExecutor;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The OpenAI front end: {@code GET /v1/models[/{id}]}, {@code POST /v1/completions},
+ * {@code POST /v1/chat/completions} and vLLM's {@code POST /tokenize} and {@code POST /detokenize}.
+ * It parses and validates (on the event loop, {@link RequestValidator}), renders and tokenizes
+ * (worker pool) and admits through the protocol-neutral {@link AdmissionService}; an admitted
+ * completion is answered by an {@link Exchange}, which formats what its {@link StepEventPump}
+ * delivers. Threads: handlers run on the event loop; nothing here blocks it.
+ */
+final class OpenAiRoutes {
+
+    private final Vertx vertx;
+    private final ModelService model;
+    private final GatewayOptions options;
+    private final ServingMetrics metrics;
+    private final WorkerExecutor prep;
+    private final AdmissionService admission;
+    private final LogprobFormat logprobFormat;
+    private final AtomicInteger inflight;
+    private final BooleanSupplier aborting;
+
+    /**
+     * @param inflight completions admitted and not yet answered (the server's drain waits for 0)
+     * @param aborting true once a drain timed out: cancelled requests then end with a shutdown error
+     */
+    OpenAiRoutes(Vertx vertx, ModelService model, GatewayOptions options, ServingMetrics metrics, WorkerExecutor prep,
+            AdmissionService admission, AtomicInteger inflight, BooleanSupplier aborting) {
+        this.vertx = vertx;
+        this.model = model;
+        this.options = options;
+        this.metrics = metrics;
+        this.prep = prep;
+        this.admission = admission;
+        this.logprobFormat = new LogprobFormat(model::tokenBytes);
+        this.inflight = inflight;
+        this.aborting = aborting;
+    }
+
+    /** Adds the routes (after the body handler). */
+    void register(Router r) {
+        r.get("/v1/models").handler(ctx -> GatewayServer.json(ctx.response(), 200, new ModelList(List.of(card()))));
+        r.get("/v1/models/:id").handler(ctx -> {
+            if (ctx.pathParam("id").equals(model.name())) {
+                GatewayServer.json(ctx.response(), 200, card());
+            } else {
+                GatewayServer.error(ctx.response(), GatewayServer.notFound(ctx.pathParam("id")));
+            }
+        });
+        r.post("/v1/completions").handler(ctx -> complete(ctx, Kind.COMPLETION));
+        r.post("/v1/chat/completions").handler(ctx -> complete(ctx, Kind.CHAT));
+        r.post("/tokenize").handler(this::tokenize);
+        r.post("/detokenize").handler(this::detokenize);
+    }
+
+    private ModelList.Model card() {
+        return new ModelList.Model(model.name(), model.created(), model.maxModelLen(), model.description());
+    }
+
+    private void complete(RoutingContext ctx, Kind kind) {
+        HttpServerResponse resp = ctx.response();
+        ParsedRequest req;
+        try {
+            admission.checkAvailable();
+            req = RequestValidator.validate(body(ctx), kind);
+            unknownFields(resp, req.ignoredFields());
+            if (!req.model().equals(model.name())) {
+                throw GatewayServer.notFound(req.model());
+            }
+            if (kind == Kind.CHAT && !model.hasChatTemplate()) {
+                throw ApiException.invalid("messages", "the model has no chat template; start the server with"
+                        + " --chat-template NAME|FILE, or use /v1/completions");
+            }
+        } catch (RuntimeException e) {
+            GatewayServer.error(resp, GatewayServer.mapFailure(e));
+            return;
+        }
+        admission.admit(vertx.getOrCreateContext(), new OpenAiPlan(resp, req, ctx.get(GatewayServer.REQUEST_ID)))
+                .onFailure(e -> GatewayServer.error(resp, GatewayServer.mapFailure(e)));
+    }
+
+    private static JsonNode body(RoutingContext ctx) {
+        try {
+            return SseChunks.REQUEST_READER.readTree(ctx.body().buffer() == null ? new byte[0] : ctx.body().buffer().getBytes());
+        } catch (com.fasterxml.jackson.core.JacksonException e) {
+            throw ApiException.invalid(null, "the request body is not valid JSON: " + e.getOriginalMessage());
+        } catch (java.io.IOException e) {
+            throw ApiException.invalid(null, "the request body cannot be read: " + e.getMessage());
+        }
+    }
+
+    static final java.util.Set<String> TOKENIZE_FIELDS = java.util.Set.of("model", "prompt", "messages",
+            "add_generation_prompt", "add_special_tokens");
+    static final java.util.Set<String> DETOKENIZE_FIELDS = java.util.Set.of("model", "tokens");
+
+    /**
+     * Unknown request fields: with --strict a 400 naming them, else named in {@code x-nereid-ignored-fields}.
+     *
+     * @throws ApiException 400 {@code unknown_field} in strict mode
+     */
+    private void unknownFields(HttpServerResponse resp, List<String> unknown) {
+        if (unknown.isEmpty()) {
+            return;
+        }
+        if (options.strict()) {
+            throw new ApiException(400, "invalid_request_error", unknown.getFirst(), "unknown_field", "unknown field"
+                    + (unknown.size() > 1 ? "s " : " ") + String.join(", ", unknown) + " (the server runs with --strict)", 0);
+        }
+        resp.putHeader("x-nereid-ignored-fields", String.join(", ", unknown));
+    }
+
+    private static List<String> unknown(JsonNode body, java.util.Set<String> known) {
+        List<String> out = new java.util.ArrayList<>();
+        if (body != null && body.isObject()) {
+            body.fieldNames().forEachRemaining(f -> {
+                if (!known.contains(f)) {
+                    out.add(f);
+                }
+            });
+        }
+        return out;
+    }
+
+    /** {@code POST /tokenize}: validated here, rendered and tokenized on the worker pool. */
+    private void tokenize(RoutingContext ctx) {
+        TokenizeRequest req;
+        try {
+            JsonNode body = body(ctx);
+            req = RequestValidator.tokenize(body);
+            unknownFields(ctx.response(), unknown(body, TOKENIZE_FIELDS));
+            if (req.model() != null && !req.model().equals(model.name())) {
+                throw GatewayServer.notFound(req.model());
+            }
+            if (req.messages() != null && !model.hasChatTemplate()) {
+                throw ApiException.invalid("messages", "the model has no chat template; start the server with"
+                        + " --chat-template NAME|FILE, or send 'prompt'");
+            }
+        } catch (RuntimeException e) {
+            GatewayServer.error(ctx.response(), GatewayServer.mapFailure(e));
+            return;
+        }
+        prep.executeBlocking(() -> model.tokenize(req.messages() == null ? req.prompt()
+                : model.renderChat(req.messages(), req.addGenerationPrompt()), req.addSpecialTokens()), false)
+                .onComplete(ar -> {
+                    if (ar.failed()) {
+                        GatewayServer.error(ctx.response(), GatewayServer.mapFailure(ar.cause()));
+                    } else {
+                        GatewayServer.json(ctx.response(), 200, new Tokenization.Tokens(ar.result(), model.maxModelLen()));
+                    }
+                });
+    }
+
+    /** {@code POST /detokenize}. */
+    private void detokenize(RoutingContext ctx) {
+        int[] tokens;
+        try {
+            JsonNode body = body(ctx);
+            tokens = RequestValidator.detokenize(body, model.vocabSize());
+            unknownFields(ctx.response(), unknown(body, DETOKENIZE_FIELDS));
+            if (body.hasNonNull("model") && !body.get("model").asText().equals(model.name())) {
+                throw GatewayServer.notFound(body.get("model").asText());
+            }
+        } catch (RuntimeException e) {
+            GatewayServer.error(ctx.response(), GatewayServer.mapFailure(e));
+            return;
+        }
+        prep.executeBlocking(() -> model.detokenize(tokens), false).onComplete(ar -> {
+            if (ar.failed()) {
+                GatewayServer.error(ctx.response(), GatewayServer.mapFailure(ar.cause()));
+            } else {
+                GatewayServer.json(ctx.response(), 200, new Tokenization.Prompt(ar.result()));
+            }
+        });
+    }
+
+    /**
+     * A prompt ready for the engine.
+     *
+     * @param tokens the prompt's token ids, template rendered
+     * @param echo   what {@code echo} puts before each choice's output
+     */
+    private record Prompt(int[] tokens, Exchange.Echo echo) {
+    }
+
+    /** A 400 naming {@code prompt} ({@code prompt[k]} in a batch, k >= 0) as the engine's check would. */
+    private void checkVocabulary(int[] tokens, int k) {
+        for (int id : tokens) {
+            if (id < 0 || id >= model.vocabSize()) {
+                String message = "token id " + id + " is outside the vocabulary of " + model.vocabSize();
+                throw k < 0 ? ApiException.invalid("prompt", message)
+                        : ApiException.invalid("prompt[" + k + "]", "prompt[" + k + "]: " + message);
+            }
+        }
+    }
+
+    /** Worker pool: each prompt's tokens and echo (a batch of completions prompts, else one). */
+    private List<Prompt> prompts(ParsedRequest req) {
+        if (req.kind() == Kind.CHAT) {
+            // A rendered chat template writes its own BOS text (vLLM: add_special_tokens=False).
+            int[] tokens = model.tokenize(model.renderChat(req.messages()), false);
+            // vLLM's chat echo: the last message's content, when that message is the assistant's.
+            Map<String, Object> last = req.messages().getLast();
+            return List.of(new Prompt(tokens, new Exchange.Echo(req.echo() && "assistant".equals(last.get("role"))
+                    ? (String) last.get("content") : "", null, null)));
+        }
+        // A token prompt echoes its decoded text, special tokens included; a text prompt echoes
+        // itself, which holds none of the special tokens (BOS) the tokenizer added.
+        if (req.promptTokens() != null) {
+            List<Prompt> prompts = new ArrayList<>();
+            for (int k = 0; k < req.promptTokens().size(); k++) {
+                int[] t = req.promptTokens().get(k);
+                if (req.echo()) {
+                    checkVocabulary(t, req.promptCount() > 1 ? k : -1);   // before echo decodes them
+                }
+                prompts.add(new Prompt(t, echo(req, req.echo() ? model.detokenize(t) : "", t, false)));
+            }
+            return prompts;
+        }
+        return req.prompts().stream().map(text -> {
+            int[] t = model.tokenize(text, true);
+            return new Prompt(t, echo(req, req.echo() ? text : "", t, true));
+        }).toList();
+    }
+
+    /** Worker pool: the echo of a completions prompt, with its tokens' text offsets when logprobs are asked for. */
+    private Exchange.Echo echo(ParsedRequest req, String text, int[] tokens, boolean skipSpecial) {
+        return req.echoLogprobs() ? new Exchange.Echo(text, tokens, model.textOffsets(tokens, skipSpecial, text.length()))
+                : new Exchange.Echo(text, null, null);
+    }
+
+    /**
+     * How an OpenAI completion is admitted ({@link AdmissionService}): its prompts rendered and
+     * tokenized with their echoes, one engine request per prompt (max_tokens up to the context when
+     * not given), refusals named as OpenAI names the fields ({@code prompt[k]} in a batch), and an
+     * {@link Exchange} as the response.
+     */
+    private final class OpenAiPlan implements AdmissionService.Plan<Prompt> {
+        private final HttpServerResponse resp;
+        private final ParsedRequest req;
+        private final String requestId;
+        private final String id;
+        private final boolean batch;
+
+        OpenAiPlan(HttpServerResponse resp, ParsedRequest req, String requestId) {
+            this.resp = resp;
+            this.req = req;
+            this.requestId = requestId;
+            this.id = (req.kind() == Kind.CHAT ? "chatcmpl-" : "cmpl-")
+                    + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+            this.batch = req.promptCount() > 1;
+        }
+
+        @Override
+        public List<Prompt> prepare() {
+            return prompts(req);
+        }
+
+        @Override
+        public GenerationRequest request(int k, Prompt p) {
+            return req.engineRequest(batch ? id + "-" + k : id, p.tokens(), maxTokens(req, p.tokens().length, batch ? k : -1));
+        }
+
+        @Override
+        public ApiException refused(int k, RuntimeException e) {
+            return forPrompt(e instanceof RequestValidationException v ? ParsedRequest.invalid(req.kind(), v)
+                    : GatewayServer.mapFailure(e), batch ? k : -1);
+        }
+
+        @Override
+        public AdmissionService.Responder respond(List<Prompt> prompts) {
+            Exchange exchange = new Exchange(vertx.getOrCreateContext(), resp, req, prompts.stream().map(Prompt::echo).toList(),
+                    id, model.name(), metrics, logprobFormat, inflight::decrementAndGet, requestId,
+                    options.clientStallTimeout(), aborting);
+            return new AdmissionService.Responder() {
+                @Override
+                public TokenSink sink(int k) {
+                    return exchange.sink(k);
+                }
+
+                @Override
+                public void abandon(List<RequestHandle> admitted) {
+                    exchange.abandon(admitted);
+                }
+
+                @Override
+                public void start(List<RequestHandle> admitted) {
+                    inflight.incrementAndGet();   // before any byte: the drain waits for this response
+                    GatewayServer.LOG.log(System.Logger.Level.DEBUG, "request {0}: admitted as {1} ({2} prompt(s), {3} prompt tokens,"
+                            + " stream {4})", requestId, id, prompts.size(), prompts.stream().mapToInt(p -> p.tokens().length)
+                            .sum(), req.stream());
+                    exchange.start(admitted);
+                }
+            };
+        }
+    }
+
+    /** A 400 about prompt {@code k} of a batch names it ({@code prompt[k]}); other failures and single prompts are as they are. */
+    private static ApiException forPrompt(ApiException failure, int k) {
+        if (k < 0 || failure.status() != 400 || "context_length_exceeded".equals(failure.code())) {
+            return failure;
+        }
+        return new ApiException(400, failure.type(), "prompt".equals(failure.param()) ? "prompt[" + k + "]" : failure.param(),
+                failure.code(), "prompt[" + k + "]: " + failure.getMessage(), 0);
+    }
+
+    /**
+     * The tokens prompt {@code k} (-1: the only prompt) may generate: {@code max_tokens}, or up to the
+     * context length.
+     *
+     * @throws ApiException 400 {@code context_length_exceeded} naming the prompt and the token counts
+     */
+    private int maxTokens(ParsedRequest req, int promptLength, int k) {
+        int ctxLen = model.maxModelLen();
+        String maxParam = req.kind() == Kind.CHAT ? "max_completion_tokens" : "max_tokens";
+        int maxTokens = req.maxTokens() == null ? ctxLen - promptLength : req.maxTokens();
+        // With no max_tokens the prompt must leave room for one token (vLLM); an explicit 0 (echo scoring) need not.
+        if ((req.maxTokens() == null && promptLength >= ctxLen) || (long) promptLength + maxTokens > ctxLen) {
+            String prompt = k < 0 ? "prompt" : "prompt[" + k + "]";
+            throw new ApiException(400, "invalid_request_error", req.maxTokens() == null
+                    ? (req.kind() == Kind.CHAT ? "messages" : prompt) : maxParam, "context_length_exceeded",
+                    "this model's maximum context length is " + ctxLen + " tokens; " + (k < 0 ? "the prompt" : prompt)
+                    + " has " + promptLength + " tokens"
+                    + (req.maxTokens() == null ? "" : " and " + maxParam + " asks for " + maxTokens + " more"), 0);
+        }
+        return maxTokens;
+    }
+}
