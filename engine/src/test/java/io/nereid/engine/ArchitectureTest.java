@@ -12,8 +12,11 @@ import com.tngtech.archunit.lang.ArchRule;
 import org.junit.jupiter.api.Test;
 
 /**
- * The dependency direction of DESIGN.md section 1, checked on the compiled classes:
- * {@code kvcache} uses the JDK only; the engine never sees HTTP, JSON or native bindings.
+ * The dependency direction of DESIGN.md sections 1 and 4-6, checked on the compiled classes:
+ * {@code kvcache} uses the JDK only; the engine never sees HTTP, JSON or native bindings; the
+ * engine core never sees the CPU backend (it knows only {@code engine.backend}); the backend seam
+ * depends on nothing above it; the API reaches backends only through {@code BackendProvider}.
+ * (The gateway's rule is in {@code GatewayArchitectureTest}, native's in {@code NativeArchitectureTest}.)
  */
 class ArchitectureTest {
 
@@ -39,6 +42,31 @@ class ArchitectureTest {
     void engineNeverImportsVertxJacksonOrJavaCpp() {
         engineRule(FRONT_END_AND_NATIVE)
                 .allowEmptyShould(true) // the engine has no classes until its issues land
+                .check(PRODUCTION);
+    }
+
+    @Test
+    void theEngineCoreNeverSeesTheCpuBackend() {
+        noClasses().that().resideInAPackage("io.nereid.engine.core..")
+                .should().dependOnClassesThat().resideInAnyPackage("io.nereid.engine.cpu..")
+                .because("the core plans, runs and processes steps over engine.backend only (DESIGN.md section 4)")
+                .check(PRODUCTION);
+    }
+
+    @Test
+    void theBackendSeamDependsOnNothingAboveIt() {
+        classes().that().resideInAPackage("io.nereid.engine.backend..")
+                .should().onlyDependOnClassesThat().resideInAnyPackage("java..", "io.nereid.engine.backend..",
+                        "io.nereid.engine.model..", "io.nereid.engine.gguf..", "io.nereid.kvcache..")
+                .because("a backend gets a model and slices of tokens; it never sees the core, the API or another backend")
+                .check(PRODUCTION);
+    }
+
+    @Test
+    void theApiAndTheSamplingChainNeverSeeTheCpuBackend() {
+        noClasses().that().resideInAnyPackage("io.nereid.engine.api..", "io.nereid.engine.sampling..")
+                .should().dependOnClassesThat().resideInAnyPackage("io.nereid.engine.cpu..")
+                .because("Engines.open finds backends by name through BackendProvider (ServiceLoader)")
                 .check(PRODUCTION);
     }
 

@@ -60,8 +60,8 @@ class OpenApiRequestSchemaTest {
 
     @Test
     void tokenizeAndDetokenizeSchemasHaveTheFieldsTheServerKnows() {
-        assertEquals(new TreeSet<>(GatewayServer.TOKENIZE_FIELDS), OpenApiContract.properties("TokenizeRequest"));
-        assertEquals(new TreeSet<>(GatewayServer.DETOKENIZE_FIELDS), OpenApiContract.properties("DetokenizeRequest"));
+        assertEquals(new TreeSet<>(OpenAiRoutes.TOKENIZE_FIELDS), OpenApiContract.properties("TokenizeRequest"));
+        assertEquals(new TreeSet<>(OpenAiRoutes.DETOKENIZE_FIELDS), OpenApiContract.properties("DetokenizeRequest"));
     }
 
     @Test
