@@ -8,9 +8,11 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 nereid_select_jdk
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-(cd "$root" && ./mvnw -B -q -ntp -DskipTests test-compile -pl engine -am)
-(cd "$root" && ./mvnw -B -q -ntp dependency:build-classpath -pl engine -am -Dmdep.includeScope=test \
-  -Dmdep.outputFile="$work/cp.txt")
+# One reactor run: the class path then names kvcache's target/classes, so nothing needs to be installed
+# into the local Maven repository first (a fresh clone works). Every module writes the file; the
+# engine, last in the reactor, wins.
+(cd "$root" && ./mvnw -B -q -ntp -DskipTests test-compile dependency:build-classpath -pl engine -am \
+  -Dmdep.includeScope=test -Dmdep.outputFile="$work/cp.txt")
 # The CompileCommands keep C2 from inlining one weight format's kernel into matmul's shared loop.
 "$JAVA_HOME/bin/java" -Xmx10g --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
   -XX:CompileCommand=quiet "-XX:CompileCommand=dontinline,io.nereid.engine.cpu.tensor.*::dot" \

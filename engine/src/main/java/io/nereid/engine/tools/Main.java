@@ -10,7 +10,8 @@ import java.util.Locale;
 
 /**
  * The engine's own commands, which work on model files rather than serve them; {@code bin/nereid}
- * runs them with the server's class path: {@code quantize IN OUT TYPE}.
+ * runs them with the server's class path: {@code quantize IN OUT TYPE} and {@code bench-model} (llama-bench's
+ * table, {@link BenchModel}).
  */
 public final class Main {
 
@@ -25,8 +26,9 @@ public final class Main {
         String command = args.length == 0 ? "" : args[0];
         return switch (command) {
             case "quantize" -> quantize(args, out, err);
+            case "bench-model" -> BenchModel.run(args, out, err);
             default -> {
-                err.println("nereid: unknown engine command '" + command + "' (try: quantize)");
+                err.println("nereid: unknown engine command '" + command + "' (try: quantize, bench-model)");
                 yield 64;   // EX_USAGE
             }
         };

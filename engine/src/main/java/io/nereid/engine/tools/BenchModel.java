@@ -1,0 +1,253 @@
+package io.nereid.engine.tools;
+
+import io.nereid.engine.backend.Backend;
+import io.nereid.engine.backend.BackendConfig;
+import io.nereid.engine.backend.BackendProvider;
+import io.nereid.engine.backend.KvPrecision;
+import io.nereid.engine.backend.Slice;
+import io.nereid.engine.backend.Step;
+import io.nereid.engine.model.ModelConfig;
+import io.nereid.engine.model.ModelSource;
+import io.nereid.engine.model.TensorSource;
+import io.nereid.kvcache.BlockTable;
+import io.nereid.kvcache.KvCacheConfig;
+import io.nereid.kvcache.KvCacheManager;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
+
+/**
+ * {@code bin/nereid bench-model}: the table llama.cpp's {@code llama-bench} prints, for any GGUF
+ * file or Hugging Face directory, so the two can be read side by side on the same machine.
+ *
+ * <pre>
+ * | model                      |       size |     params | backend  | threads |  test |           t/s |
+ * | -------------------------- | ---------: | ---------: | -------- | ------: | ----: | ------------: |
+ * | llama 1.10B Q4_K (out Q6_K) | 636.2 MiB |     1.10 B | CPU Java |       2 | pp512 |  61.22 ± 0.31 |
+ * | llama 1.10B Q4_K (out Q6_K) | 636.2 MiB |     1.10 B | CPU Java |       2 | tg128 |   5.91 ± 0.02 |
+ * </pre>
+ *
+ * As llama-bench measures them: {@code ppN} is one forward pass over N random tokens from an empty
+ * context (one step, logits of the last position); {@code tgN} is N forward passes of one random
+ * token each, positions 0 to N - 1, from an empty context; each test runs once untimed (warm-up),
+ * then {@code -r} timed repetitions, reported as mean ± sample standard deviation of tokens per
+ * second. The KV cache is F16 (llama.cpp's default). Runs on the backend directly, without the
+ * engine's scheduler, as llama-bench runs libllama without its server.
+ */
+final class BenchModel {
+
+    static final String USAGE = """
+            usage: bin/nereid bench-model --model FILE.gguf|HF_DIR [options]
+              --threads N    compute threads (default: available processors)
+              -p N           prompt tokens of the pp test (default 512; 0: no pp test)
+              -n N           tokens of the tg test (default 128; 0: no tg test)
+              -r N           timed repetitions of each test, after one warm-up run (default 5)
+              --backend B    backend (default cpu)
+            """;
+
+    private static final int BLOCK = 16;
+
+    private BenchModel() {
+    }
+
+    static int run(String[] args, PrintStream out, PrintStream err) {
+        Path model = null;
+        int threads = Runtime.getRuntime().availableProcessors();
+        int pp = 512;
+        int tg = 128;
+        int reps = 5;
+        String backend = "cpu";
+        try {
+            for (int i = 1; i < args.length; i++) {
+                String a = args[i];
+                if (a.equals("--help") || a.equals("-h")) {
+                    out.print(USAGE);
+                    return 0;
+                }
+                if (i + 1 >= args.length) {
+                    throw new IllegalArgumentException(a + " needs a value");
+                }
+                String v = args[++i];
+                switch (a) {
+                    case "--model", "-m" -> model = Path.of(v);
+                    case "--threads", "-t" -> threads = positive(a, v);
+                    case "-p", "--n-prompt" -> pp = nonNegative(a, v);
+                    case "-n", "--n-gen" -> tg = nonNegative(a, v);
+                    case "-r", "--repetitions" -> reps = positive(a, v);
+                    case "--backend" -> backend = v;
+                    default -> throw new IllegalArgumentException("unknown option '" + a + "'");
+                }
+            }
+            if (model == null) {
+                throw new IllegalArgumentException("--model is required");
+            }
+        } catch (IllegalArgumentException e) {
+            err.println("nereid bench-model: " + e.getMessage() + "\n" + USAGE);
+            return 64;
+        }
+        try {
+            bench(model, threads, pp, tg, reps, backend, out);
+            return 0;
+        } catch (RuntimeException e) {   // a model that does not load names the file and the reason
+            err.println("nereid bench-model: " + e.getMessage());
+            return 1;
+        }
+    }
+
+    private static void bench(Path model, int threads, int pp, int tg, int reps, String backendName, PrintStream out) {
+        try (ModelSource source = ModelSource.open(model);
+                Backend backend = BackendProvider.named(backendName).open(new BackendConfig(source, KvPrecision.F16, threads))) {
+            ModelConfig c = source.config();
+            int context = Math.max(pp, tg) + 1;
+            int blocks = (context + BLOCK - 1) / BLOCK + 2;
+            backend.allocate(blocks, BLOCK, context);
+            KvCacheManager cache = new KvCacheManager(new KvCacheConfig(blocks, BLOCK, 0, 1));
+            boolean tied = source.tensors().find("output.weight").isEmpty();
+            double p = parameters(c, tied);
+            String name = name(c, source.tensors(), p);
+            String size = String.format(Locale.ROOT, "%.2f MiB", bytes(model) / (1024.0 * 1024.0));
+            String params = String.format(Locale.ROOT, "%.2f %s", p >= 1e9 ? p / 1e9 : p / 1e6, p >= 1e9 ? "B" : "M");
+            String backendLabel = backendName.equals("cpu") ? "CPU Java" : backendName;
+            out.printf("| %-32s | %12s | %10s | %-8s | %7s | %8s | %20s |%n", "model", "size", "params", "backend", "threads",
+                    "test", "t/s");
+            out.printf("| %s | %s: | %s: | %s | %s: | %s: | %s: |%n", "-".repeat(32), "-".repeat(11), "-".repeat(9),
+                    "-".repeat(8), "-".repeat(6), "-".repeat(7), "-".repeat(19));
+            SplittableRandom random = new SplittableRandom(42);
+            if (pp > 0) {
+                double[] tps = measure(reps, () -> prompt(backend, cache, tokens(random, pp, c.vocabSize())), pp);
+                out.printf("| %-32s | %12s | %10s | %-8s | %7d | %8s | %20s |%n", name, size, params, backendLabel, threads,
+                        "pp" + pp, meanStd(tps));
+            }
+            if (tg > 0) {
+                double[] tps = measure(reps, () -> generate(backend, cache, tokens(random, tg, c.vocabSize())), tg);
+                out.printf("| %-32s | %12s | %10s | %-8s | %7d | %8s | %20s |%n", name, size, params, backendLabel, threads,
+                        "tg" + tg, meanStd(tps));
+            }
+        }
+    }
+
+    /** Tokens per second of each of {@code reps} timed runs, after one untimed run. */
+    private static double[] measure(int reps, Runnable test, int tokens) {
+        test.run();
+        double[] tps = new double[reps];
+        for (int r = 0; r < reps; r++) {
+            long t0 = System.nanoTime();
+            test.run();
+            tps[r] = tokens / ((System.nanoTime() - t0) / 1e9);
+        }
+        return tps;
+    }
+
+    /** One forward pass over the whole prompt, from an empty context. */
+    private static void prompt(Backend backend, KvCacheManager cache, int[] tokens) {
+        BlockTable t = cache.newTable(0);
+        try {
+            t.append(tokens);
+            backend.forward(new Step(List.of(new Slice(tokens, 0, t.blockIds(), 1))));
+        } finally {
+            t.free();
+        }
+    }
+
+    /** One forward pass per token, each at the next position, from an empty context. */
+    private static void generate(Backend backend, KvCacheManager cache, int[] tokens) {
+        BlockTable t = cache.newTable(0);
+        try {
+            for (int i = 0; i < tokens.length; i++) {
+                t.append(tokens[i]);
+                backend.forward(new Step(List.of(new Slice(new int[] {tokens[i]}, i, t.blockIds(), 1))));
+            }
+        } finally {
+            t.free();
+        }
+    }
+
+    private static int[] tokens(SplittableRandom random, int n, int vocab) {
+        return random.ints(n, 0, vocab).toArray();
+    }
+
+    static String meanStd(double[] v) {
+        double mean = 0;
+        for (double x : v) {
+            mean += x;
+        }
+        mean /= v.length;
+        double ss = 0;
+        for (double x : v) {
+            ss += (x - mean) * (x - mean);
+        }
+        double std = v.length > 1 ? Math.sqrt(ss / (v.length - 1)) : 0;
+        return String.format(Locale.ROOT, "%.2f ± %.2f", mean, std);
+    }
+
+    /** "llama 1.10B Q4_K (out Q6_K)": architecture, parameters, the type of the FFN and output matrices. */
+    private static String name(ModelConfig c, TensorSource tensors, double p) {
+        String body = tensors.find("blk.0.ffn_down.weight").map(t -> t.type().name()).orElse("?");
+        String ffnUp = tensors.find("blk.0.ffn_up.weight").map(t -> t.type().name()).orElse(body);
+        String output = tensors.find("output.weight").or(() -> tensors.find("token_embd.weight"))
+                .map(t -> t.type().name()).orElse("?");
+        String type = ffnUp.equals(body) ? body : ffnUp + "/" + body;
+        String size = p >= 1e9 ? String.format(Locale.ROOT, "%.2fB", p / 1e9)
+                : String.format(Locale.ROOT, p >= 1e7 ? "%.0fM" : "%.2fM", p / 1e6);
+        return c.architecture().name().toLowerCase(Locale.ROOT) + " " + size + " " + type
+                + (output.equals(ffnUp) ? "" : " (out " + output + ")");
+    }
+
+    /** Weights of the architecture's matrices, embeddings and norms (a tied output counted once). */
+    static double parameters(ModelConfig c, boolean tiedEmbeddings) {
+        long dim = c.dim();
+        long layer = dim * c.qDim() + 2 * dim * c.kvDim() + (long) c.qDim() * dim + 3 * dim * c.ffnDim() + 2 * dim;
+        if (c.architecture().qkvBias()) {
+            layer += c.qDim() + 2L * c.kvDim();
+        }
+        if (c.architecture().qkNorm()) {
+            layer += 2L * c.headDim();
+        }
+        long embeddings = (long) c.vocabSize() * dim;
+        return embeddings * (tiedEmbeddings ? 1 : 2) + c.layers() * layer + dim;
+    }
+
+    /** The file's size, or a directory's safetensors files together. */
+    private static long bytes(Path model) {
+        try {
+            if (!Files.isDirectory(model)) {
+                return Files.size(model);
+            }
+            try (Stream<Path> files = Files.list(model)) {
+                long sum = 0;
+                for (Path f : files.filter(f -> f.toString().endsWith(".safetensors")).toList()) {
+                    sum += Files.size(f);
+                }
+                return sum;
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(model + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static int positive(String flag, String v) {
+        int n = nonNegative(flag, v);
+        if (n == 0) {
+            throw new IllegalArgumentException(flag + " must be at least 1");
+        }
+        return n;
+    }
+
+    private static int nonNegative(String flag, String v) {
+        try {
+            int n = Integer.parseInt(v);
+            if (n < 0) {
+                throw new IllegalArgumentException(flag + " must not be negative, got " + n);
+            }
+            return n;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(flag + " must be an integer, got '" + v + "'");
+        }
+    }
+}
