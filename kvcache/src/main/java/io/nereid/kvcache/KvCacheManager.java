@@ -8,15 +8,17 @@ import java.util.List;
  * prefix lookups, says whether a prompt or a decode step fits, and collects the copy-on-write
  * copies the backend must run before the next forward pass.
  *
- * <h2>Storage layout (owned by the backend, not by this class)</h2>
- * This class deals in block ids only. The CPU backend allocates, per layer, one off-heap K
- * segment and one V segment of shape
+ * <h2>Storage (owned by the backend, not by this class)</h2>
+ * This class deals in block ids only: token {@code p} of a sequence lives in block
+ * {@code table.blockId(p / blockSize)}, slot {@code p % blockSize}, and how a block's K/V are
+ * stored is up to the backend. The CPU backend ({@code io.nereid.engine.cpu.KvStorage}) keeps, per
+ * layer, one K and one V array on the Java heap ({@code float[]} for F32, {@code short[]} of
+ * binary16 bits for F16) of shape
  * <pre>
- *   [block][kv_head][slot][head_dim]      (numBlocks, n_kv_heads, blockSize, head_dim), F32 or F16
+ *   [block][kv_head][slot][head_dim]      (numBlocks, n_kv_heads, blockSize, head_dim)
  * </pre>
- * so token {@code p} of a sequence lives at block {@code table.blockId(p / blockSize)}, slot
- * {@code p % blockSize}, and one head's keys of one block are contiguous for the attention loop.
- * Block 0 (the null block) is allocated in storage too and never read.
+ * so that one head's keys of one block are contiguous for the attention loop. Block 0 (the null
+ * block) is allocated in storage too and never read.
  *
  * <h2>Use per engine step</h2>
  * <ol>

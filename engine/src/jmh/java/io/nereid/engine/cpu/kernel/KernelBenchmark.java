@@ -105,7 +105,9 @@ public class KernelBenchmark {
     }
 
     static KernelSupport kernels(String impl) {
-        return impl.equals("vector") ? new VectorKernels() : ScalarKernels.INSTANCE;
+        return impl.equals("vector")
+                ? new VectorMathKernels(VectorWidth.of(VectorWidth.preferredBitSize()))
+                : ScalarKernels.INSTANCE;
     }
 
     static float[] random(Random r, int n) {

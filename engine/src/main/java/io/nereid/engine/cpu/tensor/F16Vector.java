@@ -1,9 +1,6 @@
 package io.nereid.engine.cpu.tensor;
 
-import static io.nereid.engine.cpu.tensor.VectorKernels.F;
-import static io.nereid.engine.cpu.tensor.VectorKernels.I;
-import static io.nereid.engine.cpu.tensor.VectorKernels.S;
-
+import io.nereid.engine.cpu.kernel.VectorWidth;
 import io.nereid.engine.gguf.GgmlType;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
@@ -11,6 +8,7 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * F16 with the Vector API; {@link F16Format} is the specification. The Vector API has no
@@ -19,15 +17,16 @@ import jdk.incubator.vector.VectorOperators;
  */
 final class F16Vector implements RowKernel {
 
-    static final F16Vector INSTANCE = new F16Vector();
-
     /** 2^112: moves a half's exponent bias (15) to a float's (127); subnormal halves come out normal. */
     private static final float REBIAS = 0x1p112f;
 
     /** After rebiasing, a half with the all-ones exponent (Inf/NaN) is at least 2^16: these bits. */
     private static final int INF_NAN_BITS = Float.floatToRawIntBits(0x1p16f);
 
-    private F16Vector() {
+    private final VectorWidth width;
+
+    F16Vector(VectorWidth width) {
+        this.width = width;
     }
 
     @Override
@@ -36,9 +35,10 @@ final class F16Vector implements RowKernel {
     }
 
     /** The {@code L} halves at element {@code i} as floats. */
-    static FloatVector load(MemorySegment w, long offset, int i) {
-        IntVector h = (IntVector) ShortVector.fromMemorySegment(S, w, offset + 2L * i, ByteOrder.LITTLE_ENDIAN)
-                .castShape(I, 0); // sign-extended; only the low 16 bits are used below
+    private FloatVector load(MemorySegment w, long offset, int i) {
+        ShortVector halves = ShortVector.fromMemorySegment(width.shorts(), w, offset + 2L * i, ByteOrder.LITTLE_ENDIAN);
+        // sign-extended; only the low 16 bits are used below
+        IntVector h = (IntVector) halves.castShape(width.ints(), 0);
         // exponent and mantissa into float position, then scale: exact, subnormals included
         FloatVector magnitude = h.and(0x7fff).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().mul(REBIAS);
         IntVector bits = magnitude.reinterpretAsInts();
@@ -49,15 +49,16 @@ final class F16Vector implements RowKernel {
 
     @Override
     public float dot(MemorySegment w, long offset, float[] x, int xOff, int n) {
-        int l = F.length();
+        VectorSpecies<Float> f = width.floats();
+        int l = f.length();
         int i = 0;
         // Two accumulators, two loads per step and no one-vector remainder loop: every inlined
         // load adds many nodes, and past C2's NodeCountInliningCutoff the rest stay out of line
         // and box their vectors. The scalar tail takes up to 2L - 1 elements.
-        FloatVector a0 = FloatVector.zero(F), a1 = FloatVector.zero(F);
+        FloatVector a0 = FloatVector.zero(f), a1 = FloatVector.zero(f);
         for (; i <= n - 2 * l; i += 2 * l) {
-            a0 = load(w, offset, i).fma(FloatVector.fromArray(F, x, xOff + i), a0);
-            a1 = load(w, offset, i + l).fma(FloatVector.fromArray(F, x, xOff + i + l), a1);
+            a0 = load(w, offset, i).fma(FloatVector.fromArray(f, x, xOff + i), a0);
+            a1 = load(w, offset, i + l).fma(FloatVector.fromArray(f, x, xOff + i + l), a1);
         }
         float sum = a0.add(a1).reduceLanes(VectorOperators.ADD);
         for (; i < n; i++) {
@@ -68,8 +69,9 @@ final class F16Vector implements RowKernel {
 
     @Override
     public void dequantize(MemorySegment w, long offset, float[] dst, int dstOff, int n) {
+        int l = width.floats().length();
         int i = 0;
-        for (; i <= n - F.length(); i += F.length()) {
+        for (; i <= n - l; i += l) {
             load(w, offset, i).intoArray(dst, dstOff + i);
         }
         for (; i < n; i++) {

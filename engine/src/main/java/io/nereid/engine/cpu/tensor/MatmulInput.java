@@ -179,11 +179,11 @@ public final class MatmulInput {
         byte[] quants = q.quants();
         float[] scales = q.scales();
         float[] values = q.values();
-        boolean vector = RowKernels.get(GgmlType.Q8_0) instanceof Q8_0Vector;
+        Q8_0Vector vector = RowKernels.get(GgmlType.Q8_0) instanceof Q8_0Vector v ? v : null;
         for (int b = from; b < to; b++) {
             int off = b * Q8_0Format.BLOCK;
-            if (vector) {
-                scales[b] = Q8_0Vector.quantizeBlock(x, off, quants, values);
+            if (vector != null) {
+                scales[b] = vector.quantizeBlock(x, off, quants, values);
             } else {
                 scales[b] = Q8_0Format.quantizeBlock(x, off, quants, off);
                 for (int j = off; j < off + Q8_0Format.BLOCK; j++) {

@@ -2,15 +2,14 @@ package io.nereid.engine.cpu.tensor;
 
 import static io.nereid.engine.cpu.tensor.KScales.QK_K;
 import static io.nereid.engine.cpu.tensor.Q5_KFormat.BLOCK_BYTES;
-import static io.nereid.engine.cpu.tensor.VectorKernels.B;
-import static io.nereid.engine.cpu.tensor.VectorKernels.F;
 
+import io.nereid.engine.cpu.kernel.VectorWidth;
 import io.nereid.engine.gguf.GgmlType;
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Q5_K with the Vector API: Q4_KVector's loop with each nibble given its fifth bit from
@@ -19,9 +18,10 @@ import jdk.incubator.vector.VectorOperators;
  */
 final class Q5_KVector implements RowKernel {
 
-    static final Q5_KVector INSTANCE = new Q5_KVector();
+    private final VectorWidth width;
 
-    private Q5_KVector() {
+    Q5_KVector(VectorWidth width) {
+        this.width = width;
     }
 
     @Override
@@ -29,22 +29,23 @@ final class Q5_KVector implements RowKernel {
         return GgmlType.Q5_K;
     }
 
-    private static ByteVector bytes(MemorySegment w, long at) {
-        return ByteVector.fromMemorySegment(B, w, at, ByteOrder.LITTLE_ENDIAN);
+    private ByteVector bytes(MemorySegment w, long at) {
+        return width.loadBytes(w, at);
     }
 
     /** {@code nibble | ((qh >>> bit) & 1) << 4}: a 5-bit quant, 0..31. */
-    private static FloatVector quant(ByteVector nibble, ByteVector qh, int bit) {
+    private FloatVector quant(ByteVector nibble, ByteVector qh, int bit) {
         ByteVector high = qh.lanewise(VectorOperators.LSHR, bit).and((byte) 1).lanewise(VectorOperators.LSHL, 4);
-        return VectorKernels.toFloats(nibble.or(high));
+        return width.toFloats(nibble.or(high));
     }
 
     @Override
     public float dot(MemorySegment w, long offset, float[] x, int xOff, int n) {
+        VectorSpecies<Float> f = width.floats();
         // One sub-block of 32 weights per iteration, not a group of 64 as in Q4_KVector: a body
         // that decodes both nibbles is too many nodes for C2 to inline completely
         // (NodeCountInliningCutoff), and an op left out of line boxes its vectors.
-        FloatVector accQ = FloatVector.zero(F), accM = FloatVector.zero(F);
+        FloatVector accQ = FloatVector.zero(f), accM = FloatVector.zero(f);
         for (int b = 0; b < n / QK_K; b++) {
             long block = offset + (long) b * BLOCK_BYTES;
             float d = Bytes.f16(w, block);
@@ -53,15 +54,15 @@ final class Q5_KVector implements RowKernel {
                 long qs = block + 48 + 32L * (s / 2);
                 int nibbleShift = 4 * (s & 1); // even sub-blocks are the low nibbles
                 int x0 = xOff + b * QK_K + 32 * s;
-                FloatVector qx = FloatVector.zero(F), xs = FloatVector.zero(F);
-                for (int k = 0; k < 32; k += F.length()) {
+                FloatVector qx = FloatVector.zero(f), xs = FloatVector.zero(f);
+                for (int k = 0; k < 32; k += f.length()) {
                     ByteVector nibble = bytes(w, qs + k).lanewise(VectorOperators.LSHR, nibbleShift).and((byte) 0x0F);
-                    FloatVector xv = FloatVector.fromArray(F, x, x0 + k);
+                    FloatVector xv = FloatVector.fromArray(f, x, x0 + k);
                     qx = quant(nibble, bytes(w, block + 16 + k), s).fma(xv, qx); // qh bit s
                     xs = xs.add(xv);
                 }
-                accQ = VectorKernels.fma(qx, d * KScales.scale(w, block + 4, s), accQ);
-                accM = VectorKernels.fma(xs, dmin * KScales.min(w, block + 4, s), accM);
+                accQ = VectorRowKernels.fma(qx, d * KScales.scale(w, block + 4, s), accQ);
+                accM = VectorRowKernels.fma(xs, dmin * KScales.min(w, block + 4, s), accM);
             }
         }
         return accQ.sub(accM).reduceLanes(VectorOperators.ADD);
@@ -69,6 +70,7 @@ final class Q5_KVector implements RowKernel {
 
     @Override
     public void dequantize(MemorySegment w, long offset, float[] dst, int dstOff, int n) {
+        int l = width.floats().length();
         for (int b = 0; b < n / QK_K; b++) {
             long block = offset + (long) b * BLOCK_BYTES;
             float d = Bytes.f16(w, block);
@@ -79,7 +81,7 @@ final class Q5_KVector implements RowKernel {
                 long qs = block + 48 + 32L * (s / 2);
                 int nibbleShift = 4 * (s & 1);
                 int y = dstOff + b * QK_K + 32 * s;
-                for (int k = 0; k < 32; k += F.length()) {
+                for (int k = 0; k < 32; k += l) {
                     ByteVector nibble = bytes(w, qs + k).lanewise(VectorOperators.LSHR, nibbleShift).and((byte) 0x0F);
                     // mul then sub, not fma: the same two roundings as the scalar d1 * q - m1
                     quant(nibble, bytes(w, block + 16 + k), s).mul(ds).sub(ms).intoArray(dst, y + k);

@@ -2,9 +2,8 @@ package io.nereid.engine.cpu.tensor;
 
 import static io.nereid.engine.cpu.tensor.Q8_0Format.BLOCK;
 import static io.nereid.engine.cpu.tensor.Q8_0Format.BLOCK_BYTES;
-import static io.nereid.engine.cpu.tensor.VectorKernels.B;
-import static io.nereid.engine.cpu.tensor.VectorKernels.F;
 
+import io.nereid.engine.cpu.kernel.VectorWidth;
 import io.nereid.engine.gguf.GgmlType;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
@@ -13,7 +12,6 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -25,9 +23,10 @@ import jdk.incubator.vector.VectorSpecies;
  */
 final class Q8_0Vector implements RowKernel {
 
-    static final Q8_0Vector INSTANCE = new Q8_0Vector();
+    private final VectorWidth width;
 
-    private Q8_0Vector() {
+    Q8_0Vector(VectorWidth width) {
+        this.width = width;
     }
 
     @Override
@@ -35,24 +34,26 @@ final class Q8_0Vector implements RowKernel {
         return GgmlType.Q8_0;
     }
 
-    private static FloatVector quants(MemorySegment w, long block, int k) {
-        return VectorKernels.toFloats(ByteVector.fromMemorySegment(B, w, block + 2 + k, ByteOrder.LITTLE_ENDIAN));
+    private FloatVector quants(MemorySegment w, long block, int k) {
+        return width.toFloats(width.loadBytes(w, block + 2 + k));
     }
 
     /** {@code acc + d * (q · x)} for one block. */
-    private static FloatVector blockDot(MemorySegment w, long block, float[] x, int xb, FloatVector acc) {
-        FloatVector s = FloatVector.zero(F);
-        for (int k = 0; k < BLOCK; k += F.length()) {
-            s = quants(w, block, k).fma(FloatVector.fromArray(F, x, xb + k), s);
+    private FloatVector blockDot(MemorySegment w, long block, float[] x, int xb, FloatVector acc) {
+        VectorSpecies<Float> f = width.floats();
+        FloatVector s = FloatVector.zero(f);
+        for (int k = 0; k < BLOCK; k += f.length()) {
+            s = quants(w, block, k).fma(FloatVector.fromArray(f, x, xb + k), s);
         }
-        return VectorKernels.fma(s, Bytes.f16(w, block), acc);
+        return VectorRowKernels.fma(s, Bytes.f16(w, block), acc);
     }
 
     @Override
     public float dot(MemorySegment w, long offset, float[] x, int xOff, int n) {
+        VectorSpecies<Float> f = width.floats();
         int blocks = n / BLOCK;
         // Two accumulators on alternate blocks halve the chain of per-block FMAs.
-        FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
+        FloatVector acc0 = FloatVector.zero(f), acc1 = FloatVector.zero(f);
         int b = 0;
         for (; b + 1 < blocks; b += 2) {
             acc0 = blockDot(w, offset + (long) b * BLOCK_BYTES, x, xOff + b * BLOCK, acc0);
@@ -64,25 +65,24 @@ final class Q8_0Vector implements RowKernel {
         return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
     }
 
-    /** Bytes, twice as many lanes as {@code F}: half its bit size. */
-    private static final VectorSpecies<Byte> B2 = VectorSpecies.of(byte.class, VectorShape.forBitSize(F.vectorBitSize() / 2));
-
-    /** Shorts, twice as many lanes as {@code F}: its shape. */
-    private static final VectorSpecies<Short> S2 = VectorSpecies.of(short.class, F.vectorShape());
-
     /**
-     * {@code sum(q_w[j] * q_x[j])} of one block, spread over {@code L} int lanes. The short
-     * products are read as ints, each {@code p = hi * 2^16 + lo} ({@code lo} unsigned); then
+     * {@code sum(q_w[j] * q_x[j])} of one block, spread over {@code L} int lanes. Bytes are taken
+     * {@code 2L} at a time ({@link VectorWidth#bytePairs}, half the width) and widened to as many
+     * shorts ({@link VectorWidth#shortPairs}, the whole width). The short products are read as
+     * ints, each {@code p = hi * 2^16 + lo} ({@code lo} unsigned); then
      * {@code (p + (p << 16)) >> 16} is {@code hi + lo} with both signed. (Widening the upper half
-     * of the shorts with {@code convertShape(S2I, I, 1)} instead was 4x slower than the float
+     * of the shorts with {@code convertShape(S2I, ints, 1)} instead was 4x slower than the float
      * kernel: C2 does not compile that part to vector code.)
      */
-    private static IntVector blockSums(MemorySegment w, long block, byte[] xq, int xb) {
-        IntVector s = IntVector.zero(VectorKernels.I);
-        for (int k = 0; k < BLOCK; k += B2.length()) {
-            ShortVector qw = (ShortVector) ByteVector.fromMemorySegment(B2, w, block + 2 + k, ByteOrder.LITTLE_ENDIAN)
-                    .convertShape(VectorOperators.B2S, S2, 0);
-            ShortVector qx = (ShortVector) ByteVector.fromArray(B2, xq, xb + k).convertShape(VectorOperators.B2S, S2, 0);
+    private IntVector blockSums(MemorySegment w, long block, byte[] xq, int xb) {
+        VectorSpecies<Byte> bytePairs = width.bytePairs();
+        VectorSpecies<Short> shortPairs = width.shortPairs();
+        IntVector s = IntVector.zero(width.ints());
+        for (int k = 0; k < BLOCK; k += bytePairs.length()) {
+            ShortVector qw = (ShortVector) ByteVector.fromMemorySegment(bytePairs, w, block + 2 + k,
+                    ByteOrder.LITTLE_ENDIAN).convertShape(VectorOperators.B2S, shortPairs, 0);
+            ShortVector qx = (ShortVector) ByteVector.fromArray(bytePairs, xq, xb + k)
+                    .convertShape(VectorOperators.B2S, shortPairs, 0);
             IntVector p = qw.mul(qx).reinterpretAsInts();
             s = s.add(p.add(p.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16));
         }
@@ -90,9 +90,9 @@ final class Q8_0Vector implements RowKernel {
     }
 
     /** {@code acc + d_w * d_x * (q_w · q_x)} for one block. */
-    private static FloatVector blockDot(MemorySegment w, long block, byte[] xq, float[] xd, int b, FloatVector acc) {
+    private FloatVector blockDot(MemorySegment w, long block, byte[] xq, float[] xd, int b, FloatVector acc) {
         FloatVector s = (FloatVector) blockSums(w, block, xq, b * BLOCK).convert(VectorOperators.I2F, 0);
-        return VectorKernels.fma(s, Bytes.f16(w, block) * xd[b], acc);
+        return VectorRowKernels.fma(s, Bytes.f16(w, block) * xd[b], acc);
     }
 
     /**
@@ -101,8 +101,9 @@ final class Q8_0Vector implements RowKernel {
      * {@code dot} so that the launchers' {@code dontinline} command covers it too.
      */
     float dot(MemorySegment w, long offset, byte[] xq, float[] xd, int xBlock, int n) {
+        VectorSpecies<Float> f = width.floats();
         int blocks = n / BLOCK;
-        FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
+        FloatVector acc0 = FloatVector.zero(f), acc1 = FloatVector.zero(f);
         int b = 0;
         for (; b + 1 < blocks; b += 2) {
             acc0 = blockDot(w, offset + (long) b * BLOCK_BYTES, xq, xd, xBlock + b, acc0);
@@ -120,21 +121,22 @@ final class Q8_0Vector implements RowKernel {
      * {@code trunc(|v|)}, plus one when the exact remainder {@code |v| - trunc(|v|)} is at least
      * one half, with the sign of {@code v}.
      */
-    static float quantizeBlock(float[] src, int off, byte[] q, float[] values) {
-        FloatVector amax = FloatVector.zero(F);
-        for (int k = 0; k < BLOCK; k += F.length()) {
-            amax = amax.max(FloatVector.fromArray(F, src, off + k).abs());
+    float quantizeBlock(float[] src, int off, byte[] q, float[] values) {
+        VectorSpecies<Float> f = width.floats();
+        FloatVector amax = FloatVector.zero(f);
+        for (int k = 0; k < BLOCK; k += f.length()) {
+            amax = amax.max(FloatVector.fromArray(f, src, off + k).abs());
         }
         float d = amax.reduceLanes(VectorOperators.MAX) / 127f;
         float id = d != 0f ? 1f / d : 0f;
-        for (int k = 0; k < BLOCK; k += F.length()) {
-            FloatVector v = FloatVector.fromArray(F, src, off + k).mul(id);
+        for (int k = 0; k < BLOCK; k += f.length()) {
+            FloatVector v = FloatVector.fromArray(f, src, off + k).mul(id);
             FloatVector a = v.abs();
             FloatVector t = (FloatVector) a.convert(VectorOperators.F2I, 0).convert(VectorOperators.I2F, 0);
-            FloatVector r = t.add(FloatVector.broadcast(F, 1f), a.sub(t).compare(VectorOperators.GE, 0.5f));
+            FloatVector r = t.add(FloatVector.broadcast(f, 1f), a.sub(t).compare(VectorOperators.GE, 0.5f));
             // + 0 turns the -0 of a small negative v into the +0 that the scalar q * d gives
             r = r.lanewise(VectorOperators.NEG, v.compare(VectorOperators.LT, 0f)).add(0f);
-            ((ByteVector) r.castShape(B, 0)).intoArray(q, off + k);
+            width.storeBytes(r, q, off + k);
             r.mul(d).intoArray(values, off + k);
         }
         return d;
@@ -142,10 +144,11 @@ final class Q8_0Vector implements RowKernel {
 
     @Override
     public void dequantize(MemorySegment w, long offset, float[] dst, int dstOff, int n) {
+        int l = width.floats().length();
         for (int b = 0; b < n / BLOCK; b++) {
             long block = offset + (long) b * BLOCK_BYTES;
             float d = Bytes.f16(w, block);
-            for (int k = 0; k < BLOCK; k += F.length()) {
+            for (int k = 0; k < BLOCK; k += l) {
                 quants(w, block, k).mul(d).intoArray(dst, dstOff + b * BLOCK + k);
             }
         }

@@ -1,7 +1,7 @@
 package io.nereid.engine.cpu.tensor;
 
+import io.nereid.engine.cpu.kernel.Kernels;
 import io.nereid.engine.gguf.GgmlType;
-import java.lang.System.Logger.Level;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.Map;
@@ -9,18 +9,11 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * Chooses, once per JVM, the kernel set every {@link WeightMatrix} uses: the Vector API one
- * ({@code VectorKernels}) when the incubator module is present, not disabled, the preferred
- * vector shape suits it and C2 is on; otherwise the scalar specification, with one log line
- * giving the reason (Lucene's {@code VectorizationProvider} pattern: degrade, never fail).
- *
- * <p>{@code -Dnereid.tensor.vector=false} forces the scalar set.
+ * The kernel set every {@link WeightMatrix} uses: the Vector API one ({@link VectorRowKernels}) at
+ * the width {@link Kernels} chose for this JVM, or the scalar specification when it chose scalar
+ * kernels. {@link Kernels} makes, and logs, that one decision for the math kernels and these alike.
  */
 final class RowKernels {
-
-    static final String DISABLE_PROPERTY = "nereid.tensor.vector";
-
-    private static final System.Logger LOG = System.getLogger(RowKernels.class.getName());
 
     private static final Map<GgmlType, RowKernel> SCALAR = byType(F32Format.INSTANCE, F16Format.INSTANCE,
             BF16Format.INSTANCE, Q8_0Format.INSTANCE, Q4_0Format.INSTANCE, Q4_KFormat.INSTANCE, Q5_KFormat.INSTANCE,
@@ -28,8 +21,8 @@ final class RowKernels {
 
     static final Set<GgmlType> SUPPORTED = Collections.unmodifiableSet(SCALAR.keySet());
 
-    /** The vector set, or empty when it cannot be used (the reason was logged). */
-    private static final Optional<Map<GgmlType, RowKernel>> VECTOR = loadVector();
+    /** The vector set, or empty when the kernels are scalar. */
+    private static final Optional<Map<GgmlType, RowKernel>> VECTOR = Kernels.vectorWidth().map(VectorRowKernels::all);
 
     private RowKernels() {
     }
@@ -54,39 +47,11 @@ final class RowKernels {
         return (FloatDot) get(GgmlType.F32);
     }
 
-    /** A short description of the set in use, for logs: {@code "vector (512-bit)"} or {@code "scalar"}. */
-    static String description() {
-        return VECTOR.isPresent() ? "vector (" + VectorKernels.describeShape() + ")" : "scalar";
-    }
-
     static Map<GgmlType, RowKernel> byType(RowKernel... kernels) {
         Map<GgmlType, RowKernel> m = new EnumMap<>(GgmlType.class);
         for (RowKernel k : kernels) {
             m.put(k.type(), k);
         }
         return Collections.unmodifiableMap(m);
-    }
-
-    private static Optional<Map<GgmlType, RowKernel>> loadVector() {
-        if ("false".equalsIgnoreCase(System.getProperty(DISABLE_PROPERTY))) {
-            LOG.log(Level.INFO, "Tensor kernels: scalar, disabled by -D" + DISABLE_PROPERTY + "=false");
-            return Optional.empty();
-        }
-        if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) {
-            LOG.log(Level.WARNING, "Tensor kernels: scalar, jdk.incubator.vector is not loaded; "
-                    + "start the JVM with --add-modules jdk.incubator.vector");
-            return Optional.empty();
-        }
-        try {
-            Optional<String> unsuitable = VectorKernels.unsuitableReason();
-            if (unsuitable.isPresent()) {
-                LOG.log(Level.WARNING, "Tensor kernels: scalar, " + unsuitable.get());
-                return Optional.empty();
-            }
-            return Optional.of(VectorKernels.all());
-        } catch (LinkageError | RuntimeException e) {
-            LOG.log(Level.WARNING, "Tensor kernels: scalar, the Vector API kernels failed to load: " + e);
-            return Optional.empty();
-        }
     }
 }

@@ -1,5 +1,6 @@
 package io.nereid.engine.cpu.tensor;
 
+import io.nereid.engine.cpu.kernel.Kernels;
 import io.nereid.engine.gguf.GgmlType;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
@@ -109,7 +110,7 @@ public final class WeightMatrix {
 
     /** Which kernels compute with this matrix, for logs: {@code "Q4_0, vector (512-bit)"}. */
     public String kernelDescription() {
-        return type + ", " + (kernel == RowKernels.scalar(type) ? "scalar" : RowKernels.description());
+        return type + ", " + (kernel == RowKernels.scalar(type) ? "scalar" : Kernels.description());
     }
 
     /** {@code sum(W[row][i] * x[xOff + i])} for {@code i < cols}. */

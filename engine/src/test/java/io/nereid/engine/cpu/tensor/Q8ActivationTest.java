@@ -3,27 +3,60 @@ package io.nereid.engine.cpu.tensor;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.nereid.engine.cpu.kernel.Kernels;
+import io.nereid.engine.cpu.kernel.VectorWidth;
+import io.nereid.engine.cpu.kernel.VectorWidthsUnderTest;
 import io.nereid.engine.gguf.GgmlType;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
+import java.util.Optional;
 import java.util.Random;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Q8_0 weights against activations quantized to Q8_0 ({@link MatmulInput}): the vector
  * quantizer against the scalar specification bit for bit, the integer dot against the exact dot
- * of the decoded values, and against the float activations within the quantization error.
+ * of the decoded values, and against the float activations within the quantization error; at each
+ * width of {@link VectorWidthsUnderTest}, as {@link VectorRowKernelsTest}.
  */
+@Tag(VectorWidthsUnderTest.TAG)
+@ParameterizedClass(name = "{0}", allowZeroInvocations = true)
+@MethodSource("io.nereid.engine.cpu.kernel.VectorWidthsUnderTest#widths")
 class Q8ActivationTest {
 
-    @BeforeAll
-    static void vectorKernelsAreInUse() {
-        assumeTrue(RowKernels.vector(GgmlType.Q8_0).isPresent(), "vector kernels not in use: " + RowKernels.description());
+    private final VectorWidth width;
+    private final Q8_0Vector vector;
+
+    Q8ActivationTest(VectorWidth width) {
+        this.width = width;
+        this.vector = (Q8_0Vector) VectorRowKernels.all(width).get(GgmlType.Q8_0);
+    }
+
+    /**
+     * {@code x} quantized by this width's vector quantizer, as {@link MatmulInput} does; and, when
+     * the width is the one in use, through {@link MatmulInput} itself, which must agree.
+     */
+    private MatmulInput.Q8 vectorQuantize(float[] x) {
+        byte[] q = new byte[x.length];
+        float[] d = new float[x.length / Q8_0Format.BLOCK];
+        float[] values = new float[x.length];
+        for (int b = 0; b < d.length; b++) {
+            d[b] = vector.quantizeBlock(x, b * Q8_0Format.BLOCK, q, values);
+        }
+        MatmulInput.Q8 q8 = new MatmulInput.Q8(q, d, values);
+        if (Kernels.vectorWidth().equals(Optional.of(width))) {
+            MatmulInput.Q8 viaInput = MatmulInput.of(x, 1, x.length).q8();
+            assertArrayEquals(q8.quants(), viaInput.quants(), "MatmulInput quants");
+            assertArrayEquals(q8.scales(), viaInput.scales(), "MatmulInput scales");
+            assertArrayEquals(q8.values(), viaInput.values(), "MatmulInput values");
+        }
+        return q8;
     }
 
     /** The scalar specification's quants, scales and decoded values of {@code x}. */
@@ -54,7 +87,7 @@ class Q8ActivationTest {
         for (int i = 2 * Q8_0Format.BLOCK; i < x.length; i++) {
             x[i] = (float) random.nextGaussian() * 1e-3f; // block 1 stays zero
         }
-        assertSameQuantization(x, MatmulInput.of(x, 3, Q8_0Format.BLOCK).q8(), "edges");
+        assertSameQuantization(x, vectorQuantize(x), "edges");
     }
 
     @ParameterizedTest
@@ -65,10 +98,10 @@ class Q8ActivationTest {
         float[] row = new float[n];
         Q8_0Format.INSTANCE.dequantize(w, 0, row, 0, n);
         float[] x = TestRows.gaussian(random, n, 1f);
-        MatmulInput.Q8 q8 = MatmulInput.of(x, 1, n).q8();
+        MatmulInput.Q8 q8 = vectorQuantize(x);
         assertSameQuantization(x, q8, "n " + n);
 
-        float got = Q8_0Vector.INSTANCE.dot(w, 0, q8.quants(), q8.scales(), 0, n);
+        float got = vector.dot(w, 0, q8.quants(), q8.scales(), 0, n);
         double decoded = TestRows.exactDot(row, 0, q8.values(), 0, n);
         assertEquals(decoded, got, TestRows.dotTolerance(n, TestRows.absDot(row, 0, q8.values(), 0, n)), "decoded");
 
@@ -95,8 +128,8 @@ class Q8ActivationTest {
         double decoded = TestRows.exactDot(row, 0, expected.values(), 0, n);
         double tolerance = TestRows.dotTolerance(n, TestRows.absDot(row, 0, expected.values(), 0, n));
         for (int i = 0; i < 20_000; i++) {
-            MatmulInput.Q8 got = MatmulInput.of(x, 1, n).q8();
-            float v = Q8_0Vector.INSTANCE.dot(w, 0, got.quants(), got.scales(), 0, n);
+            MatmulInput.Q8 got = vectorQuantize(x);
+            float v = vector.dot(w, 0, got.quants(), got.scales(), 0, n);
             if (Math.abs(v - decoded) > tolerance || !Arrays.equals(expected.quants(), got.quants())
                     || !Arrays.equals(expected.values(), got.values())) {
                 assertSameQuantization(x, got, "call " + i);

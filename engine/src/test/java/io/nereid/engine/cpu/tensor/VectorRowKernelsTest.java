@@ -3,39 +3,54 @@ package io.nereid.engine.cpu.tensor;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.nereid.engine.cpu.kernel.VectorWidth;
+import io.nereid.engine.cpu.kernel.VectorWidthsUnderTest;
 import io.nereid.engine.gguf.GgmlType;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
+import java.util.Map;
 import java.util.Random;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Every Vector API kernel against its scalar specification, at sizes that leave every kind of
- * tail (none, less than one vector, less than the 4-vector unrolled step) and at unaligned
- * offsets. Decoding must agree bit for bit; dot products within a size-scaled rounding bound,
- * since the vector kernels sum in another order.
+ * Every Vector API kernel against its scalar specification, at each width of
+ * {@link VectorWidthsUnderTest} (the one in use, or 128, 256 and 512 bits in the {@code vector-*}
+ * test executions), at sizes that leave every kind of tail (none, less than one vector, less than
+ * the 2- or 4-vector unrolled step, for 4, 8 and 16 lanes) and at unaligned offsets. Decoding must
+ * agree bit for bit; dot products within a size-scaled rounding bound, since the vector kernels
+ * sum in another order.
  */
-class VectorKernelTest {
+@Tag(VectorWidthsUnderTest.TAG)
+@ParameterizedClass(name = "{0}", allowZeroInvocations = true)
+@MethodSource("io.nereid.engine.cpu.kernel.VectorWidthsUnderTest#widths")
+class VectorRowKernelsTest {
 
     /** Elements, for the formats without blocks. */
-    static final int[] PLAIN_SIZES = {1, 13, 31, 32, 33, 64, 65, 4095, 4097};
+    static final int[] PLAIN_SIZES = {1, 3, 4, 5, 7, 8, 9, 13, 15, 16, 17, 31, 32, 33, 63, 64, 65, 255, 4095, 4097};
 
     /** Blocks, for the block formats. */
     static final int[] BLOCK_COUNTS = {1, 3, 7, 128, 129};
 
-    @BeforeAll
-    static void vectorKernelsAreInUse() {
-        // The build runs tests with --add-modules jdk.incubator.vector on AVX2 or AVX-512 machines;
-        // elsewhere this class has nothing to compare and is skipped.
-        assumeTrue(RowKernels.vector(GgmlType.F32).isPresent(), "vector kernels not in use: " + RowKernels.description());
+    private final Map<GgmlType, RowKernel> vectorKernels;
+
+    VectorRowKernelsTest(VectorWidth width) {
+        this.vectorKernels = VectorRowKernels.all(width);
+    }
+
+    private RowKernel vector(GgmlType type) {
+        return vectorKernels.get(type);
+    }
+
+    private FloatDot vectorFloatDot() {
+        return (FloatDot) vector(GgmlType.F32);
     }
 
     static Stream<Arguments> typesAndSizes() {
@@ -50,7 +65,7 @@ class VectorKernelTest {
     @MethodSource("typesAndSizes")
     void vectorDotAndDequantizeMatchTheScalarSpecification(GgmlType type, int n) {
         RowKernel scalar = RowKernels.scalar(type);
-        RowKernel vector = RowKernels.vector(type).orElseThrow();
+        RowKernel vector = vector(type);
         Random random = new Random(31L * n + type.ordinal());
         byte[] row = TestRows.randomRow(type, n, random);
         float[] x = TestRows.gaussian(random, n + 5, 1f);
@@ -79,7 +94,7 @@ class VectorKernelTest {
         Random random = new Random(n);
         float[] a = TestRows.gaussian(random, n + 3, 1f);
         float[] b = TestRows.gaussian(random, n + 1, 1f);
-        FloatDot vector = (FloatDot) RowKernels.vector(GgmlType.F32).orElseThrow();
+        FloatDot vector = vectorFloatDot();
         float s = F32Format.INSTANCE.dot(a, 3, b, 1, n);
         assertEquals(s, vector.dot(a, 3, b, 1, n), 2 * TestRows.dotTolerance(n, TestRows.absDot(a, 3, b, 1, n)));
 
@@ -107,7 +122,7 @@ class VectorKernelTest {
         float[] expected = new float[1 + 6 * 4];
         float[] got = new float[1 + 6 * 4];
         F32Format.INSTANCE.dot4x4(w, 2, n + 3, xs, 1, n + 1, n, expected, 1, 6);
-        ((FloatDot) RowKernels.vector(GgmlType.F32).orElseThrow()).dot4x4(w, 2, n + 3, xs, 1, n + 1, n, got, 1, 6);
+        vectorFloatDot().dot4x4(w, 2, n + 3, xs, 1, n + 1, n, got, 1, 6);
         for (int t = 0; t < 4; t++) {
             for (int j = 0; j < 4; j++) {
                 int o = 1 + 6 * t + j;
@@ -138,7 +153,7 @@ class VectorKernelTest {
         MemorySegment w = MemorySegment.ofArray(TestRows.randomRow(type, n, random));
         float[] x = TestRows.gaussian(random, n, 1f);
         RowKernel scalar = RowKernels.scalar(type);
-        RowKernel vector = RowKernels.vector(type).orElseThrow();
+        RowKernel vector = vector(type);
         float[] expected = new float[n];
         scalar.dequantize(w, 0, expected, 0, n);
         float s = scalar.dot(w, 0, x, 0, n);
@@ -170,7 +185,7 @@ class VectorKernelTest {
             float[] expected = new float[1 << 16];
             float[] got = new float[1 << 16];
             RowKernels.scalar(type).dequantize(w, 0, expected, 0, 1 << 16);
-            RowKernels.vector(type).orElseThrow().dequantize(w, 0, got, 0, 1 << 16);
+            vector(type).dequantize(w, 0, got, 0, 1 << 16);
             for (int i = 0; i < got.length; i++) {
                 if (Float.isNaN(expected[i])) {
                     // NaN, payload aside: Float.float16ToFloat itself quiets signalling NaNs when
@@ -204,7 +219,7 @@ class VectorKernelTest {
                 float[] expected = new float[n];
                 float[] got = new float[n];
                 RowKernels.scalar(type).dequantize(w, 0, expected, 0, n);
-                RowKernels.vector(type).orElseThrow().dequantize(w, 0, got, 0, n);
+                vector(type).dequantize(w, 0, got, 0, n);
                 assertArrayEquals(expected, got, type + " filled with 0x" + Integer.toHexString(fill));
                 assertTrue(Arrays.stream(box(expected)).allMatch(Float::isFinite));
             }

@@ -14,31 +14,46 @@ import java.util.Random;
 import java.util.TreeSet;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Every vector kernel against the scalar reference, at sizes that hit every tail: below one
- * vector, exactly one, one past, around the four-accumulator unroll and large odd sizes. Inputs
- * sit at odd offsets inside larger arrays whose guard elements must come back untouched.
+ * Every vector kernel against the scalar reference, at each width of
+ * {@link VectorWidthsUnderTest} (the one in use, or 128, 256 and 512 bits in the {@code vector-*}
+ * test executions), at sizes that hit every tail: below one vector, exactly one, one past, around
+ * the four-accumulator unroll and large odd sizes. Inputs sit at odd offsets inside larger arrays
+ * whose guard elements must come back untouched.
  *
  * <p>Tolerances are error bounds scaled by the size (a reassociated float sum of n terms differs
  * by at most about {@code n * ulp(1) * sum|terms|}), never a fixed epsilon.
  */
-class VectorKernelsTest {
+@Tag(VectorWidthsUnderTest.TAG)
+@ParameterizedClass(name = "{0}", allowZeroInvocations = true)
+@MethodSource("io.nereid.engine.cpu.kernel.VectorWidthsUnderTest#widths")
+class VectorMathKernelsTest {
 
     private static final KernelSupport SCALAR = ScalarKernels.INSTANCE;
-    private static final KernelSupport VECTOR = new VectorKernels();
     private static final double ULP = Math.ulp(1f);
     private static final int OFF = 3;
     private static final float GUARD = 12345f;
 
-    /** The brief's sizes plus the edges of this machine's vector width and 4x unroll. */
+    private final VectorWidth width;
+    private final VectorMathKernels vector;
+
+    VectorMathKernelsTest(VectorWidth width) {
+        this.width = width;
+        this.vector = new VectorMathKernels(width);
+    }
+
+    /** Sizes that leave every tail, plus, for 4, 8 and 16 lanes, the edges of one vector and of the 4x unroll. */
     static IntStream sizes() {
-        int l = VectorKernels.preferredFloatLanes();
-        var sizes = new TreeSet<>(List.of(1, 13, 31, 32, 33, 4095, 4097, l - 1, l, l + 1, 4 * l - 1, 4 * l,
-                4 * l + 1));
+        var sizes = new TreeSet<>(List.of(1, 13, 31, 32, 33, 255, 4095, 4097));
+        for (int l : new int[] {4, 8, 16}) {
+            sizes.addAll(List.of(l - 1, l, l + 1, 4 * l - 1, 4 * l, 4 * l + 1));
+        }
         return sizes.stream().mapToInt(Integer::intValue);
     }
 
@@ -53,7 +68,7 @@ class VectorKernelsTest {
             sumAbs += Math.abs((double) a[OFF + i] * b[OFF + 1 + i]);
         }
         float expected = SCALAR.dot(a, OFF, b, OFF + 1, n);
-        float actual = VECTOR.dot(a, OFF, b, OFF + 1, n);
+        float actual = vector.dot(a, OFF, b, OFF + 1, n);
         assertClose(expected, actual, n * ULP * sumAbs, "dot n=" + n);
     }
 
@@ -67,7 +82,7 @@ class VectorKernelsTest {
         float[] yv = y.clone();
         float alpha = -0.75f;
         SCALAR.axpy(alpha, x, OFF, ys, OFF, n);
-        VECTOR.axpy(alpha, x, OFF, yv, OFF, n);
+        vector.axpy(alpha, x, OFF, yv, OFF, n);
         for (int i = 0; i < y.length; i++) {
             // FMA rounds once, multiply-add twice: at most an ulp of each term apart.
             double tol = 2 * ULP * (Math.abs(y[i]) + Math.abs(alpha * x[i]));
@@ -84,11 +99,11 @@ class VectorKernelsTest {
         float[] outS = guarded(r, n, 0);
         float[] outV = outS.clone();
         SCALAR.rmsNorm(outS, OFF, x, OFF, w, n, 1e-5f);
-        VECTOR.rmsNorm(outV, OFF, x, OFF, w, n, 1e-5f);
+        vector.rmsNorm(outV, OFF, x, OFF, w, n, 1e-5f);
         assertAllClose(outS, outV, (n + 4) * ULP, "rmsNorm n=" + n);
 
         float[] inPlace = x.clone();
-        VECTOR.rmsNorm(inPlace, OFF, inPlace, OFF, w, n, 1e-5f);
+        vector.rmsNorm(inPlace, OFF, inPlace, OFF, w, n, 1e-5f);
         assertArrayEquals(outV, inPlace, "rmsNorm in place equals out of place, n=" + n);
     }
 
@@ -97,7 +112,7 @@ class VectorKernelsTest {
     void rmsNormOfZeroVectorIsZero(int n) {
         float[] x = new float[n];
         float[] w = random(new Random(n), n, 1);
-        VECTOR.rmsNorm(x, 0, x, 0, w, n, 1e-6f);
+        vector.rmsNorm(x, 0, x, 0, w, n, 1e-6f);
         assertArrayEquals(new float[n], x, 0f, "zero, possibly -0 where the weight is negative, never NaN");
     }
 
@@ -109,7 +124,7 @@ class VectorKernelsTest {
         float[] s = x.clone();
         float[] v = x.clone();
         SCALAR.softmax(s, OFF, n);
-        VECTOR.softmax(v, OFF, n);
+        vector.softmax(v, OFF, n);
         // Each probability is exp(...) / sum: a few ulps from exp and the division, n from the sum.
         assertAllClose(s, v, (n + 8) * ULP, "softmax n=" + n);
     }
@@ -124,7 +139,7 @@ class VectorKernelsTest {
         }
         float[] s = x.clone();
         SCALAR.softmax(s, 0, n);
-        VECTOR.softmax(x, 0, n);
+        vector.softmax(x, 0, n);
         double sum = 0;
         for (int i = 0; i < n; i++) {
             assertTrue(Float.isFinite(x[i]) && x[i] >= 0, "softmax[" + i + "] = " + x[i]);
@@ -147,7 +162,7 @@ class VectorKernelsTest {
         float[] s = gate.clone();
         float[] v = gate.clone();
         SCALAR.siluMul(s, OFF, up, OFF, n);
-        VECTOR.siluMul(v, OFF, up, OFF, n);
+        vector.siluMul(v, OFF, up, OFF, n);
         assertAllClose(s, v, 8 * ULP, "siluMul n=" + n);
     }
 
@@ -168,7 +183,7 @@ class VectorKernelsTest {
                 float[] s = x.clone();
                 float[] v = x.clone();
                 tables.apply(SCALAR, s, OFF, heads, headDim, 37, neox);
-                tables.apply(VECTOR, v, OFF, heads, headDim, 37, neox);
+                tables.apply(vector, v, OFF, heads, headDim, 37, neox);
                 assertAllClose(s, v, 4 * ULP, "rope headDim=" + headDim + " rotDim=" + rotDim + " neox=" + neox);
             }
         }
@@ -264,7 +279,7 @@ class VectorKernelsTest {
     @MethodSource("attentionShapes")
     void attention(int numTokens, int headDim, int blockSize, int numKvHeads) {
         PagedCase c = PagedCase.random(numTokens, headDim, blockSize, numKvHeads);
-        assertAttentionClose(c.run(SCALAR), c.run(VECTOR), c.tolerance());
+        assertAttentionClose(c.run(SCALAR), c.run(vector), c.tolerance());
     }
 
     @ParameterizedTest(name = "tokens={0} headDim={1} blockSize={2} kvHeads={3}")
@@ -272,20 +287,20 @@ class VectorKernelsTest {
     void attentionF16(int numTokens, int headDim, int blockSize, int numKvHeads) {
         PagedCase c = PagedCase.random(numTokens, headDim, blockSize, numKvHeads);
         // Same inputs once widened, so the same rounding bound as the F32 kernels.
-        assertAttentionClose(c.runF16(SCALAR), c.runF16(VECTOR), c.tolerance());
+        assertAttentionClose(c.runF16(SCALAR), c.runF16(vector), c.tolerance());
     }
 
     /** All 65536 bit patterns: zeros, subnormals, normals, infinities and NaNs. */
     @org.junit.jupiter.api.Test
     void halfToFloatWidensEveryBinary16ValueExactly() {
-        int lanes = VectorKernels.preferredFloatLanes();
+        int lanes = width.floats().length();
         short[] all = new short[1 << 16];
         for (int i = 0; i < all.length; i++) {
             all[i] = (short) i;
         }
         float[] widened = new float[lanes];
         for (int off = 0; off < all.length; off += lanes) {
-            VectorKernels.halfToFloat(all, off).intoArray(widened, 0);
+            vector.halfToFloat(all, off).intoArray(widened, 0);
             for (int i = 0; i < lanes; i++) {
                 float reference = Float.float16ToFloat(all[off + i]);
                 int expected = Float.floatToRawIntBits(reference);

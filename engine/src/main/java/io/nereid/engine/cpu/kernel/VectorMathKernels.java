@@ -6,25 +6,24 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * {@link KernelSupport} on the Vector API over {@link FloatVector#SPECIES_PREFERRED}. Each kernel is
- * a thin wrapper: inputs shorter than one vector go to {@link ScalarKernels}; otherwise a vector
- * body covers {@code SPECIES.loopBound(n)} elements and a scalar loop the tail.
+ * {@link KernelSupport} on the Vector API at one {@link VectorWidth} of {@code L} float lanes. Each
+ * kernel is a thin wrapper: inputs shorter than one vector go to {@link ScalarKernels}; otherwise a
+ * vector body covers {@code f.loopBound(n)} elements and a scalar loop the tail.
  *
  * <p>Results differ from the scalar reference only by rounding: sums are reassociated (several
  * accumulators, lane reductions), FMA rounds once, and {@code EXP} is the platform's vector exp.
  *
- * <p>Stateless and thread-safe. Package-private: obtain it from {@link Kernels#provider()}, which
+ * <p>Every method starts by reading its species from the width ({@code VectorSpecies<Float> f =
+ * width.floats()}), so that C2 sees them as constants (see {@link VectorWidth} for why).
+ *
+ * <p>Immutable and thread-safe. Package-private: obtain it from {@link Kernels#provider()}, which
  * only loads this class when the {@code jdk.incubator.vector} module is present.
  */
-final class VectorKernels implements KernelSupport {
-
-    private static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
-    private static final int LANES = SPECIES.length();
+final class VectorMathKernels implements KernelSupport {
 
     /**
      * Whether the CPU has FMA. Without it {@code FloatVector.fma} falls back to {@link Math#fma}
@@ -35,45 +34,43 @@ final class VectorKernels implements KernelSupport {
 
     private static final ScalarKernels SCALAR = ScalarKernels.INSTANCE;
 
-    // F16 K/V: LANES halves load as one short vector of half the float width and widen to LANES
-    // ints of the float shape. Null below 4 lanes (no 32-bit shape exists), where Kernels never
-    // constructs this class but may still initialise it to ask for the lane count.
-    private static final VectorSpecies<Short> HALF_SPECIES = LANES >= Kernels.MIN_LANES
-            ? VectorSpecies.of(short.class, VectorShape.forBitSize(SPECIES.vectorBitSize() / 2))
-            : null;
-    private static final VectorSpecies<Integer> INT_SPECIES = SPECIES.withLanes(int.class);
     private static final int HALF_EXPONENT = 0x7c00 << 13;   // binary16 exponent bits, moved to float position
     private static final int FLOAT_EXPONENT = 0x7f800000;
 
     // For the adjacent-pair ("normal") rope: lane i reads table entry i/2, swaps with lane i^1,
     // and the swapped term is negated in even lanes: (x0, x1) -> (x0 c - x1 s, x1 c + x0 s).
-    private static final int[] PAIR_INDEX = new int[LANES];
-    private static final VectorShuffle<Float> SWAP_PAIRS = VectorShuffle.fromOp(SPECIES, i -> i ^ 1);
-    private static final FloatVector ALTERNATING_SIGN;
+    // PAIR_INDEX serves every width: a gather reads only its first L entries.
+    private static final int[] PAIR_INDEX = new int[16];
 
     static {
-        float[] sign = new float[LANES];
-        for (int i = 0; i < LANES; i++) {
+        for (int i = 0; i < PAIR_INDEX.length; i++) {
             PAIR_INDEX[i] = i / 2;
+        }
+    }
+
+    private final VectorWidth width;
+    private final VectorShuffle<Float> swapPairs;
+    private final FloatVector alternatingSign;
+
+    VectorMathKernels(VectorWidth width) {
+        this.width = width;
+        VectorSpecies<Float> f = width.floats();
+        float[] sign = new float[f.length()];
+        for (int i = 0; i < sign.length; i++) {
             sign[i] = (i & 1) == 0 ? -1f : 1f;
         }
-        ALTERNATING_SIGN = FloatVector.fromArray(SPECIES, sign, 0);
-    }
-
-    VectorKernels() {
-    }
-
-    /** Float lanes of the preferred species; {@link Kernels} refuses fewer than 4. */
-    static int preferredFloatLanes() {
-        return LANES;
+        this.swapPairs = VectorShuffle.fromOp(f, i -> i ^ 1);
+        this.alternatingSign = FloatVector.fromArray(f, sign, 0);
     }
 
     @Override
     public float dot(float[] a, int aOff, float[] b, int bOff, int n) {
+        VectorSpecies<Float> f = width.floats();
+        int lanes = f.length();
         int i = 0;
         float sum = 0f;
-        if (n >= LANES) {
-            i = SPECIES.loopBound(n);
+        if (n >= lanes) {
+            i = f.loopBound(n);
             sum = dotBody(a, aOff, b, bOff, i);
         }
         for (; i < n; i++) {
@@ -82,24 +79,26 @@ final class VectorKernels implements KernelSupport {
         return sum;
     }
 
-    /** {@code limit} is a multiple of {@code LANES}. */
-    private static float dotBody(float[] a, int aOff, float[] b, int bOff, int limit) {
+    /** {@code limit} is a multiple of {@code lanes}. */
+    private float dotBody(float[] a, int aOff, float[] b, int bOff, int limit) {
+        VectorSpecies<Float> f = width.floats();
+        int lanes = f.length();
         // Four independent accumulators: an FMA into one register must wait for the previous one
         // (about 4 cycles), while the core can start two per cycle. Four chains overlap instead of
         // serialising on one sum.
-        FloatVector acc0 = FloatVector.zero(SPECIES);
-        FloatVector acc1 = FloatVector.zero(SPECIES);
-        FloatVector acc2 = FloatVector.zero(SPECIES);
-        FloatVector acc3 = FloatVector.zero(SPECIES);
+        FloatVector acc0 = FloatVector.zero(f);
+        FloatVector acc1 = FloatVector.zero(f);
+        FloatVector acc2 = FloatVector.zero(f);
+        FloatVector acc3 = FloatVector.zero(f);
         int i = 0;
-        int unrolled = limit - limit % (4 * LANES);
-        for (; i < unrolled; i += 4 * LANES) {
+        int unrolled = limit - limit % (4 * lanes);
+        for (; i < unrolled; i += 4 * lanes) {
             acc0 = fma(load(a, aOff + i), load(b, bOff + i), acc0);
-            acc1 = fma(load(a, aOff + i + LANES), load(b, bOff + i + LANES), acc1);
-            acc2 = fma(load(a, aOff + i + 2 * LANES), load(b, bOff + i + 2 * LANES), acc2);
-            acc3 = fma(load(a, aOff + i + 3 * LANES), load(b, bOff + i + 3 * LANES), acc3);
+            acc1 = fma(load(a, aOff + i + lanes), load(b, bOff + i + lanes), acc1);
+            acc2 = fma(load(a, aOff + i + 2 * lanes), load(b, bOff + i + 2 * lanes), acc2);
+            acc3 = fma(load(a, aOff + i + 3 * lanes), load(b, bOff + i + 3 * lanes), acc3);
         }
-        for (; i < limit; i += LANES) {
+        for (; i < limit; i += lanes) {
             acc0 = fma(load(a, aOff + i), load(b, bOff + i), acc0);
         }
         return acc0.add(acc1).add(acc2.add(acc3)).reduceLanes(VectorOperators.ADD);
@@ -107,11 +106,13 @@ final class VectorKernels implements KernelSupport {
 
     @Override
     public void axpy(float alpha, float[] x, int xOff, float[] y, int yOff, int n) {
+        VectorSpecies<Float> f = width.floats();
+        int lanes = f.length();
         int i = 0;
-        if (n >= LANES) {
+        if (n >= lanes) {
             // No accumulator: every lane's update is independent, so one chain is enough.
-            FloatVector va = FloatVector.broadcast(SPECIES, alpha);
-            for (int bound = SPECIES.loopBound(n); i < bound; i += LANES) {
+            FloatVector va = FloatVector.broadcast(f, alpha);
+            for (int bound = f.loopBound(n); i < bound; i += lanes) {
                 fma(va, load(x, xOff + i), load(y, yOff + i)).intoArray(y, yOff + i);
             }
         }
@@ -122,15 +123,17 @@ final class VectorKernels implements KernelSupport {
 
     @Override
     public void rmsNorm(float[] out, int outOff, float[] x, int xOff, float[] weight, int n, float eps) {
-        if (n < LANES) {
+        VectorSpecies<Float> f = width.floats();
+        int lanes = f.length();
+        if (n < lanes) {
             SCALAR.rmsNorm(out, outOff, x, xOff, weight, n, eps);
             return;
         }
         // The sum of squares is complete before the first write, so out may alias x.
         float scale = ScalarKernels.rmsScale(dot(x, xOff, x, xOff, n), n, eps);
-        FloatVector vs = FloatVector.broadcast(SPECIES, scale);
+        FloatVector vs = FloatVector.broadcast(f, scale);
         int i = 0;
-        for (int bound = SPECIES.loopBound(n); i < bound; i += LANES) {
+        for (int bound = f.loopBound(n); i < bound; i += lanes) {
             load(x, xOff + i).mul(vs).mul(load(weight, i)).intoArray(out, outOff + i);
         }
         for (; i < n; i++) {
@@ -140,15 +143,17 @@ final class VectorKernels implements KernelSupport {
 
     @Override
     public void softmax(float[] x, int off, int n) {
-        if (n < LANES) {
+        VectorSpecies<Float> f = width.floats();
+        int lanes = f.length();
+        if (n < lanes) {
             SCALAR.softmax(x, off, n);
             return;
         }
-        int bound = SPECIES.loopBound(n);
+        int bound = f.loopBound(n);
         // Subtracting the maximum keeps every exponent <= 0 (see ScalarKernels#softmax).
-        FloatVector vmax = FloatVector.broadcast(SPECIES, Float.NEGATIVE_INFINITY);
+        FloatVector vmax = FloatVector.broadcast(f, Float.NEGATIVE_INFINITY);
         int i = 0;
-        for (; i < bound; i += LANES) {
+        for (; i < bound; i += lanes) {
             vmax = vmax.max(load(x, off + i));
         }
         float max = vmax.reduceLanes(VectorOperators.MAX);
@@ -156,9 +161,9 @@ final class VectorKernels implements KernelSupport {
             max = Math.max(max, x[off + i]);
         }
 
-        FloatVector vmaxb = FloatVector.broadcast(SPECIES, max);
-        FloatVector vsum = FloatVector.zero(SPECIES);
-        for (i = 0; i < bound; i += LANES) {
+        FloatVector vmaxb = FloatVector.broadcast(f, max);
+        FloatVector vsum = FloatVector.zero(f);
+        for (i = 0; i < bound; i += lanes) {
             FloatVector e = load(x, off + i).sub(vmaxb).lanewise(VectorOperators.EXP);
             e.intoArray(x, off + i);
             vsum = vsum.add(e);
@@ -170,8 +175,8 @@ final class VectorKernels implements KernelSupport {
             sum += e;
         }
 
-        FloatVector vsumb = FloatVector.broadcast(SPECIES, sum);
-        for (i = 0; i < bound; i += LANES) {
+        FloatVector vsumb = FloatVector.broadcast(f, sum);
+        for (i = 0; i < bound; i += lanes) {
             load(x, off + i).div(vsumb).intoArray(x, off + i);
         }
         for (; i < n; i++) {
@@ -181,9 +186,11 @@ final class VectorKernels implements KernelSupport {
 
     @Override
     public void siluMul(float[] gate, int gateOff, float[] up, int upOff, int n) {
+        VectorSpecies<Float> f = width.floats();
+        int lanes = f.length();
         int i = 0;
-        if (n >= LANES) {
-            for (int bound = SPECIES.loopBound(n); i < bound; i += LANES) {
+        if (n >= lanes) {
+            for (int bound = f.loopBound(n); i < bound; i += lanes) {
                 FloatVector g = load(gate, gateOff + i);
                 // g / (1 + e^-g): for g -> -inf, e^-g overflows to +inf and the quotient is -0, not NaN.
                 FloatVector denominator = g.neg().lanewise(VectorOperators.EXP).add(1f);
@@ -199,9 +206,10 @@ final class VectorKernels implements KernelSupport {
     @Override
     public void rope(float[] x, int off, int numHeads, int headDim, int rotDim, int pos, float[] cos, float[] sin,
             boolean neox) {
+        int lanes = width.floats().length();
         ScalarKernels.checkRope(headDim, rotDim);
         int half = rotDim / 2;
-        if ((neox ? half : rotDim) < LANES) {
+        if ((neox ? half : rotDim) < lanes) {
             SCALAR.rope(x, off, numHeads, headDim, rotDim, pos, cos, sin, neox);
             return;
         }
@@ -217,9 +225,11 @@ final class VectorKernels implements KernelSupport {
     }
 
     /** Pairs {@code (i, i + half)}: both halves load as plain vectors against one table slice. */
-    private static void ropeNeox(float[] x, int base, int half, float[] cos, float[] sin, int table) {
+    private void ropeNeox(float[] x, int base, int half, float[] cos, float[] sin, int table) {
+        VectorSpecies<Float> f = width.floats();
+        int lanes = f.length();
         int i = 0;
-        for (int bound = SPECIES.loopBound(half); i < bound; i += LANES) {
+        for (int bound = f.loopBound(half); i < bound; i += lanes) {
             FloatVector c = load(cos, table + i);
             FloatVector s = load(sin, table + i);
             FloatVector x0 = load(x, base + i);
@@ -232,16 +242,18 @@ final class VectorKernels implements KernelSupport {
         }
     }
 
-    /** Pairs {@code (2i, 2i + 1)}: each vector holds LANES/2 pairs, table entries duplicated per pair. */
-    private static void ropeAdjacent(float[] x, int base, int half, float[] cos, float[] sin, int table) {
+    /** Pairs {@code (2i, 2i + 1)}: each vector holds lanes/2 pairs, table entries duplicated per pair. */
+    private void ropeAdjacent(float[] x, int base, int half, float[] cos, float[] sin, int table) {
+        VectorSpecies<Float> f = width.floats();
+        int lanes = f.length();
         int rotDim = 2 * half;
         int j = 0;
-        for (int bound = SPECIES.loopBound(rotDim); j < bound; j += LANES) {
-            FloatVector c = FloatVector.fromArray(SPECIES, cos, table + j / 2, PAIR_INDEX, 0);
-            FloatVector s = FloatVector.fromArray(SPECIES, sin, table + j / 2, PAIR_INDEX, 0);
+        for (int bound = f.loopBound(rotDim); j < bound; j += lanes) {
+            FloatVector c = FloatVector.fromArray(f, cos, table + j / 2, PAIR_INDEX, 0);
+            FloatVector s = FloatVector.fromArray(f, sin, table + j / 2, PAIR_INDEX, 0);
             FloatVector v = load(x, base + j);
-            FloatVector swapped = v.rearrange(SWAP_PAIRS);
-            v.mul(c).add(swapped.mul(s).mul(ALTERNATING_SIGN)).intoArray(x, base + j);
+            FloatVector swapped = v.rearrange(swapPairs);
+            v.mul(c).add(swapped.mul(s).mul(alternatingSign)).intoArray(x, base + j);
         }
         for (int i = j / 2; i < half; i++) {
             ScalarKernels.rotate(x, base + 2 * i, base + 2 * i + 1, cos[table + i], sin[table + i]);
@@ -252,7 +264,8 @@ final class VectorKernels implements KernelSupport {
     public void attention(float[] q, int qOff, float[] keys, float[] values, int[] blockTable, int numTokens,
             int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores, float[] out,
             int outOff) {
-        if (headDim < LANES) {
+        int lanes = width.floats().length();
+        if (headDim < lanes) {
             SCALAR.attention(q, qOff, keys, values, blockTable, numTokens, blockSize, numKvHeads, kvHead, headDim,
                     scale, scores, out, outOff);
             return;
@@ -280,7 +293,8 @@ final class VectorKernels implements KernelSupport {
     public void attentionF16(float[] q, int qOff, short[] keys, short[] values, int[] blockTable, int numTokens,
             int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores, float[] out,
             int outOff) {
-        if (headDim < LANES) {
+        int lanes = width.floats().length();
+        if (headDim < lanes) {
             SCALAR.attentionF16(q, qOff, keys, values, blockTable, numTokens, blockSize, numKvHeads, kvHead, headDim,
                     scale, scores, out, outOff);
             return;
@@ -302,19 +316,21 @@ final class VectorKernels implements KernelSupport {
         }
     }
 
-    /** {@code sum(q[i] * k[i])} with {@code k} in binary16; {@code n >= LANES}. */
-    private static float dotF16(float[] q, int qOff, short[] k, int kOff, int n) {
+    /** {@code sum(q[i] * k[i])} with {@code k} in binary16; {@code n >= lanes}. */
+    private float dotF16(float[] q, int qOff, short[] k, int kOff, int n) {
+        VectorSpecies<Float> f = width.floats();
+        int lanes = f.length();
         // Two accumulators, not four: each FMA here waits on a widening of several dependent
         // integer ops anyway, which hides most of the FMA latency (see dotBody for the reason).
-        FloatVector acc0 = FloatVector.zero(SPECIES);
-        FloatVector acc1 = FloatVector.zero(SPECIES);
-        int limit = SPECIES.loopBound(n);
+        FloatVector acc0 = FloatVector.zero(f);
+        FloatVector acc1 = FloatVector.zero(f);
+        int limit = f.loopBound(n);
         int i = 0;
-        for (int unrolled = limit - limit % (2 * LANES); i < unrolled; i += 2 * LANES) {
+        for (int unrolled = limit - limit % (2 * lanes); i < unrolled; i += 2 * lanes) {
             acc0 = fma(load(q, qOff + i), halfToFloat(k, kOff + i), acc0);
-            acc1 = fma(load(q, qOff + i + LANES), halfToFloat(k, kOff + i + LANES), acc1);
+            acc1 = fma(load(q, qOff + i + lanes), halfToFloat(k, kOff + i + lanes), acc1);
         }
-        for (; i < limit; i += LANES) {
+        for (; i < limit; i += lanes) {
             acc0 = fma(load(q, qOff + i), halfToFloat(k, kOff + i), acc0);
         }
         float sum = acc0.add(acc1).reduceLanes(VectorOperators.ADD);
@@ -324,11 +340,13 @@ final class VectorKernels implements KernelSupport {
         return sum;
     }
 
-    /** {@code y[i] += alpha * x[i]} with {@code x} in binary16; {@code n >= LANES}. */
-    private static void axpyF16(float alpha, short[] x, int xOff, float[] y, int yOff, int n) {
-        FloatVector va = FloatVector.broadcast(SPECIES, alpha);
+    /** {@code y[i] += alpha * x[i]} with {@code x} in binary16; {@code n >= lanes}. */
+    private void axpyF16(float alpha, short[] x, int xOff, float[] y, int yOff, int n) {
+        VectorSpecies<Float> f = width.floats();
+        int lanes = f.length();
+        FloatVector va = FloatVector.broadcast(f, alpha);
         int i = 0;
-        for (int bound = SPECIES.loopBound(n); i < bound; i += LANES) {
+        for (int bound = f.loopBound(n); i < bound; i += lanes) {
             fma(va, halfToFloat(x, xOff + i), load(y, yOff + i)).intoArray(y, yOff + i);
         }
         for (; i < n; i++) {
@@ -337,7 +355,7 @@ final class VectorKernels implements KernelSupport {
     }
 
     /**
-     * {@code LANES} binary16 values from {@code a[off]}, widened to float exactly as
+     * {@code lanes} binary16 values from {@code a[off]}, widened to float exactly as
      * {@link Float#float16ToFloat} does (a NaN stays a NaN, its payload kept). The JDK 25 Vector
      * API has no half-precision conversion (only the scalar {@code jdk.incubator.vector.Float16}), so this is
      * bit manipulation: the 15 magnitude bits shifted 13 up are a float whose exponent is biased
@@ -345,12 +363,13 @@ final class VectorKernels implements KernelSupport {
      * alike. The all-ones exponent (infinity, NaN) must become the float's all-ones exponent
      * instead. Sign extension to int puts the half's sign in bit 31, where the float's goes.
      */
-    static FloatVector halfToFloat(short[] a, int off) {
-        IntVector h = (IntVector) ShortVector.fromArray(HALF_SPECIES, a, off)
-                .convertShape(VectorOperators.S2I, INT_SPECIES, 0);
+    FloatVector halfToFloat(short[] a, int off) {
+        VectorSpecies<Float> f = width.floats();
+        IntVector h = (IntVector) ShortVector.fromArray(width.shorts(), a, off)
+                .convertShape(VectorOperators.S2I, width.ints(), 0);
         IntVector magnitude = h.and(0x7fff).lanewise(VectorOperators.LSHL, 13);
         FloatVector finite = magnitude.reinterpretAsFloats().mul(0x1p112f);
-        VectorMask<Float> special = magnitude.compare(VectorOperators.GE, HALF_EXPONENT).cast(SPECIES);
+        VectorMask<Float> special = magnitude.compare(VectorOperators.GE, HALF_EXPONENT).cast(f);
         FloatVector widened = finite.blend(magnitude.or(FLOAT_EXPONENT).reinterpretAsFloats(), special);
         return widened.reinterpretAsInts().or(h.and(Integer.MIN_VALUE)).reinterpretAsFloats();
     }
@@ -360,8 +379,8 @@ final class VectorKernels implements KernelSupport {
         return (block * numKvHeads + kvHead) * blockSize * headDim;
     }
 
-    private static FloatVector load(float[] a, int off) {
-        return FloatVector.fromArray(SPECIES, a, off);
+    private FloatVector load(float[] a, int off) {
+        return FloatVector.fromArray(width.floats(), a, off);
     }
 
     private static FloatVector fma(FloatVector a, FloatVector b, FloatVector acc) {
