@@ -40,9 +40,7 @@ class ArchitectureTest {
 
     @Test
     void engineNeverImportsVertxJacksonOrJavaCpp() {
-        engineRule(FRONT_END_AND_NATIVE)
-                .allowEmptyShould(true) // the engine has no classes until its issues land
-                .check(PRODUCTION);
+        engineRule(FRONT_END_AND_NATIVE).check(PRODUCTION);
     }
 
     @Test
