@@ -1,17 +1,21 @@
 package io.nereid.engine.tools;
 
-import io.nereid.engine.gguf.GgmlType;
+import io.nereid.engine.model.LlamaFileType;
 import io.nereid.engine.model.ModelLoadException;
 import io.nereid.engine.model.ModelQuantizer;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
-import java.util.Locale;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Collectors;
 
 /**
  * The engine's own commands, which work on model files rather than serve them; {@code bin/nereid}
- * runs them with the server's class path: {@code quantize IN OUT TYPE} and {@code bench-model} (llama-bench's
- * table, {@link BenchModel}).
+ * runs them with the server's class path: {@code quantize [--pure] IN OUT TYPE} ({@link ModelQuantizer}) and
+ * {@code bench-model} (llama-bench's table, {@link BenchModel}).
  */
 public final class Main {
 
@@ -34,16 +38,68 @@ public final class Main {
         };
     }
 
+    private static final String QUANTIZE_USAGE = "usage: bin/nereid quantize [--pure] IN.gguf OUT.gguf TYPE   (TYPE: "
+            + LlamaFileType.commandNames() + "; --help for more)";
+
+    private static final String QUANTIZE_HELP = """
+            usage: bin/nereid quantize [--pure] IN.gguf OUT.gguf TYPE
+
+            Rewrites a GGUF model's weights as TYPE the way llama.cpp b4748's llama-quantize does without
+            an importance matrix: the same tensors, byte for byte. Norms and other 1-D tensors are copied.
+
+            TYPE (general.file_type)
+              q8_0    (7)   Q8_0
+              q4_0    (2)   Q4_0; output.weight Q6_K
+              q4_k_m  (15)  Q4_K; output.weight Q6_K, and attn_v / ffn_down Q6_K in the first and last
+                            eighth of the layers and every third layer between
+              q4_k_s  (14)  Q4_K; output.weight Q6_K, the first 4 attn_v and first eighth of ffn_down Q5_K
+              q5_k_m  (17)  Q5_K; Q6_K where q4_k_m has it
+              q5_k_s  (16)  Q5_K; output.weight Q6_K
+              q6_k    (18)  Q6_K
+              f16 (1), bf16 (32), f32 (0)
+            With no output.weight, token_embd.weight takes its type. A K-quant tensor whose rows are not
+            a multiple of 256 falls back as in llama.cpp (to Q8_0 or F16; Q5_0 / Q5_1 are not offered,
+            so such a tensor is an error).
+
+            options
+              --pure  every quantized tensor in TYPE's base type (Q4_K for q4_k_m), output.weight and
+                      token_embd.weight included: no mix
+            """;
+
     private static int quantize(String[] args, PrintStream out, PrintStream err) {
-        if (args.length != 4) {
-            err.println("usage: bin/nereid quantize IN.gguf OUT.gguf TYPE   (TYPE: q8_0, q4_0, f16, bf16, f32)");
+        boolean pure = false;
+        List<String> files = new ArrayList<>();
+        for (String arg : Arrays.asList(args).subList(1, args.length)) {
+            if (arg.equals("--pure")) {
+                pure = true;
+            } else if (arg.equals("--help") || arg.equals("-h")) {
+                out.print(QUANTIZE_HELP);
+                return 0;
+            } else if (arg.startsWith("-")) {
+                err.println("nereid quantize: unknown option '" + arg + "'");
+                err.println(QUANTIZE_USAGE);
+                return 64;
+            } else {
+                files.add(arg);
+            }
+        }
+        if (files.size() != 3) {
+            err.println(QUANTIZE_USAGE);
+            return 64;
+        }
+        Optional<LlamaFileType> type = LlamaFileType.fromCommandName(files.get(2));
+        if (type.isEmpty()) {
+            err.println("nereid quantize: unknown type '" + files.get(2) + "'; valid types: "
+                    + LlamaFileType.commandNames());
             return 64;
         }
         try {
-            GgmlType type = GgmlType.valueOf(args[3].toUpperCase(Locale.ROOT));
-            var r = ModelQuantizer.quantize(Path.of(args[1]), Path.of(args[2]), type);
-            out.printf("%s -> %s: %d matrices converted to %s, %d tensors copied; tensor data %.1f MB%n",
-                    args[1], args[2], r.converted(), type, r.copied(), r.bytesOut() / 1e6);
+            var r = ModelQuantizer.quantize(Path.of(files.get(0)), Path.of(files.get(1)), type.get(), pure);
+            String types = r.types().entrySet().stream().map(e -> e.getKey() + " x" + e.getValue())
+                    .collect(Collectors.joining(", "));
+            out.printf("%s -> %s: %s%s, %d tensors converted, %d copied (%s); tensor data %.1f MB%n", files.get(0),
+                    files.get(1), type.get().commandName(), pure ? " --pure" : "", r.converted(), r.copied(), types,
+                    r.bytesOut() / 1e6);
             return 0;
         } catch (IllegalArgumentException | ModelLoadException e) {
             err.println("nereid quantize: " + e.getMessage());

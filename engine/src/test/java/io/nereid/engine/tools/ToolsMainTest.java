@@ -4,7 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.nereid.engine.Fixtures;
+import io.nereid.engine.gguf.GgmlType;
+import io.nereid.engine.model.Architecture;
+import io.nereid.engine.model.RandomModelWriter;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -44,12 +48,43 @@ class ToolsMainTest {
     }
 
     @Test
-    void quantizeRewritesTheMatricesAndAnUnknownTypeIsNamed(@TempDir Path dir) {
+    void quantizeWritesTheTypeMixAndSaysWhatItWrote(@TempDir Path dir) throws IOException {
+        Path f32 = dir.resolve("f32.gguf");
+        RandomModelWriter.write(new RandomModelWriter.Spec(Architecture.LLAMA, 256, 2, 4, 2, 256, 512, 64, GgmlType.F32,
+                false, 7), f32);
+        Path q4 = dir.resolve("q4.gguf");
+        assertEquals(0, run("quantize", f32.toString(), q4.toString(), "Q4_K_M"), err.toString(StandardCharsets.UTF_8));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains(": q4_k_m, 16 tensors converted, 5 copied (F32 x5, Q4_K x13, Q6_K x3)"),
+                out.toString(StandardCharsets.UTF_8));
+        assertEquals(0, run("quantize", "--pure", f32.toString(), q4.toString(), "q4_k_m"));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("q4_k_m --pure, 16 tensors converted, 5 copied (F32 x5, Q4_K x16)"),
+                out.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void quantizeNamesAnUnknownTypeOrOptionAndTheTensorItCannotWrite(@TempDir Path dir) {
+        String model = Fixtures.path("models/stories260K.gguf").toString();
         Path q8 = dir.resolve("q8.gguf");
-        assertEquals(0, run("quantize", Fixtures.path("models/stories260K.gguf").toString(), q8.toString(), "q8_0"));
-        assertTrue(out.toString(StandardCharsets.UTF_8).contains("matrices converted to Q8_0"));
-        assertEquals(1, run("quantize", Fixtures.path("models/stories260K.gguf").toString(), q8.toString(), "q3_x"));
+        assertEquals(64, run("quantize", model, q8.toString(), "q3_x"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("unknown type 'q3_x'; valid types: q8_0, q4_0, q4_k_m,"),
+                err.toString(StandardCharsets.UTF_8));
+        assertEquals(64, run("quantize", "--imatrix", "x.dat", model, q8.toString(), "q8_0"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("unknown option '--imatrix'"));
         assertEquals(64, run("quantize", "only-one-arg"));
         assertEquals(64, run("frobnicate"));
+        // stories260K's ffn_down rows hold 172 values: no Q8_0 blocks, and llama.cpp has no fallback for Q8_0
+        assertEquals(1, run("quantize", model, q8.toString(), "q8_0"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("tensor blk.0.ffn_down.weight: rows of 172 values"),
+                err.toString(StandardCharsets.UTF_8));
+        assertEquals(0, run("quantize", model, q8.toString(), "f16"));
+    }
+
+    @Test
+    void quantizeHelpListsTheTypesAndPure() {
+        assertEquals(0, run("quantize", "--help"));
+        String help = out.toString(StandardCharsets.UTF_8);
+        for (String t : List.of("q8_0", "q4_0", "q4_k_m", "q4_k_s", "q5_k_m", "q5_k_s", "q6_k", "f16", "bf16", "f32", "--pure")) {
+            assertTrue(help.contains(t), t + " in\n" + help);
+        }
     }
 }

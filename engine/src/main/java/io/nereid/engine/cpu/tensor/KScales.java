@@ -35,6 +35,18 @@ final class KScales {
     }
 
     /**
+     * Writes the 12 bytes at {@code at} from eight scales and eight mins (each 0..63), the inverse
+     * of {@link #scale} and {@link #min}, packed as ggml's quantizers pack them.
+     */
+    static void pack(int[] scales, int[] mins, MemorySegment s, long at) {
+        for (int j = 0; j < 4; j++) {
+            Bytes.putByte(s, at + j, scales[j] | (scales[j + 4] >>> 4) << 6);
+            Bytes.putByte(s, at + j + 4, mins[j] | (mins[j + 4] >>> 4) << 6);
+            Bytes.putByte(s, at + j + 8, (scales[j + 4] & 0x0F) | (mins[j + 4] & 0x0F) << 4);
+        }
+    }
+
+    /**
      * Sub-block {@code j}'s share of a factored dot, {@code sum((d * scale * q - dmin * min) * x)}
      * written as {@code d * scale * qx - dmin * min * xs} from {@code qx = sum(q * x)} and
      * {@code xs = sum(x)}: two multiplies per sub-block instead of two per weight.

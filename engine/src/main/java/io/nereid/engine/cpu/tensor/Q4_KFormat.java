@@ -80,4 +80,24 @@ final class Q4_KFormat implements RowKernel {
             }
         }
     }
+
+    /**
+     * llama.cpp's {@code quantize_row_q4_K_ref}: per 32-value sub-block an affine fit
+     * ({@link KQuantizer#makeQkx2Quants}: 15 levels, inverse scales tried from {@code nmax - 1} in 21
+     * steps of 0.1), the eight scales and mins quantized to 6 bits, then every value requantized
+     * against its stored scale and min ({@link KQuantizer#superBlockWithMins}). Writes
+     * {@code n / 256 * 144} bytes at {@code dst[dstOff]}; {@code n} is a multiple of 256.
+     */
+    static void quantize(float[] src, int srcOff, int n, MemorySegment dst, long dstOff) {
+        KQuantizer.Scratch s = new KQuantizer.Scratch();
+        for (int b = 0; b < n / QK_K; b++) {
+            long block = dstOff + (long) b * BLOCK_BYTES;
+            KQuantizer.superBlockWithMins(src, srcOff + b * QK_K, 15, -1f, 20, s, dst, block);
+            for (int g = 0; g < 4; g++) {
+                for (int l = 0; l < 32; l++) {
+                    Bytes.putByte(dst, block + 16 + 32L * g + l, s.quants[64 * g + l] | s.quants[64 * g + 32 + l] << 4);
+                }
+            }
+        }
+    }
 }

@@ -82,4 +82,28 @@ final class Q5_KFormat implements RowKernel {
             }
         }
     }
+
+    /**
+     * llama.cpp's {@code quantize_row_q5_K_ref}: {@link Q4_KFormat#quantize} with 31 levels and
+     * inverse scales tried from {@code nmax - 0.5} in 16 steps of 0.1; the fifth bit of each quant
+     * goes to {@code qh}. Writes {@code n / 256 * 176} bytes at {@code dst[dstOff]}; {@code n} is a
+     * multiple of 256.
+     */
+    static void quantize(float[] src, int srcOff, int n, MemorySegment dst, long dstOff) {
+        KQuantizer.Scratch s = new KQuantizer.Scratch();
+        for (int b = 0; b < n / QK_K; b++) {
+            long block = dstOff + (long) b * BLOCK_BYTES;
+            KQuantizer.superBlockWithMins(src, srcOff + b * QK_K, 31, -0.5f, 15, s, dst, block);
+            for (int l = 0; l < 32; l++) {
+                int qh = 0;
+                for (int g = 0; g < 4; g++) {
+                    int lo = s.quants[64 * g + l];
+                    int hi = s.quants[64 * g + 32 + l];
+                    qh |= (lo >>> 4) << (2 * g) | (hi >>> 4) << (2 * g + 1);
+                    Bytes.putByte(dst, block + 48 + 32L * g + l, (lo & 0x0F) | (hi & 0x0F) << 4);
+                }
+                Bytes.putByte(dst, block + 16 + l, qh);
+            }
+        }
+    }
 }

@@ -74,4 +74,64 @@ final class Q6_KFormat implements RowKernel {
             }
         }
     }
+
+    /**
+     * llama.cpp's {@code quantize_row_q6_K_ref}: per 16-value sub-block a symmetric fit
+     * ({@link KQuantizer#makeQxQuants}, 64 levels, weights {@code x^2}); the sixteen scales as
+     * int8 against the one of largest magnitude ({@code d = max / -128}, so that scale is -128 and
+     * the opposite extreme is clamped to 127); then every value requantized against its stored scale,
+     * {@code q = clamp(round(x / (d * scale)), -32, 31)}. A super-block whose scales are all below
+     * {@link KQuantizer#GROUP_MAX_EPS} is written as zeros. Writes {@code n / 256 * 210} bytes at
+     * {@code dst[dstOff]}; {@code n} is a multiple of 256.
+     */
+    static void quantize(float[] src, int srcOff, int n, MemorySegment dst, long dstOff) {
+        byte[] quants = new byte[QK_K];
+        float[] scales = new float[QK_K / 16];
+        for (int b = 0; b < n / QK_K; b++) {
+            int x = srcOff + b * QK_K;
+            long block = dstOff + (long) b * BLOCK_BYTES;
+            float maxScale = 0;
+            float maxAbsScale = 0;
+            for (int s = 0; s < QK_K / 16; s++) {
+                scales[s] = KQuantizer.makeQxQuants(16, 32, src, x + 16 * s, quants, 16 * s);
+                if (Math.abs(scales[s]) > maxAbsScale) {
+                    maxAbsScale = Math.abs(scales[s]);
+                    maxScale = scales[s];
+                }
+            }
+            if (maxAbsScale < KQuantizer.GROUP_MAX_EPS) {
+                dst.asSlice(block, BLOCK_BYTES).fill((byte) 0);
+                continue;
+            }
+            float iscale = -128f / maxScale;
+            Bytes.putF16(dst, block + 208, 1 / iscale);
+            for (int s = 0; s < QK_K / 16; s++) {
+                Bytes.putByte(dst, block + 192 + s, Math.min(127, KQuantizer.nearestInt(iscale * scales[s])));
+            }
+            float d = Bytes.f16(dst, block + 208);
+            for (int s = 0; s < QK_K / 16; s++) {
+                float ds = d * Bytes.s8(dst, block + 192 + s);
+                if (ds == 0) {
+                    continue; // the sub-block keeps the quants of its fit
+                }
+                for (int i = 16 * s; i < 16 * s + 16; i++) {
+                    quants[i] = (byte) (KQuantizer.clamp(KQuantizer.nearestInt(src[x + i] / ds), -32, 31) + 32);
+                }
+            }
+            for (int h = 0; h < 2; h++) {
+                int q = 128 * h;
+                long ql = block + 64L * h;
+                long qh = block + 128 + 32L * h;
+                for (int l = 0; l < 32; l++) {
+                    int q1 = quants[q + l];
+                    int q2 = quants[q + l + 32];
+                    int q3 = quants[q + l + 64];
+                    int q4 = quants[q + l + 96];
+                    Bytes.putByte(dst, ql + l, (q1 & 0x0F) | (q3 & 0x0F) << 4);
+                    Bytes.putByte(dst, ql + l + 32, (q2 & 0x0F) | (q4 & 0x0F) << 4);
+                    Bytes.putByte(dst, qh + l, q1 >>> 4 | (q2 >>> 4) << 2 | (q3 >>> 4) << 4 | (q4 >>> 4) << 6);
+                }
+            }
+        }
+    }
 }

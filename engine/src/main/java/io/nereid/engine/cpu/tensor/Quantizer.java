@@ -11,14 +11,17 @@ import java.util.Set;
  * quantizers, so that files written here hold the bytes llama.cpp would write: for the
  * {@code quantize} command and for tests that generate models.
  *
- * <p>Quantizing to the K-quants is not offered (their quantizers search for scales; not needed
- * yet); decoding is, for every format {@link WeightMatrix} supports. Stateless and thread-safe.
+ * <p>The K-quants (Q4_K, Q5_K, Q6_K) use the reference quantizers that {@code llama-quantize}
+ * runs without an importance matrix, scale searches included ({@link KQuantizer}); rows of them
+ * are independent, so a tensor may be quantized in row ranges on several threads. Decoding is
+ * offered for every format {@link WeightMatrix} supports. Stateless and thread-safe.
  */
 public final class Quantizer {
 
     /** The formats {@link #quantize} can write. */
     public static final Set<GgmlType> QUANTIZABLE = Set.copyOf(
-            EnumSet.of(GgmlType.F32, GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0, GgmlType.Q4_0));
+            EnumSet.of(GgmlType.F32, GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K,
+                    GgmlType.Q5_K, GgmlType.Q6_K));
 
     private Quantizer() {
     }
@@ -55,6 +58,9 @@ public final class Quantizer {
             case BF16 -> BF16Format.quantize(src, srcOff, n, dst, dstOff);
             case Q8_0 -> Q8_0Format.quantize(src, srcOff, n, dst, dstOff);
             case Q4_0 -> Q4_0Format.quantize(src, srcOff, n, dst, dstOff);
+            case Q4_K -> Q4_KFormat.quantize(src, srcOff, n, dst, dstOff);
+            case Q5_K -> Q5_KFormat.quantize(src, srcOff, n, dst, dstOff);
+            case Q6_K -> Q6_KFormat.quantize(src, srcOff, n, dst, dstOff);
             default -> throw new UnsupportedWeightTypeException(type, "quantizing to " + type);
         }
     }

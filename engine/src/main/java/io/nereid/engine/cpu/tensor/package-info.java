@@ -5,7 +5,7 @@
  * contiguous elements per row, {@code ne1 = rows}) in place, in its mapped file, and computes
  * {@code W·x} for a batch of tokens over any row range, so that the kernel pool can split one
  * product across threads; {@link io.nereid.engine.cpu.tensor.Quantizer} converts F32 values to
- * the formats with a reference quantizer (F16, BF16, Q8_0, Q4_0) and decodes any supported format.
+ * every supported format with llama.cpp's reference quantizers and decodes them.
  *
  * <p>Supported formats: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, with the block layouts of
  * llama.cpp's {@code ggml-common.h}. Each format has one small package-private class that is the

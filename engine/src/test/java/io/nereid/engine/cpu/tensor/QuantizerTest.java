@@ -181,9 +181,10 @@ class QuantizerTest {
     @Test
     void quantizeRejectsPartialBlocksAndFormatsWithoutAQuantizer() {
         assertThrows(IllegalArgumentException.class, () -> Quantizer.quantize(GgmlType.Q8_0, new float[33]));
+        assertThrows(IllegalArgumentException.class, () -> Quantizer.quantize(GgmlType.Q4_K, new float[255]));
         var e = assertThrows(UnsupportedWeightTypeException.class,
-                () -> Quantizer.quantize(GgmlType.Q4_K, new float[256]));
-        assertTrue(e.getMessage().contains("Q4_K"), e.getMessage());
+                () -> Quantizer.quantize(GgmlType.Q3_K, new float[256]));
+        assertTrue(e.getMessage().contains("Q3_K"), e.getMessage());
         var d = assertThrows(UnsupportedWeightTypeException.class,
                 () -> Quantizer.dequantize(GgmlType.Q3_K, MemorySegment.ofArray(new byte[110]), 0, 256));
         assertEquals(GgmlType.Q3_K, d.type());

@@ -20,12 +20,13 @@ final class TestRows {
     }
 
     /**
-     * {@code n} weights in {@code type}: quantized gaussians for the formats with a quantizer,
-     * random bytes with small finite fp16 scales for the K-quants (every bit pattern of the
-     * quants and packed scales is valid there).
+     * {@code n} weights in {@code type}: quantized gaussians for the formats of 32-value blocks
+     * and the plain ones, random bytes with small finite fp16 scales for the K-quants (every bit
+     * pattern of the quants and packed scales is valid there, and random bytes reach patterns that
+     * their quantizers never write).
      */
     static byte[] randomRow(GgmlType type, int n, Random random) {
-        if (Quantizer.QUANTIZABLE.contains(type)) {
+        if (type.blockSize() < KScales.QK_K) {
             return Quantizer.quantize(type, gaussian(random, n, 1f));
         }
         int blocks = n / type.blockSize();
