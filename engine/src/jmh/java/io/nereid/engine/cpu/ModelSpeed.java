@@ -8,6 +8,8 @@ import io.nereid.engine.cpu.tensor.WeightMatrix;
 import io.nereid.engine.gguf.GgmlType;
 import io.nereid.engine.model.Architecture;
 import io.nereid.engine.model.ModelConfig;
+import io.nereid.engine.model.LlamaFileType;
+import io.nereid.engine.model.ModelQuantizer;
 import io.nereid.engine.model.RandomModelWriter;
 import io.nereid.kvcache.BlockTable;
 import io.nereid.kvcache.KvCacheConfig;
@@ -21,6 +23,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.DoubleAdder;
 
@@ -31,8 +34,8 @@ import java.util.concurrent.atomic.DoubleAdder;
  * 512 tokens, and aggregate decode of 4 and 16 sequences sharing each step.
  *
  * <p>Usage: {@code ModelSpeed DIR [SIZES] [TYPES] [THREADS]}, e.g.
- * {@code ModelSpeed /tmp/nereid-models 110m,1.1b F16,Q8_0,Q4_0 2}. Models are generated into DIR
- * once and reused.
+ * {@code ModelSpeed /tmp/nereid-models 110m,1.1b f16,q8_0,q4_0,q4_k_m 2}. Models are generated into DIR
+ * once and reused (see {@link #model}).
  */
 public final class ModelSpeed {
 
@@ -57,7 +60,7 @@ public final class ModelSpeed {
             System.out.println("model   type  weights/token  roofline  decode tok/s (%roof)  pp512 tok/s  4 seqs tok/s  16 seqs tok/s");
             for (String size : sizes) {
                 for (String type : types) {
-                    Path file = model(dir, size, GgmlType.valueOf(type));
+                    Path file = model(dir, size, type);
                     try (CpuModel m = CpuModel.open(file)) {
                         CpuForward f = m.forward(Kernels.provider(), runner, 640);
                         decode(f, 1, 24); // JIT warm-up, so the first model is not measured cold
@@ -89,13 +92,31 @@ public final class ModelSpeed {
         return total + out.type().byteSize(new long[] {out.cols(), out.rows()});
     }
 
-    private static Path model(Path dir, String size, GgmlType type) throws IOException {
+    /**
+     * The {@code size} model as {@code type}, a {@code bin/nereid quantize} type name ({@code f16},
+     * {@code q8_0}, {@code q4_0}, {@code q4_k_m}, ...): random F32 weights generated once, then
+     * quantized as llama.cpp's {@code llama-quantize} does, with its per-tensor mix (Q6_K output for
+     * Q4_0 and the K-quants, attn_v / ffn_down promoted in Q4_K_M), so the files have the
+     * structure of the ones users download.
+     */
+    private static Path model(Path dir, String size, String type) throws IOException {
         int[] s = SIZES.get(size);
-        Path file = dir.resolve("llama-" + size + "-" + type + ".gguf");
-        if (!Files.exists(file)) {
-            System.out.println("generating " + file + " ...");
+        Path base = dir.resolve("llama-" + size + "-F32.gguf");
+        if (!Files.exists(base)) {
+            System.out.println("generating " + base + " ...");
             RandomModelWriter.write(new RandomModelWriter.Spec(Architecture.LLAMA, s[0], s[1], s[2], s[3], s[4], s[5], 2048,
-                    type, false, 42), file);
+                    GgmlType.F32, false, 42), base);
+        }
+        LlamaFileType fileType = LlamaFileType.fromCommandName(type.toLowerCase(Locale.ROOT))
+                .orElseThrow(() -> new IllegalArgumentException("unknown type " + type + "; one of "
+                        + LlamaFileType.commandNames()));
+        if (fileType == LlamaFileType.F32) {
+            return base;
+        }
+        Path file = dir.resolve("llama-" + size + "-" + type.toUpperCase(Locale.ROOT) + ".mix.gguf");
+        if (!Files.exists(file)) {
+            System.out.println("quantizing " + file + " ...");
+            ModelQuantizer.quantize(base, file, fileType, false);
         }
         return file;
     }

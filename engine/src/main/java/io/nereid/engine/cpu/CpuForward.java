@@ -30,6 +30,13 @@ public final class CpuForward {
     private final RangeRunner runner;
     private final RopeTables rope;
     private final int maxPositions;
+    /** Each kernel thread's four decoded rows (the widest matrix) and attention scores. */
+    private final ThreadLocal<Scratch> scratch;
+    private Activations buffers;   // grown by forward, on the engine thread
+
+    /** Per-thread space, made on a thread's first use and kept: nothing is allocated per step. */
+    private record Scratch(float[] rows, float[] scores) {
+    }
 
     public CpuForward(ModelConfig config, ModelWeights weights, KernelSupport kernels, RangeRunner runner, int maxPositions) {
         this.c = config;
@@ -43,6 +50,40 @@ public final class CpuForward {
             frequencies[i] /= factors[i];
         }
         this.rope = RopeTables.fromFrequencies(maxPositions, config.ropeDim(), frequencies);
+        int widest = Math.max(Math.max(config.dim(), config.qDim()), config.ffnDim());
+        this.scratch = ThreadLocal.withInitial(() -> new Scratch(new float[4 * widest], new float[maxPositions]));
+        this.buffers = new Activations(0);
+    }
+
+    /** A step's activations, for up to {@code capacity} tokens; grown when a step has more, else reused. */
+    private final class Activations {
+        final int capacity;
+        final float[] x;
+        final float[] xb;
+        final float[] q;
+        final float[] kk;
+        final float[] v;
+        final float[] att;
+        final float[] proj;
+        final float[] gate;
+        final float[] up;
+        final int[] sliceOf;
+        final int[] posOf;
+
+        Activations(int capacity) {
+            this.capacity = capacity;
+            x = new float[capacity * c.dim()];
+            xb = new float[capacity * c.dim()];
+            q = new float[capacity * c.qDim()];
+            kk = new float[capacity * c.kvDim()];
+            v = new float[capacity * c.kvDim()];
+            att = new float[capacity * c.qDim()];
+            proj = new float[capacity * c.dim()];
+            gate = new float[capacity * c.ffnDim()];
+            up = new float[capacity * c.ffnDim()];
+            sliceOf = new int[capacity];
+            posOf = new int[capacity];
+        }
     }
 
     public ModelConfig config() {
@@ -65,10 +106,14 @@ public final class CpuForward {
         }
         final int n = total;
         int dim = c.dim();
+        if (buffers.capacity < n) {
+            buffers = new Activations(Math.max(n, 2 * buffers.capacity));
+        }
+        Activations a = buffers;
         // Token t of the step: its slice, its position.
-        int[] sliceOf = new int[n];
-        int[] posOf = new int[n];
-        float[] x = new float[n * dim];
+        int[] sliceOf = a.sliceOf;
+        int[] posOf = a.posOf;
+        float[] x = a.x;
         for (int si = 0, t = 0; si < slices.size(); si++) {
             Slice s = slices.get(si);
             for (int j = 0; j < s.tokens().length; j++, t++) {
@@ -81,71 +126,65 @@ public final class CpuForward {
                 w.tokenEmbedding().getRowInto(token, x, t * dim);
             }
         }
-        float[] xb = new float[n * dim];
-        float[] q = new float[n * c.qDim()];
-        float[] kk = new float[n * c.kvDim()];
-        float[] v = new float[n * c.kvDim()];
-        float[] att = new float[n * c.qDim()];
-        float[] proj = new float[n * dim];
-        float[] gate = new float[n * c.ffnDim()];
-        float[] up = new float[n * c.ffnDim()];
-        // the Q8_0 form of each matmul input, one input after another
-        MatmulInput.Buffers q8 = new MatmulInput.Buffers(n * Math.max(dim, Math.max(c.qDim(), c.ffnDim())));
+        float[] xb = a.xb;
+        float[] q = a.q;
+        float[] kk = a.kk;
+        float[] v = a.v;
         for (int l = 0; l < c.layers(); l++) {
             ModelWeights.Layer layer = w.layer(l);
-            for (int t = 0; t < n; t++) {
-                k.rmsNorm(xb, t * dim, x, t * dim, layer.attnNorm(), dim, c.rmsEps());
-            }
-            MatmulInput attnIn = MatmulInput.of(xb, n, dim, q8);
-            matmul(layer.wq(), attnIn, q);
-            matmul(layer.wk(), attnIn, kk);
-            matmul(layer.wv(), attnIn, v);
+            rmsNorm(xb, x, layer.attnNorm(), n);
+            MatmulInput attnIn = MatmulInput.of(xb, n, dim);
+            matmul3(layer.wq(), layer.wk(), layer.wv(), attnIn, q, kk, v);
             if (layer.bq() != null) {
                 addBias(q, layer.bq(), n);
                 addBias(kk, layer.bk(), n);
                 addBias(v, layer.bv(), n);
             }
-            for (int t = 0; t < n; t++) {
-                if (layer.qNorm() != null) {
-                    for (int h = 0; h < c.heads(); h++) {
-                        int off = t * c.qDim() + h * c.headDim();
-                        k.rmsNorm(q, off, q, off, layer.qNorm(), c.headDim(), c.rmsEps());
-                    }
-                    for (int h = 0; h < c.kvHeads(); h++) {
-                        int off = t * c.kvDim() + h * c.headDim();
-                        k.rmsNorm(kk, off, kk, off, layer.kNorm(), c.headDim(), c.rmsEps());
-                    }
-                }
-                boolean neox = c.neoxRope();
-                rope.apply(k, q, t * c.qDim(), c.heads(), c.headDim(), posOf[t], neox);
-                rope.apply(k, kk, t * c.kvDim(), c.kvHeads(), c.headDim(), posOf[t], neox);
-            }
-            writeKv(slices, sliceOf, posOf, kv, l, kk, v, n);
-            attention(slices, sliceOf, posOf, kv, l, q, att, n);
-            matmul(layer.wo(), MatmulInput.of(att, n, c.qDim(), q8), proj);
-            for (int i = 0; i < n * dim; i++) {
-                x[i] += proj[i];
-            }
-            for (int t = 0; t < n; t++) {
-                k.rmsNorm(xb, t * dim, x, t * dim, layer.ffnNorm(), dim, c.rmsEps());
-            }
-            MatmulInput ffnIn = MatmulInput.of(xb, n, dim, q8);
-            matmul(layer.gate(), ffnIn, gate);
-            matmul(layer.up(), ffnIn, up);
-            runner.run(0, n, 1, (from, to) -> {
+            runner.run(0, n, 8, (from, to) -> {
                 for (int t = from; t < to; t++) {
-                    k.siluMul(gate, t * c.ffnDim(), up, t * c.ffnDim(), c.ffnDim());
+                    if (layer.qNorm() != null) {
+                        for (int h = 0; h < c.heads(); h++) {
+                            int off = t * c.qDim() + h * c.headDim();
+                            k.rmsNorm(q, off, q, off, layer.qNorm(), c.headDim(), c.rmsEps());
+                        }
+                        for (int h = 0; h < c.kvHeads(); h++) {
+                            int off = t * c.kvDim() + h * c.headDim();
+                            k.rmsNorm(kk, off, kk, off, layer.kNorm(), c.headDim(), c.rmsEps());
+                        }
+                    }
+                    boolean neox = c.neoxRope();
+                    rope.apply(k, q, t * c.qDim(), c.heads(), c.headDim(), posOf[t], neox);
+                    rope.apply(k, kk, t * c.kvDim(), c.kvHeads(), c.headDim(), posOf[t], neox);
                 }
             });
-            matmul(layer.down(), MatmulInput.of(gate, n, c.ffnDim(), q8), proj);
-            for (int i = 0; i < n * dim; i++) {
-                x[i] += proj[i];
-            }
+            writeKv(slices, sliceOf, posOf, kv, l, kk, v, n);
+            attention(slices, sliceOf, posOf, kv, l, q, a.att, n);
+            matmul(layer.wo(), MatmulInput.of(a.att, n, c.qDim()), a.proj);
+            addInto(x, a.proj, n * dim);
+            rmsNorm(xb, x, layer.ffnNorm(), n);
+            gateUp(layer.gate(), layer.up(), MatmulInput.of(xb, n, dim), a.gate, a.up, n);
+            matmul(layer.down(), MatmulInput.of(a.gate, n, c.ffnDim()), a.proj);
+            addInto(x, a.proj, n * dim);
         }
-        return logits(slices, x, q8);
+        return logits(slices, x);
     }
 
-    private float[][] logits(List<Slice> slices, float[] x, MatmulInput.Buffers q8) {
+    private void rmsNorm(float[] out, float[] x, float[] weight, int n) {
+        int dim = c.dim();
+        runner.run(0, n, 8, (from, to) -> {
+            for (int t = from; t < to; t++) {
+                k.rmsNorm(out, t * dim, x, t * dim, weight, dim, c.rmsEps());
+            }
+        });
+    }
+
+    private static void addInto(float[] x, float[] y, int n) {
+        for (int i = 0; i < n; i++) {
+            x[i] += y[i];
+        }
+    }
+
+    private float[][] logits(List<Slice> slices, float[] x) {
         int dim = c.dim();
         int vocab = c.vocabSize();
         float[][] out = new float[slices.size()][];
@@ -166,7 +205,7 @@ public final class CpuForward {
             }
         }
         float[] logits = new float[wanted * vocab];
-        matmul(w.output(), MatmulInput.of(normed, wanted, dim, q8), logits);
+        matmul(w.output(), MatmulInput.of(normed, wanted, dim), logits);
         for (int si = 0, row = 0; si < slices.size(); si++) {
             int rows = rowsWanted(slices.get(si));
             if (rows > 0) {
@@ -181,9 +220,50 @@ public final class CpuForward {
         return s.logitRows();
     }
 
+    /** Rows in groups of four, the matmul kernels' tile; a chunk is at least four groups. */
+    private static final int GROUP = 4;
+    private static final int MIN_GROUPS = 4;
+
+    private static int groups(WeightMatrix m) {
+        return (m.rows() + GROUP - 1) / GROUP;
+    }
+
+    /** Rows {@code [GROUP * from, GROUP * to)} of {@code m}, clipped to its rows. */
+    private void matmulGroups(WeightMatrix m, MatmulInput in, float[] out, int from, int to) {
+        if (from < to) {
+            m.matmul(in, out, GROUP * from, Math.min(m.rows(), GROUP * to), scratch.get().rows());
+        }
+    }
+
     private void matmul(WeightMatrix m, MatmulInput in, float[] out) {
-        // Chunks of rows: each weight row is read once for all tokens of the step.
-        runner.run(0, m.rows(), 16, (from, to) -> m.matmul(in, out, from, to));
+        // Chunks of whole four-row groups: each weight row is read once for all tokens of the step.
+        runner.run(0, groups(m), MIN_GROUPS, (from, to) -> matmulGroups(m, in, out, from, to));
+    }
+
+    /** Three matrices of one input (the query, key and value projections) as one parallel loop. */
+    private void matmul3(WeightMatrix a, WeightMatrix b, WeightMatrix d, MatmulInput in, float[] outA, float[] outB,
+            float[] outD) {
+        int ga = groups(a);
+        int gb = groups(b);
+        runner.run(0, ga + gb + groups(d), MIN_GROUPS, (from, to) -> {
+            matmulGroups(a, in, outA, from, Math.min(to, ga));
+            matmulGroups(b, in, outB, Math.max(from, ga) - ga, Math.min(to, ga + gb) - ga);
+            matmulGroups(d, in, outD, Math.max(from, ga + gb) - ga - gb, to - ga - gb);
+        });
+    }
+
+    /** The gate and up projections and {@code silu(gate) * up} on the same rows, as one parallel loop. */
+    private void gateUp(WeightMatrix gate, WeightMatrix up, MatmulInput in, float[] g, float[] u, int n) {
+        int ffn = c.ffnDim();
+        runner.run(0, groups(gate), MIN_GROUPS, (from, to) -> {
+            matmulGroups(gate, in, g, from, to);
+            matmulGroups(up, in, u, from, to);
+            int r0 = GROUP * from;
+            int len = Math.min(ffn, GROUP * to) - r0;
+            for (int t = 0; t < n; t++) {
+                k.siluMul(g, t * ffn + r0, u, t * ffn + r0, len);
+            }
+        });
     }
 
     private void addBias(float[] y, float[] bias, int tokens) {
@@ -210,7 +290,7 @@ public final class CpuForward {
         int group = heads / c.kvHeads();
         float scale = (float) (1.0 / Math.sqrt(c.headDim()));
         runner.run(0, n * heads, 4, (from, to) -> {
-            float[] scores = new float[maxPositions];
+            float[] scores = scratch.get().scores();
             for (int task = from; task < to; task++) {
                 int t = task / heads;
                 int h = task % heads;

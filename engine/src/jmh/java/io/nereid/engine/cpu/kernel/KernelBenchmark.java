@@ -106,7 +106,7 @@ public class KernelBenchmark {
 
     static KernelSupport kernels(String impl) {
         return impl.equals("vector")
-                ? new VectorMathKernels(VectorWidth.of(VectorWidth.preferredBitSize()))
+                ? new VectorMathKernels()
                 : ScalarKernels.INSTANCE;
     }
 

@@ -1,11 +1,6 @@
 package io.nereid.engine.cpu.kernel;
 
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -16,14 +11,24 @@ import java.util.concurrent.locks.LockSupport;
  * {@code ForkJoinPool}, so kernels neither starve nor are starved by unrelated
  * {@code parallelStream} or {@code CompletableFuture} work.
  *
- * <p>Scheduling: a range is cut into contiguous chunks that the caller and the helpers it wakes
- * <em>claim</em> from a shared counter. The caller waits only for chunks some thread has already
- * claimed, and such a chunk is running, so a call always finishes even when every worker is busy:
- * the caller then simply runs all chunks itself. That is also why nested use (a body that calls
- * {@code parallelFor}) cannot deadlock: each wait is for work deeper in the same call tree.
+ * <p>Built for per-token work, where a forward pass is a hundred parallel loops of a few
+ * microseconds each: a worker that finishes a loop <em>spins</em> for {@value #SPIN_MICROS} µs
+ * watching for the next one before it parks, so a loop that follows another starts without a
+ * wake-up (a park/unpark round trip costs tens of microseconds, as much as the loop); a worker that
+ * did park is unparked by the caller. Between steps the workers park, and an idle engine costs
+ * nothing. A loop allocates nothing: the pool reuses one job record, guarded so that a worker late
+ * for one loop cannot run part of the next.
  *
- * <p>Thread-safe; any number of threads may call {@link #parallelFor} at once. Lifecycle: create
- * one per engine, {@link #close} it on shutdown, after which {@code parallelFor} throws.
+ * <p>Scheduling: a range is cut into contiguous chunks that the caller and the workers
+ * <em>claim</em> from a shared counter, so a thread that is descheduled (another process on the
+ * same cores) holds up only the chunk it claimed. The caller waits only for chunks some thread
+ * has already claimed, and such a chunk is running, so a call always finishes even when no worker
+ * comes: the caller then runs every chunk itself. One loop runs at a time: a call made while
+ * another is running (from another thread, or nested inside a body) runs all its chunks on its
+ * own thread, so nesting cannot deadlock.
+ *
+ * <p>Thread-safe. Lifecycle: create one per engine, {@link #close} it on shutdown, after which
+ * {@code parallelFor} throws.
  */
 public final class ComputePool implements AutoCloseable {
 
@@ -57,14 +62,26 @@ public final class ComputePool implements AutoCloseable {
      */
     private static final int CHUNKS_PER_THREAD = 4;
 
+    /** How long a worker watches for the next loop before it parks. */
+    static final int SPIN_MICROS = 100;
+
     private final int parallelism;
-    private final ExecutorService workers; // null when parallelism == 1
+    private final Thread[] workers;
+    private final boolean[] parked;          // written by each worker, read by callers; guarded by the Job's volatiles
+    private final AtomicInteger running = new AtomicInteger(); // 1 while a loop owns the job record
+    private final Job job = new Job();
     private volatile boolean closed;
 
     public ComputePool(Config config) {
         this.parallelism = config.threads();
-        this.workers = parallelism == 1 ? null : new ThreadPoolExecutor(parallelism - 1, parallelism - 1,
-                0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), new KernelThreads());
+        this.workers = new Thread[parallelism - 1];
+        this.parked = new boolean[parallelism - 1];
+        for (int i = 0; i < workers.length; i++) {
+            int index = i;
+            workers[i] = new Thread(() -> workLoop(index), "nereid-kernel-" + i);
+            workers[i].setDaemon(true);
+            workers[i].start();
+        }
     }
 
     /** How many threads one call uses at most, the caller included. */
@@ -95,53 +112,113 @@ public final class ComputePool implements AutoCloseable {
             return;
         }
         int chunks = Math.min(n / minChunk, parallelism * CHUNKS_PER_THREAD);
-        if (chunks <= 1 || workers == null) {
+        if (chunks <= 1 || workers.length == 0 || !running.compareAndSet(0, 1)) {
             body.run(start, end);
             return;
         }
-        Job job = new Job(start, n, chunks, body, Thread.currentThread());
-        int helpers = Math.min(parallelism - 1, chunks - 1);
         try {
-            for (int i = 0; i < helpers; i++) {
-                workers.execute(job::work);
+            job.open(start, n, chunks, body);
+            VarHandle.fullFence();   // the job's publication before the reads of parked[] (see workLoop)
+            for (int i = 0; i < workers.length; i++) {
+                if (parked[i]) {
+                    LockSupport.unpark(workers[i]);
+                }
             }
-        } catch (RejectedExecutionException e) {
-            // Closed while we were submitting: the chunks still all run, on this thread if need be.
+            job.work();
+            job.awaitChunks();
+            job.rethrow();
+        } finally {
+            job.close();
+            running.set(0);
         }
-        job.work();
-        job.await();
     }
 
-    /** Stops the workers; queued helpers find no chunks left. Idempotent. */
+    /** Stops the workers. Idempotent. */
     @Override
     public void close() {
         closed = true;
-        if (workers != null) {
-            workers.shutdown();
+        for (Thread w : workers) {
+            LockSupport.unpark(w);
         }
     }
 
-    /** One {@code parallelFor} call: the chunk counter, completion count and first failure. */
+    private void workLoop(int index) {
+        long seen = 0;
+        while (!closed) {
+            long generation = job.generation;
+            if (generation > seen) {
+                seen = generation;
+                job.join(generation);
+                continue;
+            }
+            long spinUntil = System.nanoTime() + SPIN_MICROS * 1_000L;
+            while (job.generation == seen && !closed && System.nanoTime() < spinUntil) {
+                Thread.onSpinWait();
+            }
+            if (job.generation == seen && !closed) {
+                parked[index] = true;
+                // a caller that opened a job after this check sees parked[index] (both volatile
+                // accesses below order it) and unparks; one that opened it before is seen here
+                VarHandle.fullFence();
+                if (job.generation == seen && !closed) {
+                    LockSupport.park(this);
+                }
+                parked[index] = false;
+            }
+        }
+    }
+
+    /** The one loop in flight: its range, chunk counters, first failure, and the guard for late workers. */
     private static final class Job {
-        private final int start;
-        private final int n;
-        private final int chunks;
-        private final IntRangeBody body;
-        private final Thread caller;
+        volatile long generation;      // counts loops; a worker joins each new one at most once
+        private volatile boolean open; // false while the caller fills or empties the record
+        private final AtomicInteger inside = new AtomicInteger();  // workers inside work()
+        private int start;
+        private int n;
+        private int chunks;
+        private IntRangeBody body;
         private final AtomicInteger nextChunk = new AtomicInteger();
-        private final AtomicInteger unfinished;
+        private final AtomicInteger unfinished = new AtomicInteger();
         private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
-        Job(int start, int n, int chunks, IntRangeBody body, Thread caller) {
+        /** Called by the loop's caller, with no worker inside: fills the record, then publishes it. */
+        void open(int start, int n, int chunks, IntRangeBody body) {
             this.start = start;
             this.n = n;
             this.chunks = chunks;
             this.body = body;
-            this.caller = caller;
-            this.unfinished = new AtomicInteger(chunks);
+            nextChunk.set(0);
+            unfinished.set(chunks);
+            failure.set(null);
+            open = true;                     // volatile write: publishes the fields above
+            generation = generation + 1;     // only the caller that owns the record writes it
         }
 
-        /** Claims and runs chunks until none is left; run by the caller and by each helper. */
+        /**
+         * Called by the caller once every chunk is done: closes the record to late workers and
+         * waits for any still inside (they find no chunk left and leave at once).
+         */
+        void close() {
+            open = false;
+            while (inside.get() > 0) {
+                Thread.onSpinWait();
+            }
+            body = null;
+        }
+
+        /** A worker's visit: enters only if the record is still the loop it saw. */
+        void join(long seen) {
+            inside.incrementAndGet();
+            try {
+                if (open && generation == seen) {  // else closed, or reopened for a later loop: not ours
+                    work();
+                }
+            } finally {
+                inside.decrementAndGet();
+            }
+        }
+
+        /** Claims and runs chunks until none is left; run by the caller and by each worker. */
         void work() {
             int c;
             while ((c = nextChunk.getAndIncrement()) < chunks) {
@@ -156,24 +233,23 @@ public final class ComputePool implements AutoCloseable {
                         first.addSuppressed(t);
                     }
                 } finally {
-                    if (unfinished.decrementAndGet() == 0) {
-                        LockSupport.unpark(caller);
-                    }
+                    unfinished.decrementAndGet();
                 }
             }
         }
 
-        /** Parks until every claimed chunk is done, then rethrows the first failure. */
-        void await() {
-            boolean interrupted = false;
-            while (unfinished.get() > 0) {
-                LockSupport.park(this);
-                // The kernels cannot be abandoned half-written, so an interrupt waits and is kept.
-                interrupted |= Thread.interrupted();
+        /** Spins until every claimed chunk is done (they are running, so this is short), yielding now and then. */
+        void awaitChunks() {
+            for (int spins = 0; unfinished.get() > 0; spins++) {
+                if ((spins & 1023) == 1023) {
+                    Thread.yield();
+                } else {
+                    Thread.onSpinWait();
+                }
             }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+        }
+
+        void rethrow() {
             Throwable t = failure.get();
             if (t instanceof RuntimeException r) {
                 throw r;
@@ -184,18 +260,6 @@ public final class ComputePool implements AutoCloseable {
             if (t != null) { // a sneaky checked exception
                 throw new IllegalStateException("kernel body failed", t);
             }
-        }
-    }
-
-    /** Daemon threads {@code nereid-kernel-0, -1, ...}: a forgotten pool never blocks JVM exit. */
-    private static final class KernelThreads implements ThreadFactory {
-        private final AtomicInteger sequence = new AtomicInteger();
-
-        @Override
-        public Thread newThread(Runnable r) {
-            Thread t = new Thread(r, "nereid-kernel-" + sequence.getAndIncrement());
-            t.setDaemon(true);
-            return t;
         }
     }
 }

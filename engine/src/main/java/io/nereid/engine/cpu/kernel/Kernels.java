@@ -84,7 +84,7 @@ public final class Kernels {
     record Platform(int preferredBits, String jitProblem) {
 
         static Platform probe() {
-            return new Platform(VectorWidth.preferredBitSize(), Kernels.jitProblem());
+            return new Platform(VectorWidth.configuredBits(), Kernels.jitProblem());
         }
     }
 
@@ -119,8 +119,8 @@ public final class Kernels {
         Selection selection = null;
         if (reason == null) {
             try {
-                VectorWidth width = VectorWidth.of(choice.bits());
-                selection = new Selection(new VectorMathKernels(width), Optional.of(width));
+                VectorWidth width = VectorWidth.current();
+                selection = new Selection(new VectorMathKernels(), Optional.of(width));
             } catch (LinkageError | RuntimeException e) {
                 reason = "the Vector API kernels failed to load (" + e + ")";
             }

@@ -18,7 +18,7 @@ import jdk.incubator.vector.VectorSpecies;
  * accumulators, lane reductions), FMA rounds once, and {@code EXP} is the platform's vector exp.
  *
  * <p>Every method starts by reading its species from the width ({@code VectorSpecies<Float> f =
- * width.floats()}), so that C2 sees them as constants (see {@link VectorWidth} for why).
+ * W.floats()}), so that C2 sees them as constants (see {@link VectorWidth} for why).
  *
  * <p>Immutable and thread-safe. Package-private: obtain it from {@link Kernels#provider()}, which
  * only loads this class when the {@code jdk.incubator.vector} module is present.
@@ -48,24 +48,25 @@ final class VectorMathKernels implements KernelSupport {
         }
     }
 
-    private final VectorWidth width;
-    private final VectorShuffle<Float> swapPairs;
-    private final FloatVector alternatingSign;
+    /** This JVM's width, a static final so that every species read from it is a constant. */
+    private static final VectorWidth W = VectorWidth.current();
+    private static final VectorShuffle<Float> SWAP_PAIRS = VectorShuffle.fromOp(W.floats(), i -> i ^ 1);
+    private static final FloatVector ALTERNATING_SIGN = alternatingSign();
 
-    VectorMathKernels(VectorWidth width) {
-        this.width = width;
-        VectorSpecies<Float> f = width.floats();
-        float[] sign = new float[f.length()];
+    VectorMathKernels() {
+    }
+
+    private static FloatVector alternatingSign() {
+        float[] sign = new float[W.floats().length()];
         for (int i = 0; i < sign.length; i++) {
             sign[i] = (i & 1) == 0 ? -1f : 1f;
         }
-        this.swapPairs = VectorShuffle.fromOp(f, i -> i ^ 1);
-        this.alternatingSign = FloatVector.fromArray(f, sign, 0);
+        return FloatVector.fromArray(W.floats(), sign, 0);
     }
 
     @Override
     public float dot(float[] a, int aOff, float[] b, int bOff, int n) {
-        VectorSpecies<Float> f = width.floats();
+        VectorSpecies<Float> f = W.floats();
         int lanes = f.length();
         int i = 0;
         float sum = 0f;
@@ -81,7 +82,7 @@ final class VectorMathKernels implements KernelSupport {
 
     /** {@code limit} is a multiple of {@code lanes}. */
     private float dotBody(float[] a, int aOff, float[] b, int bOff, int limit) {
-        VectorSpecies<Float> f = width.floats();
+        VectorSpecies<Float> f = W.floats();
         int lanes = f.length();
         // Four independent accumulators: an FMA into one register must wait for the previous one
         // (about 4 cycles), while the core can start two per cycle. Four chains overlap instead of
@@ -106,7 +107,7 @@ final class VectorMathKernels implements KernelSupport {
 
     @Override
     public void axpy(float alpha, float[] x, int xOff, float[] y, int yOff, int n) {
-        VectorSpecies<Float> f = width.floats();
+        VectorSpecies<Float> f = W.floats();
         int lanes = f.length();
         int i = 0;
         if (n >= lanes) {
@@ -123,7 +124,7 @@ final class VectorMathKernels implements KernelSupport {
 
     @Override
     public void rmsNorm(float[] out, int outOff, float[] x, int xOff, float[] weight, int n, float eps) {
-        VectorSpecies<Float> f = width.floats();
+        VectorSpecies<Float> f = W.floats();
         int lanes = f.length();
         if (n < lanes) {
             SCALAR.rmsNorm(out, outOff, x, xOff, weight, n, eps);
@@ -143,7 +144,7 @@ final class VectorMathKernels implements KernelSupport {
 
     @Override
     public void softmax(float[] x, int off, int n) {
-        VectorSpecies<Float> f = width.floats();
+        VectorSpecies<Float> f = W.floats();
         int lanes = f.length();
         if (n < lanes) {
             SCALAR.softmax(x, off, n);
@@ -186,7 +187,7 @@ final class VectorMathKernels implements KernelSupport {
 
     @Override
     public void siluMul(float[] gate, int gateOff, float[] up, int upOff, int n) {
-        VectorSpecies<Float> f = width.floats();
+        VectorSpecies<Float> f = W.floats();
         int lanes = f.length();
         int i = 0;
         if (n >= lanes) {
@@ -206,7 +207,7 @@ final class VectorMathKernels implements KernelSupport {
     @Override
     public void rope(float[] x, int off, int numHeads, int headDim, int rotDim, int pos, float[] cos, float[] sin,
             boolean neox) {
-        int lanes = width.floats().length();
+        int lanes = W.floats().length();
         ScalarKernels.checkRope(headDim, rotDim);
         int half = rotDim / 2;
         if ((neox ? half : rotDim) < lanes) {
@@ -226,7 +227,7 @@ final class VectorMathKernels implements KernelSupport {
 
     /** Pairs {@code (i, i + half)}: both halves load as plain vectors against one table slice. */
     private void ropeNeox(float[] x, int base, int half, float[] cos, float[] sin, int table) {
-        VectorSpecies<Float> f = width.floats();
+        VectorSpecies<Float> f = W.floats();
         int lanes = f.length();
         int i = 0;
         for (int bound = f.loopBound(half); i < bound; i += lanes) {
@@ -244,7 +245,7 @@ final class VectorMathKernels implements KernelSupport {
 
     /** Pairs {@code (2i, 2i + 1)}: each vector holds lanes/2 pairs, table entries duplicated per pair. */
     private void ropeAdjacent(float[] x, int base, int half, float[] cos, float[] sin, int table) {
-        VectorSpecies<Float> f = width.floats();
+        VectorSpecies<Float> f = W.floats();
         int lanes = f.length();
         int rotDim = 2 * half;
         int j = 0;
@@ -252,8 +253,8 @@ final class VectorMathKernels implements KernelSupport {
             FloatVector c = FloatVector.fromArray(f, cos, table + j / 2, PAIR_INDEX, 0);
             FloatVector s = FloatVector.fromArray(f, sin, table + j / 2, PAIR_INDEX, 0);
             FloatVector v = load(x, base + j);
-            FloatVector swapped = v.rearrange(swapPairs);
-            v.mul(c).add(swapped.mul(s).mul(alternatingSign)).intoArray(x, base + j);
+            FloatVector swapped = v.rearrange(SWAP_PAIRS);
+            v.mul(c).add(swapped.mul(s).mul(ALTERNATING_SIGN)).intoArray(x, base + j);
         }
         for (int i = j / 2; i < half; i++) {
             ScalarKernels.rotate(x, base + 2 * i, base + 2 * i + 1, cos[table + i], sin[table + i]);
@@ -264,7 +265,7 @@ final class VectorMathKernels implements KernelSupport {
     public void attention(float[] q, int qOff, float[] keys, float[] values, int[] blockTable, int numTokens,
             int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores, float[] out,
             int outOff) {
-        int lanes = width.floats().length();
+        int lanes = W.floats().length();
         if (headDim < lanes) {
             SCALAR.attention(q, qOff, keys, values, blockTable, numTokens, blockSize, numKvHeads, kvHead, headDim,
                     scale, scores, out, outOff);
@@ -293,7 +294,7 @@ final class VectorMathKernels implements KernelSupport {
     public void attentionF16(float[] q, int qOff, short[] keys, short[] values, int[] blockTable, int numTokens,
             int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores, float[] out,
             int outOff) {
-        int lanes = width.floats().length();
+        int lanes = W.floats().length();
         if (headDim < lanes) {
             SCALAR.attentionF16(q, qOff, keys, values, blockTable, numTokens, blockSize, numKvHeads, kvHead, headDim,
                     scale, scores, out, outOff);
@@ -318,7 +319,7 @@ final class VectorMathKernels implements KernelSupport {
 
     /** {@code sum(q[i] * k[i])} with {@code k} in binary16; {@code n >= lanes}. */
     private float dotF16(float[] q, int qOff, short[] k, int kOff, int n) {
-        VectorSpecies<Float> f = width.floats();
+        VectorSpecies<Float> f = W.floats();
         int lanes = f.length();
         // Two accumulators, not four: each FMA here waits on a widening of several dependent
         // integer ops anyway, which hides most of the FMA latency (see dotBody for the reason).
@@ -342,7 +343,7 @@ final class VectorMathKernels implements KernelSupport {
 
     /** {@code y[i] += alpha * x[i]} with {@code x} in binary16; {@code n >= lanes}. */
     private void axpyF16(float alpha, short[] x, int xOff, float[] y, int yOff, int n) {
-        VectorSpecies<Float> f = width.floats();
+        VectorSpecies<Float> f = W.floats();
         int lanes = f.length();
         FloatVector va = FloatVector.broadcast(f, alpha);
         int i = 0;
@@ -364,9 +365,9 @@ final class VectorMathKernels implements KernelSupport {
      * instead. Sign extension to int puts the half's sign in bit 31, where the float's goes.
      */
     FloatVector halfToFloat(short[] a, int off) {
-        VectorSpecies<Float> f = width.floats();
-        IntVector h = (IntVector) ShortVector.fromArray(width.shorts(), a, off)
-                .convertShape(VectorOperators.S2I, width.ints(), 0);
+        VectorSpecies<Float> f = W.floats();
+        IntVector h = (IntVector) ShortVector.fromArray(W.shorts(), a, off)
+                .convertShape(VectorOperators.S2I, W.ints(), 0);
         IntVector magnitude = h.and(0x7fff).lanewise(VectorOperators.LSHL, 13);
         FloatVector finite = magnitude.reinterpretAsFloats().mul(0x1p112f);
         VectorMask<Float> special = magnitude.compare(VectorOperators.GE, HALF_EXPONENT).cast(f);
@@ -380,7 +381,7 @@ final class VectorMathKernels implements KernelSupport {
     }
 
     private FloatVector load(float[] a, int off) {
-        return FloatVector.fromArray(width.floats(), a, off);
+        return FloatVector.fromArray(W.floats(), a, off);
     }
 
     private static FloatVector fma(FloatVector a, FloatVector b, FloatVector acc) {

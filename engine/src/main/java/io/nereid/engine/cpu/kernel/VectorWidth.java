@@ -14,18 +14,16 @@ import jdk.incubator.vector.VectorSpecies;
 /**
  * One vector width the Vector API kernels run at, 128, 256 or 512 bits: the species of every lane
  * type they use there, all with {@code L = floats().length()} lanes (4, 8 or 16) or twice that, and
- * the moves of {@code L} bytes, for which 128 bits has no species. {@link Kernels} passes the
- * machine's preferred width to the vector kernels of this package and of {@code cpu.tensor}; tests
- * pass each width in turn (the Vector API runs any species anywhere, a non-native one slowly).
+ * the moves of {@code L} bytes, for which 128 bits has no species.
  *
- * <p>Why a class per width and not species in fields: C2 compiles a Vector API operation to vector
- * instructions only when its species is a compile-time constant. A species read from an instance
- * field is not one, and every vector then lives boxed on the heap (a 4096-element dot: 12 times
- * slower, 24 KB allocated per call). Each subclass returns static finals, and a kernel keeps its
- * width in a final field: in a JVM that runs one width, the call site sees one class, C2 inlines
- * the call behind a class check and the species is the constant again. A JVM that runs several
- * widths through the same kernel classes loses that for them, which is why the width tests run in
- * a JVM of their own per width (the {@code vector-*} executions in {@code engine/pom.xml}).
+ * <p>One width per JVM, {@link #current()}: the machine's preferred species, or the one
+ * {@code -D}{@value #BITS_PROPERTY}{@code =128|256|512} names (the Vector API runs any species
+ * anywhere, a non-native one slowly; the {@code vector-*} test executions in {@code engine/pom.xml}
+ * use it to check each width in a JVM of its own). Every kernel reads it from a static final
+ * field. That is what makes the species compile-time constants: C2 compiles a Vector API operation
+ * to vector instructions only when its species is one. A width held in an instance field is not
+ * one even when only one class is ever loaded (the tiled paths of a matmul, their vectors boxed,
+ * ran at 40 % of the speed); a static final object is, and so is every species its methods return.
  *
  * <p>Stateless and thread-safe. Loading this class needs {@code jdk.incubator.vector}: only
  * {@link Kernels} and code it has chosen touch it.
@@ -36,7 +34,46 @@ public abstract sealed class VectorWidth permits VectorWidth.Bits128, VectorWidt
     private static final VarHandle INT_IN_BYTES = MethodHandles.byteArrayViewVarHandle(int[].class,
             ByteOrder.LITTLE_ENDIAN);
 
+    /** Sets the width of the vector kernels for the whole JVM: 128, 256 or 512. */
+    public static final String BITS_PROPERTY = "nereid.kernels.bits";
+
     private VectorWidth() {
+    }
+
+    /**
+     * The width every vector kernel of this JVM runs at: {@value #BITS_PROPERTY} if set, else the
+     * preferred species' (see {@link #configuredBits}).
+     *
+     * @throws IllegalStateException if that is not 128, 256 or 512 ({@link Kernels} then chooses
+     *     scalar kernels and never asks)
+     */
+    public static VectorWidth current() {
+        VectorWidth w = Current.WIDTH;
+        if (w == null) {
+            throw new IllegalStateException("no vector width: " + configuredBits()
+                    + " bits is not one the vector kernels are written for (128, 256, 512)");
+        }
+        return w;
+    }
+
+    /** The bits {@value #BITS_PROPERTY} names, or the preferred species' when it is unset or not a number. */
+    static int configuredBits() {
+        String set = System.getProperty(BITS_PROPERTY);
+        if (set != null) {
+            try {
+                return Integer.parseInt(set.trim());
+            } catch (NumberFormatException e) {
+                // Kernels warns about it
+            }
+        }
+        return preferredBitSize();
+    }
+
+    private static final class Current {
+        static final VectorWidth WIDTH = switch (configuredBits()) {
+            case 128, 256, 512 -> of(configuredBits());
+            default -> null;
+        };
     }
 
     /**
@@ -84,6 +121,16 @@ public abstract sealed class VectorWidth permits VectorWidth.Bits128, VectorWidt
      * vector; any lanes above those (at 128 bits, where the vector has 8) hold no data.
      */
     public abstract ByteVector loadBytes(MemorySegment w, long at);
+
+    /**
+     * The {@code L} bytes at {@code at} widened to ints, signed: where the quantized formats take
+     * their bit fields apart. Shifts by a variable count and masks on int lanes compile to vector
+     * instructions; on byte lanes (which x86 cannot shift) they may not, and then every vector of
+     * the kernel is boxed.
+     */
+    public final IntVector loadInts(MemorySegment w, long at) {
+        return (IntVector) loadBytes(w, at).castShape(ints(), 0);
+    }
 
     /** The low {@code L} lanes of {@code v} widened to floats, signed. */
     public final FloatVector toFloats(ByteVector v) {

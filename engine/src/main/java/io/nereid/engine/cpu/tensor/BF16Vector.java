@@ -13,11 +13,9 @@ import jdk.incubator.vector.VectorSpecies;
 /** BF16 with the Vector API: widen to int and shift left by 16. {@link BF16Format} is the specification. */
 final class BF16Vector implements RowKernel {
 
-    private final VectorWidth width;
+    /** This JVM's width, a static final so that every species read from it is a constant. */
+    private static final VectorWidth W = VectorWidth.current();
 
-    BF16Vector(VectorWidth width) {
-        this.width = width;
-    }
 
     @Override
     public GgmlType type() {
@@ -25,35 +23,34 @@ final class BF16Vector implements RowKernel {
     }
 
     /** The {@code L} bf16 values at element {@code i} as floats. */
-    private FloatVector load(MemorySegment w, long offset, int i) {
-        ShortVector halves = ShortVector.fromMemorySegment(width.shorts(), w, offset + 2L * i, ByteOrder.LITTLE_ENDIAN);
-        IntVector h = (IntVector) halves.castShape(width.ints(), 0);
+    private static FloatVector load(MemorySegment w, long offset, int i) {
+        ShortVector halves = ShortVector.fromMemorySegment(W.shorts(), w, offset + 2L * i, ByteOrder.LITTLE_ENDIAN);
+        IntVector h = (IntVector) halves.castShape(W.ints(), 0);
         return h.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats(); // sign extension shifted out
     }
 
     @Override
     public float dot(MemorySegment w, long offset, float[] x, int xOff, int n) {
-        VectorSpecies<Float> f = width.floats();
-        int l = f.length();
-        int i = 0;
-        // Two accumulators, two loads per step and no one-vector remainder loop: every inlined
-        // load adds many nodes, and past C2's NodeCountInliningCutoff the rest stay out of line
-        // and box their vectors. The scalar tail takes up to 2L - 1 elements.
-        FloatVector a0 = FloatVector.zero(f), a1 = FloatVector.zero(f);
-        for (; i <= n - 2 * l; i += 2 * l) {
-            a0 = load(w, offset, i).fma(FloatVector.fromArray(f, x, xOff + i), a0);
-            a1 = load(w, offset, i + l).fma(FloatVector.fromArray(f, x, xOff + i + l), a1);
+        VectorSpecies<Float> f = W.floats();
+        int end = f.loopBound(n);
+        FloatVector acc = FloatVector.zero(f);
+        for (int i = 0; i < end; i += f.length()) {
+            acc = load(w, offset, i).fma(FloatVector.fromArray(f, x, xOff + i), acc);
         }
-        float sum = a0.add(a1).reduceLanes(VectorOperators.ADD);
-        for (; i < n; i++) {
-            sum += BF16Format.toFloat(w.get(Bytes.SHORT, offset + 2L * i)) * x[xOff + i];
+        return tail(F32Vector.sum(acc), w, offset, x, xOff, end, n);
+    }
+
+    /** {@code s} with the products of elements {@code [from, n)} added one by one, as {@link F32Vector} does. */
+    private static float tail(float s, MemorySegment w, long offset, float[] x, int xOff, int from, int n) {
+        for (int i = from; i < n; i++) {
+            s = Math.fma(BF16Format.toFloat(w.get(Bytes.SHORT, offset + 2L * i)), x[xOff + i], s);
         }
-        return sum;
+        return s;
     }
 
     @Override
     public void dequantize(MemorySegment w, long offset, float[] dst, int dstOff, int n) {
-        int l = width.floats().length();
+        int l = W.floats().length();
         int i = 0;
         for (; i <= n - l; i += l) {
             load(w, offset, i).intoArray(dst, dstOff + i);

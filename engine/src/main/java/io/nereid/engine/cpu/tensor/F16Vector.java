@@ -23,11 +23,9 @@ final class F16Vector implements RowKernel {
     /** After rebiasing, a half with the all-ones exponent (Inf/NaN) is at least 2^16: these bits. */
     private static final int INF_NAN_BITS = Float.floatToRawIntBits(0x1p16f);
 
-    private final VectorWidth width;
+    /** This JVM's width, a static final so that every species read from it is a constant. */
+    private static final VectorWidth W = VectorWidth.current();
 
-    F16Vector(VectorWidth width) {
-        this.width = width;
-    }
 
     @Override
     public GgmlType type() {
@@ -35,10 +33,10 @@ final class F16Vector implements RowKernel {
     }
 
     /** The {@code L} halves at element {@code i} as floats. */
-    private FloatVector load(MemorySegment w, long offset, int i) {
-        ShortVector halves = ShortVector.fromMemorySegment(width.shorts(), w, offset + 2L * i, ByteOrder.LITTLE_ENDIAN);
+    private static FloatVector load(MemorySegment w, long offset, int i) {
+        ShortVector halves = ShortVector.fromMemorySegment(W.shorts(), w, offset + 2L * i, ByteOrder.LITTLE_ENDIAN);
         // sign-extended; only the low 16 bits are used below
-        IntVector h = (IntVector) halves.castShape(width.ints(), 0);
+        IntVector h = (IntVector) halves.castShape(W.ints(), 0);
         // exponent and mantissa into float position, then scale: exact, subnormals included
         FloatVector magnitude = h.and(0x7fff).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().mul(REBIAS);
         IntVector bits = magnitude.reinterpretAsInts();
@@ -49,27 +47,26 @@ final class F16Vector implements RowKernel {
 
     @Override
     public float dot(MemorySegment w, long offset, float[] x, int xOff, int n) {
-        VectorSpecies<Float> f = width.floats();
-        int l = f.length();
-        int i = 0;
-        // Two accumulators, two loads per step and no one-vector remainder loop: every inlined
-        // load adds many nodes, and past C2's NodeCountInliningCutoff the rest stay out of line
-        // and box their vectors. The scalar tail takes up to 2L - 1 elements.
-        FloatVector a0 = FloatVector.zero(f), a1 = FloatVector.zero(f);
-        for (; i <= n - 2 * l; i += 2 * l) {
-            a0 = load(w, offset, i).fma(FloatVector.fromArray(f, x, xOff + i), a0);
-            a1 = load(w, offset, i + l).fma(FloatVector.fromArray(f, x, xOff + i + l), a1);
+        VectorSpecies<Float> f = W.floats();
+        int end = f.loopBound(n);
+        FloatVector acc = FloatVector.zero(f);
+        for (int i = 0; i < end; i += f.length()) {
+            acc = load(w, offset, i).fma(FloatVector.fromArray(f, x, xOff + i), acc);
         }
-        float sum = a0.add(a1).reduceLanes(VectorOperators.ADD);
-        for (; i < n; i++) {
-            sum += Bytes.f16(w, offset + 2L * i) * x[xOff + i];
+        return tail(F32Vector.sum(acc), w, offset, x, xOff, end, n);
+    }
+
+    /** {@code s} with the products of elements {@code [from, n)} added one by one, as {@link F32Vector} does. */
+    private static float tail(float s, MemorySegment w, long offset, float[] x, int xOff, int from, int n) {
+        for (int i = from; i < n; i++) {
+            s = Math.fma(Bytes.f16(w, offset + 2L * i), x[xOff + i], s);
         }
-        return sum;
+        return s;
     }
 
     @Override
     public void dequantize(MemorySegment w, long offset, float[] dst, int dstOff, int n) {
-        int l = width.floats().length();
+        int l = W.floats().length();
         int i = 0;
         for (; i <= n - l; i += l) {
             load(w, offset, i).intoArray(dst, dstOff + i);

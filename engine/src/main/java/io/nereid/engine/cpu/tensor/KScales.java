@@ -27,6 +27,24 @@ final class KScales {
                 : (Bytes.u8(s, at + j + 4) & 0x0F) | ((Bytes.u8(s, at + j - 4) >>> 6) << 4);
     }
 
+    /**
+     * {@link #scale} from the 12 bytes read as two words, {@code lo} (bytes 0..7) and {@code hi}
+     * (8..11): register shifts instead of a bounds-checked read per byte, for the kernels that
+     * decode every sub-block.
+     */
+    static int scale(long lo, int hi, int j) {
+        return j < 4
+                ? (int) (lo >>> 8 * j) & 63
+                : (hi >>> 8 * (j - 4)) & 0x0F | ((int) (lo >>> 8 * (j - 4) + 6) & 3) << 4;
+    }
+
+    /** {@link #min} from the 12 bytes read as two words, as {@link #scale(long, int, int)}. */
+    static int min(long lo, int hi, int j) {
+        return j < 4
+                ? (int) (lo >>> 8 * (j + 4)) & 63
+                : (hi >>> 8 * (j - 4) + 4) & 0x0F | ((int) (lo >>> 8 * j + 6) & 3) << 4;
+    }
+
     /** Min of sub-block {@code j} (0..7), 0..63. */
     static int min(MemorySegment s, long at, int j) {
         return j < 4

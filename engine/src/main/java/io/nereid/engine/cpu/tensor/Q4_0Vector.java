@@ -6,8 +6,8 @@ import static io.nereid.engine.cpu.tensor.Q4_0Format.BLOCK_BYTES;
 import io.nereid.engine.cpu.kernel.VectorWidth;
 import io.nereid.engine.gguf.GgmlType;
 import java.lang.foreign.MemorySegment;
-import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -18,69 +18,82 @@ import jdk.incubator.vector.VectorSpecies;
  */
 final class Q4_0Vector implements RowKernel {
 
-    private final VectorWidth width;
+    /** This JVM's width, a static final so that every species read from it is a constant. */
+    private static final VectorWidth W = VectorWidth.current();
 
-    Q4_0Vector(VectorWidth width) {
-        this.width = width;
-    }
 
     @Override
     public GgmlType type() {
         return GgmlType.Q4_0;
     }
 
-    private ByteVector packed(MemorySegment w, long block, int k) {
-        return width.loadBytes(w, block + 2 + k);
-    }
-
-    private FloatVector low(ByteVector q) {
-        return width.toFloats(q.and((byte) 0x0F).sub((byte) 8));
-    }
-
-    private FloatVector high(ByteVector q) {
-        return width.toFloats(q.lanewise(VectorOperators.LSHR, 4).sub((byte) 8));
-    }
-
-    /** {@code acc + d * (q · x)} for one block. */
-    private FloatVector blockDot(MemorySegment w, long block, float[] x, int xb, FloatVector acc) {
-        VectorSpecies<Float> f = width.floats();
-        FloatVector lo = FloatVector.zero(f), hi = FloatVector.zero(f);
-        for (int k = 0; k < BLOCK / 2; k += f.length()) {
-            ByteVector q = packed(w, block, k);
-            lo = low(q).fma(FloatVector.fromArray(f, x, xb + k), lo);
-            hi = high(q).fma(FloatVector.fromArray(f, x, xb + 16 + k), hi);
-        }
-        return VectorRowKernels.fma(lo.add(hi), Bytes.f16(w, block), acc);
+    /**
+     * Elements {@code k..k+L} ({@code high} false) or {@code 16+k..16+k+L} of a block decoded, as
+     * {@link #dequantize} writes them: {@code (q - 8) * d}, the nibble taken apart on int lanes.
+     */
+    private static FloatVector weights(MemorySegment w, long block, float d, int k, int shift) {
+        IntVector q = W.loadInts(w, block + 2 + k).lanewise(VectorOperators.LSHR, shift).and(0x0F).sub(8);
+        return ((FloatVector) q.convert(VectorOperators.I2F, 0)).mul(d);
     }
 
     @Override
     public float dot(MemorySegment w, long offset, float[] x, int xOff, int n) {
-        VectorSpecies<Float> f = width.floats();
-        int blocks = n / BLOCK;
-        // Two accumulators on alternate blocks halve the chain of per-block FMAs.
-        FloatVector acc0 = FloatVector.zero(f), acc1 = FloatVector.zero(f);
-        int b = 0;
-        for (; b + 1 < blocks; b += 2) {
-            acc0 = blockDot(w, offset + (long) b * BLOCK_BYTES, x, xOff + b * BLOCK, acc0);
-            acc1 = blockDot(w, offset + (long) (b + 1) * BLOCK_BYTES, x, xOff + (b + 1) * BLOCK, acc1);
+        VectorSpecies<Float> f = W.floats();
+        FloatVector acc = FloatVector.zero(f);
+        for (int b = 0; b < n / BLOCK; b++) {
+            long block = offset + (long) b * BLOCK_BYTES;
+            float d = Bytes.f16(w, block);
+            int x0 = xOff + b * BLOCK;
+            // elements in order: the low nibbles (0..15), then the high ones (16..31)
+            for (int k = 0; k < BLOCK / 2; k += f.length()) {
+                acc = weights(w, block, d, k, 0).fma(FloatVector.fromArray(f, x, x0 + k), acc);
+            }
+            for (int k = 0; k < BLOCK / 2; k += f.length()) {
+                acc = weights(w, block, d, k, 4).fma(FloatVector.fromArray(f, x, x0 + BLOCK / 2 + k), acc);
+            }
         }
-        if (b < blocks) {
-            acc0 = blockDot(w, offset + (long) b * BLOCK_BYTES, x, xOff + b * BLOCK, acc0);
+        return F32Vector.sum(acc);
+    }
+
+    @Override
+    public boolean dotsInPlace() {
+        return true;
+    }
+
+    @Override
+    public void dot4(MemorySegment w, long offset, long rowBytes, float[] x, int xOff, int n, float[] out, int outOff) {
+        VectorSpecies<Float> f = W.floats();
+        FloatVector a0 = FloatVector.zero(f), a1 = a0, a2 = a0, a3 = a0;
+        for (int b = 0; b < n / BLOCK; b++) {
+            long b0 = offset + (long) b * BLOCK_BYTES, b1 = b0 + rowBytes, b2 = b1 + rowBytes, b3 = b2 + rowBytes;
+            float d0 = Bytes.f16(w, b0), d1 = Bytes.f16(w, b1), d2 = Bytes.f16(w, b2), d3 = Bytes.f16(w, b3);
+            int x0 = xOff + b * BLOCK;
+            for (int shift = 0; shift <= 4; shift += 4) {
+                for (int k = 0; k < BLOCK / 2; k += f.length()) {
+                    FloatVector v = FloatVector.fromArray(f, x, x0 + 4 * shift + k);   // 4 * shift: 0, then 16
+                    a0 = weights(w, b0, d0, k, shift).fma(v, a0);
+                    a1 = weights(w, b1, d1, k, shift).fma(v, a1);
+                    a2 = weights(w, b2, d2, k, shift).fma(v, a2);
+                    a3 = weights(w, b3, d3, k, shift).fma(v, a3);
+                }
+            }
         }
-        return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+        out[outOff] = F32Vector.sum(a0);
+        out[outOff + 1] = F32Vector.sum(a1);
+        out[outOff + 2] = F32Vector.sum(a2);
+        out[outOff + 3] = F32Vector.sum(a3);
     }
 
     @Override
     public void dequantize(MemorySegment w, long offset, float[] dst, int dstOff, int n) {
-        int l = width.floats().length();
+        int l = W.floats().length();
         for (int b = 0; b < n / BLOCK; b++) {
             long block = offset + (long) b * BLOCK_BYTES;
             float d = Bytes.f16(w, block);
             int y = dstOff + b * BLOCK;
             for (int k = 0; k < BLOCK / 2; k += l) {
-                ByteVector q = packed(w, block, k);
-                low(q).mul(d).intoArray(dst, y + k);
-                high(q).mul(d).intoArray(dst, y + 16 + k);
+                weights(w, block, d, k, 0).intoArray(dst, y + k);
+                weights(w, block, d, k, 4).intoArray(dst, y + BLOCK / 2 + k);
             }
         }
     }

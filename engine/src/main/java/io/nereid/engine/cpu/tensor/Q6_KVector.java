@@ -6,8 +6,8 @@ import static io.nereid.engine.cpu.tensor.Q6_KFormat.BLOCK_BYTES;
 import io.nereid.engine.cpu.kernel.VectorWidth;
 import io.nereid.engine.gguf.GgmlType;
 import java.lang.foreign.MemorySegment;
-import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -19,74 +19,60 @@ import jdk.incubator.vector.VectorSpecies;
  */
 final class Q6_KVector implements RowKernel {
 
-    private final VectorWidth width;
+    /** This JVM's width, a static final so that every species read from it is a constant. */
+    private static final VectorWidth W = VectorWidth.current();
 
-    Q6_KVector(VectorWidth width) {
-        this.width = width;
-    }
 
     @Override
     public GgmlType type() {
         return GgmlType.Q6_K;
     }
 
-    private ByteVector bytes(MemorySegment w, long at) {
-        return width.loadBytes(w, at);
-    }
-
-    /** {@code (low4 | ((qh >>> shift) & 3) << 4) - 32} as floats, -32..31. */
-    private FloatVector quant(ByteVector low4, ByteVector qh, int shift) {
-        ByteVector high = qh.lanewise(VectorOperators.LSHR, shift).and((byte) 3).lanewise(VectorOperators.LSHL, 4);
-        return width.toFloats(low4.or(high).sub((byte) 32));
+    /**
+     * Elements {@code i..i+L} of run {@code u} (half {@code u / 4}, quarter {@code u % 4}) decoded,
+     * as {@link #dequantize} writes them: {@code (d * scale) * q} with
+     * {@code q = (low4 | ((qh >>> 2j) & 3) << 4) - 32}, the scalar's order.
+     */
+    private static FloatVector weights(MemorySegment w, long block, float d, int u, int i) {
+        int h = u >> 2;
+        int j = u & 3;
+        IntVector low4 = W.loadInts(w, block + 64L * h + 32 * (j & 1) + i).lanewise(VectorOperators.LSHR, 4 * (j >> 1))
+                .and(0x0F);
+        IntVector high = W.loadInts(w, block + 128 + 32L * h + i).lanewise(VectorOperators.LSHR, 2 * j).and(3)
+                .lanewise(VectorOperators.LSHL, 4);
+        float scale = d * Bytes.s8(w, block + 192 + 8L * h + 2 * j + i / 16);
+        return ((FloatVector) low4.or(high).sub(32).convert(VectorOperators.I2F, 0)).mul(scale);
     }
 
     @Override
     public float dot(MemorySegment w, long offset, float[] x, int xOff, int n) {
-        VectorSpecies<Float> f = width.floats();
-        // One run of 32 weights per iteration rather than the four quarters at once: a body
-        // that decodes all four is too many nodes for C2 to inline completely
-        // (NodeCountInliningCutoff), and an op left out of line boxes its vectors.
+        VectorSpecies<Float> f = W.floats();
         FloatVector acc = FloatVector.zero(f);
         for (int b = 0; b < n / QK_K; b++) {
             long block = offset + (long) b * BLOCK_BYTES;
             float d = Bytes.f16(w, block + 208);
-            for (int u = 0; u < 8; u++) { // run u: half h = u / 4, quarter j = u % 4
-                int h = u >> 2;
-                int j = u & 3;
-                long ql = block + 64L * h + 32 * (j & 1);
-                long qh = block + 128 + 32L * h;
-                long sc = block + 192 + 8L * h + 2 * j;
-                int lowShift = 4 * (j >> 1);
-                int x0 = xOff + b * QK_K + 128 * h + 32 * j;
-                for (int k = 0; k < 32; k += f.length()) {
-                    ByteVector low4 = bytes(w, ql + k).lanewise(VectorOperators.LSHR, lowShift).and((byte) 0x0F);
-                    FloatVector q = quant(low4, bytes(w, qh + k), 2 * j);
-                    FloatVector qx = q.mul(FloatVector.fromArray(f, x, x0 + k));
-                    acc = VectorRowKernels.fma(qx, d * Bytes.s8(w, sc + k / 16), acc);
+            // one run of 32 weights per iteration: a body that decodes all four quarters at once is
+            // too many nodes for C2 to inline whole, and an op left out of line boxes its vectors
+            for (int u = 0; u < 8; u++) {
+                int x0 = xOff + b * QK_K + 128 * (u >> 2) + 32 * (u & 3);
+                for (int i = 0; i < 32; i += f.length()) {
+                    acc = weights(w, block, d, u, i).fma(FloatVector.fromArray(f, x, x0 + i), acc);
                 }
             }
         }
-        return acc.reduceLanes(VectorOperators.ADD);
+        return F32Vector.sum(acc);
     }
 
     @Override
     public void dequantize(MemorySegment w, long offset, float[] dst, int dstOff, int n) {
-        int l = width.floats().length();
+        int l = W.floats().length();
         for (int b = 0; b < n / QK_K; b++) {
             long block = offset + (long) b * BLOCK_BYTES;
             float d = Bytes.f16(w, block + 208);
-            for (int u = 0; u < 8; u++) { // one run of 32 weights per iteration, as in dot
-                int h = u >> 2;
-                int j = u & 3;
-                long ql = block + 64L * h + 32 * (j & 1);
-                long qh = block + 128 + 32L * h;
-                long sc = block + 192 + 8L * h + 2 * j;
-                int lowShift = 4 * (j >> 1);
-                int y = dstOff + b * QK_K + 128 * h + 32 * j;
-                for (int k = 0; k < 32; k += l) {
-                    ByteVector low4 = bytes(w, ql + k).lanewise(VectorOperators.LSHR, lowShift).and((byte) 0x0F);
-                    // (d * scale) * q: the scalar's order, so the results are identical
-                    quant(low4, bytes(w, qh + k), 2 * j).mul(d * Bytes.s8(w, sc + k / 16)).intoArray(dst, y + k);
+            for (int u = 0; u < 8; u++) {
+                int y = dstOff + b * QK_K + 128 * (u >> 2) + 32 * (u & 3);
+                for (int i = 0; i < 32; i += l) {
+                    weights(w, block, d, u, i).intoArray(dst, y + i);
                 }
             }
         }

@@ -23,46 +23,62 @@ import jdk.incubator.vector.VectorSpecies;
  */
 final class Q8_0Vector implements RowKernel {
 
-    private final VectorWidth width;
+    /** This JVM's width, a static final so that every species read from it is a constant. */
+    private static final VectorWidth W = VectorWidth.current();
 
-    Q8_0Vector(VectorWidth width) {
-        this.width = width;
-    }
 
     @Override
     public GgmlType type() {
         return GgmlType.Q8_0;
     }
 
-    private FloatVector quants(MemorySegment w, long block, int k) {
-        return width.toFloats(width.loadBytes(w, block + 2 + k));
+    private static FloatVector quants(MemorySegment w, long block, int k) {
+        return W.toFloats(W.loadBytes(w, block + 2 + k));
     }
 
-    /** {@code acc + d * (q · x)} for one block. */
-    private FloatVector blockDot(MemorySegment w, long block, float[] x, int xb, FloatVector acc) {
-        VectorSpecies<Float> f = width.floats();
-        FloatVector s = FloatVector.zero(f);
-        for (int k = 0; k < BLOCK; k += f.length()) {
-            s = quants(w, block, k).fma(FloatVector.fromArray(f, x, xb + k), s);
-        }
-        return VectorRowKernels.fma(s, Bytes.f16(w, block), acc);
+    /** Elements {@code k..k+L} of a block decoded, as {@link #dequantize} writes them: {@code q * d}. */
+    private static FloatVector weights(MemorySegment w, long block, float d, int k) {
+        return quants(w, block, k).mul(d);
     }
 
     @Override
     public float dot(MemorySegment w, long offset, float[] x, int xOff, int n) {
-        VectorSpecies<Float> f = width.floats();
-        int blocks = n / BLOCK;
-        // Two accumulators on alternate blocks halve the chain of per-block FMAs.
-        FloatVector acc0 = FloatVector.zero(f), acc1 = FloatVector.zero(f);
-        int b = 0;
-        for (; b + 1 < blocks; b += 2) {
-            acc0 = blockDot(w, offset + (long) b * BLOCK_BYTES, x, xOff + b * BLOCK, acc0);
-            acc1 = blockDot(w, offset + (long) (b + 1) * BLOCK_BYTES, x, xOff + (b + 1) * BLOCK, acc1);
+        VectorSpecies<Float> f = W.floats();
+        FloatVector acc = FloatVector.zero(f);
+        for (int b = 0; b < n / BLOCK; b++) {
+            long block = offset + (long) b * BLOCK_BYTES;
+            float d = Bytes.f16(w, block);
+            for (int k = 0; k < BLOCK; k += f.length()) {
+                acc = weights(w, block, d, k).fma(FloatVector.fromArray(f, x, xOff + b * BLOCK + k), acc);
+            }
         }
-        if (b < blocks) {
-            acc0 = blockDot(w, offset + (long) b * BLOCK_BYTES, x, xOff + b * BLOCK, acc0);
+        return F32Vector.sum(acc);
+    }
+
+    @Override
+    public boolean dotsInPlace() {
+        return true;
+    }
+
+    @Override
+    public void dot4(MemorySegment w, long offset, long rowBytes, float[] x, int xOff, int n, float[] out, int outOff) {
+        VectorSpecies<Float> f = W.floats();
+        FloatVector a0 = FloatVector.zero(f), a1 = a0, a2 = a0, a3 = a0;
+        for (int b = 0; b < n / BLOCK; b++) {
+            long b0 = offset + (long) b * BLOCK_BYTES, b1 = b0 + rowBytes, b2 = b1 + rowBytes, b3 = b2 + rowBytes;
+            float d0 = Bytes.f16(w, b0), d1 = Bytes.f16(w, b1), d2 = Bytes.f16(w, b2), d3 = Bytes.f16(w, b3);
+            for (int k = 0; k < BLOCK; k += f.length()) {
+                FloatVector v = FloatVector.fromArray(f, x, xOff + b * BLOCK + k);
+                a0 = weights(w, b0, d0, k).fma(v, a0);
+                a1 = weights(w, b1, d1, k).fma(v, a1);
+                a2 = weights(w, b2, d2, k).fma(v, a2);
+                a3 = weights(w, b3, d3, k).fma(v, a3);
+            }
         }
-        return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+        out[outOff] = F32Vector.sum(a0);
+        out[outOff + 1] = F32Vector.sum(a1);
+        out[outOff + 2] = F32Vector.sum(a2);
+        out[outOff + 3] = F32Vector.sum(a3);
     }
 
     /**
@@ -75,9 +91,9 @@ final class Q8_0Vector implements RowKernel {
      * kernel: C2 does not compile that part to vector code.)
      */
     private IntVector blockSums(MemorySegment w, long block, byte[] xq, int xb) {
-        VectorSpecies<Byte> bytePairs = width.bytePairs();
-        VectorSpecies<Short> shortPairs = width.shortPairs();
-        IntVector s = IntVector.zero(width.ints());
+        VectorSpecies<Byte> bytePairs = W.bytePairs();
+        VectorSpecies<Short> shortPairs = W.shortPairs();
+        IntVector s = IntVector.zero(W.ints());
         for (int k = 0; k < BLOCK; k += bytePairs.length()) {
             ShortVector qw = (ShortVector) ByteVector.fromMemorySegment(bytePairs, w, block + 2 + k,
                     ByteOrder.LITTLE_ENDIAN).convertShape(VectorOperators.B2S, shortPairs, 0);
@@ -101,7 +117,7 @@ final class Q8_0Vector implements RowKernel {
      * {@code dot} so that the launchers' {@code dontinline} command covers it too.
      */
     float dot(MemorySegment w, long offset, byte[] xq, float[] xd, int xBlock, int n) {
-        VectorSpecies<Float> f = width.floats();
+        VectorSpecies<Float> f = W.floats();
         int blocks = n / BLOCK;
         FloatVector acc0 = FloatVector.zero(f), acc1 = FloatVector.zero(f);
         int b = 0;
@@ -122,7 +138,7 @@ final class Q8_0Vector implements RowKernel {
      * one half, with the sign of {@code v}.
      */
     float quantizeBlock(float[] src, int off, byte[] q, float[] values) {
-        VectorSpecies<Float> f = width.floats();
+        VectorSpecies<Float> f = W.floats();
         FloatVector amax = FloatVector.zero(f);
         for (int k = 0; k < BLOCK; k += f.length()) {
             amax = amax.max(FloatVector.fromArray(f, src, off + k).abs());
@@ -136,7 +152,7 @@ final class Q8_0Vector implements RowKernel {
             FloatVector r = t.add(FloatVector.broadcast(f, 1f), a.sub(t).compare(VectorOperators.GE, 0.5f));
             // + 0 turns the -0 of a small negative v into the +0 that the scalar q * d gives
             r = r.lanewise(VectorOperators.NEG, v.compare(VectorOperators.LT, 0f)).add(0f);
-            width.storeBytes(r, q, off + k);
+            W.storeBytes(r, q, off + k);
             r.mul(d).intoArray(values, off + k);
         }
         return d;
@@ -144,7 +160,7 @@ final class Q8_0Vector implements RowKernel {
 
     @Override
     public void dequantize(MemorySegment w, long offset, float[] dst, int dstOff, int n) {
-        int l = width.floats().length();
+        int l = W.floats().length();
         for (int b = 0; b < n / BLOCK; b++) {
             long block = offset + (long) b * BLOCK_BYTES;
             float d = Bytes.f16(w, block);

@@ -22,7 +22,7 @@ final class RowKernels {
     static final Set<GgmlType> SUPPORTED = Collections.unmodifiableSet(SCALAR.keySet());
 
     /** The vector set, or empty when the kernels are scalar. */
-    private static final Optional<Map<GgmlType, RowKernel>> VECTOR = Kernels.vectorWidth().map(VectorRowKernels::all);
+    private static final Optional<Map<GgmlType, RowKernel>> VECTOR = Kernels.vectorWidth().map(w -> VectorRowKernels.all());
 
     private RowKernels() {
     }

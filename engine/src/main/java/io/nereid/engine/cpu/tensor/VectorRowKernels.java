@@ -33,10 +33,10 @@ final class VectorRowKernels {
     }
 
     /** One kernel per supported format, all at {@code width}; new instances on every call. */
-    static Map<GgmlType, RowKernel> all(VectorWidth width) {
-        return RowKernels.byType(new F32Vector(width), new F16Vector(width), new BF16Vector(width),
-                new Q8_0Vector(width), new Q4_0Vector(width), new Q4_KVector(width), new Q5_KVector(width),
-                new Q6_KVector(width));
+    static Map<GgmlType, RowKernel> all() {
+        return RowKernels.byType(new F32Vector(), new F16Vector(), new BF16Vector(),
+                new Q8_0Vector(), new Q4_0Vector(), new Q4_KVector(), new Q5_KVector(),
+                new Q6_KVector());
     }
 
     /** {@code v * s + acc}, one FMA with {@code s} broadcast. */

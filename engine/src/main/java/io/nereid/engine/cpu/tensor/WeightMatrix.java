@@ -147,25 +147,41 @@ public final class WeightMatrix {
         matmul(MatmulInput.of(x, tokens, cols), out, rowStart, rowEnd);
     }
 
+    /** {@link #matmul(MatmulInput, float[], int, int, float[])} with scratch of its own. */
+    public void matmul(MatmulInput input, float[] out, int rowStart, int rowEnd) {
+        matmul(input, out, rowStart, rowEnd, null);
+    }
+
+    /** The floats of scratch {@link #matmul(MatmulInput, float[], int, int, float[])} needs: four decoded rows. */
+    public int scratchSize() {
+        return 4 * cols;
+    }
+
     /**
      * {@code out[t * rows + r] = W[r] · x[t * cols, (t + 1) * cols)} for every token
      * {@code t < tokens} and row {@code r} in {@code [rowStart, rowEnd)}; other elements of
      * {@code out} are left as they are, so threads may fill disjoint row ranges of one output.
      *
      * <p>Shapes: {@code x} is {@code (tokens, cols)}, {@code out} is {@code (tokens, rows)},
-     * row-major; {@code out} may be longer. Q8_0 weights multiply the input quantized to Q8_0
-     * (see {@link MatmulInput}).
+     * row-major; {@code out} may be longer.
      *
-     * <p>Each weight row is read from memory once for all tokens: with one token it is dotted
-     * in place; with several, four rows at a time are decoded once into a scratch that stays in
-     * L1, and dotted with every four tokens in one {@link FloatDot#dot4x4} tile, so the decoding
-     * and the memory traffic are paid once per step, and each load in the inner loop serves four
-     * multiply-adds. (Larger decoded blocks, 8 to 80 rows, measured no faster: see the README's
-     * CPU runtime section.)
+     * <p>Each weight row is read from memory once for all tokens: four rows at a time are decoded
+     * once into {@code scratch}, which stays in L1 or L2, and dotted with every four tokens in one
+     * {@link FloatDot#dot4x4} tile, so the decoding and the memory traffic are paid once per step
+     * and each load in the inner loop serves four multiply-adds. With one token, formats whose
+     * {@link RowKernel#dotsInPlace} decode four rows in registers and dot them in place instead.
      *
+     * <p><b>Batch invariance.</b> Both ways compute each product in the same order (see
+     * {@link F32Vector}), so {@code out[t * rows + r]} depends only on row {@code r} and token
+     * {@code t}: not on how many tokens share the call, nor on {@code rowStart} and {@code rowEnd}.
+     * The scalar kernels always decode and use {@link F32Format}'s sums, which keeps the same
+     * promise.
+     *
+     * @param scratch at least {@link #scratchSize()} floats;
+     *     null to allocate them
      * @throws IllegalArgumentException if the input's vectors are not {@code cols} long
      */
-    public void matmul(MatmulInput input, float[] out, int rowStart, int rowEnd) {
+    public void matmul(MatmulInput input, float[] out, int rowStart, int rowEnd, float[] scratch) {
         if (input.cols() != cols) {
             throw new IllegalArgumentException("input vectors of " + input.cols() + " for " + this);
         }
@@ -176,25 +192,19 @@ public final class WeightMatrix {
             return;
         }
         float[] x = input.floats();
-        if (type == GgmlType.Q8_0) {
-            MatmulInput.Q8 q8 = input.q8();
-            if (tokens == 1 && kernel instanceof Q8_0Vector integer) {
-                for (int r = rowStart; r < rowEnd; r++) {
-                    out[r] = integer.dot(data, r * rowBytes, q8.quants(), q8.scales(), 0, cols);
-                }
-                return;
+        boolean scalar = kernel == RowKernels.scalar(type);
+        if (tokens == 1 && !scalar && kernel.dotsInPlace()) {
+            int r = rowStart;
+            for (; r + 4 <= rowEnd; r += 4) {
+                kernel.dot4(data, r * rowBytes, rowBytes, x, 0, cols, out, r);
             }
-            x = q8.values();
-        }
-        if (tokens == 1) {
-            for (int r = rowStart; r < rowEnd; r++) {
+            for (; r < rowEnd; r++) {
                 out[r] = kernel.dot(data, r * rowBytes, x, 0, cols);
             }
             return;
         }
-        FloatDot floatDot = kernel == RowKernels.scalar(type) ? F32Format.INSTANCE : RowKernels.floatDot();
-        // four rows decoded at a time (a 4 x 4 tile's rows), per call so that concurrent calls share nothing
-        float[] decoded = new float[Math.multiplyExact(4, cols)];
+        FloatDot floatDot = scalar ? F32Format.INSTANCE : RowKernels.floatDot();
+        float[] decoded = scratch != null && scratch.length >= 4 * cols ? scratch : new float[Math.multiplyExact(4, cols)];
         for (int r0 = rowStart; r0 < rowEnd; r0 += 4) {
             int n = Math.min(4, rowEnd - r0);
             for (int j = 0; j < n; j++) {

@@ -49,11 +49,11 @@ class ComputePoolTest {
 
     @Test
     void workRunsOnNamedDaemonKernelThreadsAndTheCaller() throws InterruptedException {
-        // Each chunk waits until two distinct threads are inside, which proves a worker joined in.
+        // Four chunks, each waiting until four threads are inside: every worker and the caller.
         Set<Thread> threads = ConcurrentHashMap.newKeySet();
-        CountDownLatch two = new CountDownLatch(2);
+        CountDownLatch two = new CountDownLatch(4);
         AtomicInteger timedOut = new AtomicInteger();
-        pool.parallelFor(0, 2, 1, (from, to) -> {
+        pool.parallelFor(0, 4, 1, (from, to) -> {
             threads.add(Thread.currentThread());
             two.countDown();
             try {
@@ -64,7 +64,8 @@ class ComputePoolTest {
                 Thread.currentThread().interrupt();
             }
         });
-        assertEquals(0, timedOut.get(), "a second thread never joined");
+        assertEquals(0, timedOut.get(), "not every thread joined");
+        assertEquals(4, threads.size());
         assertTrue(threads.contains(Thread.currentThread()), "the caller takes a chunk");
         for (Thread t : threads) {
             if (t != Thread.currentThread()) {

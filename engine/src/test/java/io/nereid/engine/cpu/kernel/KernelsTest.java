@@ -121,7 +121,7 @@ class KernelsTest {
         assertInstanceOf(VectorMathKernels.class, Kernels.provider());
         assertSame(Kernels.provider(), Kernels.provider());
         VectorWidth width = Kernels.vectorWidth().orElseThrow();
-        assertEquals(VectorWidth.preferredBitSize(), width.bitSize());
+        assertEquals(VectorWidth.configuredBits(), width.bitSize());
         assertEquals("vector (" + width.bitSize() + "-bit)", Kernels.description());
     }
 

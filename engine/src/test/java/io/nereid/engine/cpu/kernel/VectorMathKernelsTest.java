@@ -45,7 +45,7 @@ class VectorMathKernelsTest {
 
     VectorMathKernelsTest(VectorWidth width) {
         this.width = width;
-        this.vector = new VectorMathKernels(width);
+        this.vector = new VectorMathKernels();
     }
 
     /** Sizes that leave every tail, plus, for 4, 8 and 16 lanes, the edges of one vector and of the 4x unroll. */

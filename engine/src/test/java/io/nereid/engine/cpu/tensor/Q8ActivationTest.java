@@ -35,7 +35,7 @@ class Q8ActivationTest {
 
     Q8ActivationTest(VectorWidth width) {
         this.width = width;
-        this.vector = (Q8_0Vector) VectorRowKernels.all(width).get(GgmlType.Q8_0);
+        this.vector = (Q8_0Vector) VectorRowKernels.all().get(GgmlType.Q8_0);
     }
 
     /**

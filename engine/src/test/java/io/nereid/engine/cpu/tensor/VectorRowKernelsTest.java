@@ -42,7 +42,7 @@ class VectorRowKernelsTest {
     private final Map<GgmlType, RowKernel> vectorKernels;
 
     VectorRowKernelsTest(VectorWidth width) {
-        this.vectorKernels = VectorRowKernels.all(width);
+        this.vectorKernels = VectorRowKernels.all();
     }
 
     private RowKernel vector(GgmlType type) {

@@ -13,6 +13,7 @@ import io.nereid.engine.gguf.GgufWriter;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
@@ -47,7 +48,7 @@ class WeightMatrixTest {
         WeightMatrix w = randomMatrix(type, rows, 11);
         int cols = w.cols();
         float[] x = TestRows.gaussian(new Random(12), tokens * cols, 1f);
-        float[] multiplied = TestRows.matmulActivations(type, x, tokens * cols);
+        float[] multiplied = x;
         for (int[] range : new int[][] {{0, rows}, {1, rows - 1}, {5, 6}, {4, 4}}) {
             float[] out = new float[tokens * rows];
             Arrays.fill(out, Float.NaN);
@@ -89,7 +90,7 @@ class WeightMatrixTest {
             WeightMatrix w = WeightMatrix.of(type, dims, MemorySegment.ofArray(bytes));
             WeightMatrix spec = WeightMatrix.of(type, dims, MemorySegment.ofArray(bytes), RowKernels.scalar(type));
             float[] x = TestRows.gaussian(new Random(tokens), tokens * cols, 1f);
-            float[] multiplied = TestRows.matmulActivations(type, x, tokens * cols);
+            float[] multiplied = x;
             for (int[] range : new int[][] {{0, rows}, {3, 146}, {70, 71}}) {
                 float[] got = new float[tokens * rows];
                 float[] expected = new float[tokens * rows];
@@ -110,6 +111,41 @@ class WeightMatrixTest {
                         assertEquals(exact, expected[o], tol, what + ", scalar");
                         assertEquals(exact, got[o], tol, what);
                     }
+                }
+            }
+        }
+    }
+
+    /**
+     * Batch invariance: a token's products are the same bits whether it is alone in the call or
+     * one of up to nine (tiles of four tokens and four rows, and every remainder), and whichever
+     * row range the call covers, with the kernels in use and with the scalar ones.
+     */
+    @ParameterizedTest(name = "{0} x {1} tokens")
+    @MethodSource("typesAndTileTokens")
+    void aTokensProductsDoNotDependOnWhatSharesTheCall(GgmlType type, int tokens) {
+        int rows = 38;
+        int cols = type.blockSize() == 1 ? 37 : 2 * type.blockSize();
+        byte[] bytes = TestRows.randomRow(type, rows * cols, new Random(31L * cols + tokens));
+        long[] dims = {cols, rows};
+        for (WeightMatrix w : List.of(WeightMatrix.of(type, dims, MemorySegment.ofArray(bytes)),
+                WeightMatrix.of(type, dims, MemorySegment.ofArray(bytes), RowKernels.scalar(type)))) {
+            float[] x = TestRows.gaussian(new Random(tokens), tokens * cols, 1f);
+            float[] batched = new float[tokens * rows];
+            w.matmul(x, tokens, batched, 0, rows);
+            float[] split = new float[tokens * rows];
+            w.matmul(x, tokens, split, 0, 5);
+            w.matmul(x, tokens, split, 5, 22);
+            w.matmul(x, tokens, split, 22, rows);
+            for (int t = 0; t < tokens; t++) {
+                float[] alone = new float[rows];
+                w.matmul(Arrays.copyOfRange(x, t * cols, (t + 1) * cols), 1, alone, 0, rows);
+                for (int r = 0; r < rows; r++) {
+                    String what = w.kernelDescription() + " token " + t + " of " + tokens + ", row " + r;
+                    assertEquals(Float.floatToRawIntBits(alone[r]), Float.floatToRawIntBits(batched[t * rows + r]),
+                            what + ": alone " + alone[r] + ", batched " + batched[t * rows + r]);
+                    assertEquals(Float.floatToRawIntBits(batched[t * rows + r]),
+                            Float.floatToRawIntBits(split[t * rows + r]), what + ", rows split");
                 }
             }
         }
