@@ -34,17 +34,63 @@ public final class ScalarKernels implements KernelSupport {
 
     @Override
     public void rmsNorm(float[] out, int outOff, float[] x, int xOff, float[] weight, int n, float eps) {
-        // The sum of squares is complete before the first write, so out may alias x.
-        float scale = rmsScale(dot(x, xOff, x, xOff, n), n, eps);
+        // The scale is complete before the first write, so out may alias x.
+        float scale = rmsScale(x, xOff, n, eps);
         for (int i = 0; i < n; i++) {
             out[outOff + i] = x[xOff + i] * scale * weight[i];
         }
     }
 
-    /** {@code 1 / sqrt(sumOfSquares / n + eps)}; shared so both implementations round alike. */
-    static float rmsScale(float sumOfSquares, int n, float eps) {
-        return (float) (1.0 / Math.sqrt(sumOfSquares / n + eps));
+    /**
+     * ggml's {@code rms_norm}: the squares summed in double, the mean rounded to float, then
+     * {@code 1 / sqrtf(mean + eps)} in float. Shared by both implementations, so they round alike,
+     * and one sequential order, so a token's scale is the same in every JIT tier.
+     */
+    static float rmsScale(float[] x, int off, int n, float eps) {
+        double sum = 0;
+        for (int i = off; i < off + n; i++) {
+            sum += x[i] * x[i];
+        }
+        float mean = (float) (sum / n);
+        return 1f / (float) Math.sqrt(mean + eps);
     }
+
+    /**
+     * {@code e^x} in float, the same bits as {@code VectorMathKernels}' lanes (both are these
+     * operations): Cephes' {@code expf}, {@code x = n ln 2 + r} with {@code n} rounded to nearest
+     * even and a degree-6 polynomial in {@code r}, within 2 ulp of the exact value; 0 below
+     * {@code -87.3}. The JDK's {@code Math.exp} and the Vector API's {@code EXP} round as they
+     * please, and the latter differently in compiled and interpreted code, which would make a
+     * token's softmax depend on when it ran.
+     */
+    static float expf(float x) {
+        float c = Math.min(Math.max(x, EXP_LO), EXP_HI);
+        float n = (c * LOG2E + ROUNDER) - ROUNDER;
+        float r = Math.fma(n, -LN2_HI, c);
+        r = Math.fma(n, -LN2_LO, r);
+        float p = EXP_P0;
+        p = Math.fma(p, r, EXP_P1);
+        p = Math.fma(p, r, EXP_P2);
+        p = Math.fma(p, r, EXP_P3);
+        p = Math.fma(p, r, EXP_P4);
+        p = Math.fma(p, r, EXP_P5);
+        p = Math.fma(p, r * r, r + 1f);
+        float scaled = p * Float.intBitsToFloat(((int) n + 127) << 23);
+        return x < EXP_LO ? 0f : scaled;
+    }
+
+    static final float EXP_LO = -87.33654f;
+    static final float EXP_HI = 88f;          // n stays <= 127: 2^n a finite float
+    static final float LOG2E = 1.44269504088896341f;
+    static final float ROUNDER = 12582912f;    // 1.5 * 2^23: adding and subtracting it rounds to nearest even
+    static final float LN2_HI = 0.693359375f;
+    static final float LN2_LO = -2.12194440e-4f;
+    static final float EXP_P0 = 1.9875691500E-4f;
+    static final float EXP_P1 = 1.3981999507E-3f;
+    static final float EXP_P2 = 8.3334519073E-3f;
+    static final float EXP_P3 = 4.1665795894E-2f;
+    static final float EXP_P4 = 1.6666665459E-1f;
+    static final float EXP_P5 = 5.0000001201E-1f;
 
     @Override
     public void softmax(float[] x, int off, int n) {
@@ -57,14 +103,21 @@ public final class ScalarKernels implements KernelSupport {
         for (int i = 0; i < n; i++) {
             max = Math.max(max, x[off + i]);
         }
-        float sum = 0f;
         for (int i = 0; i < n; i++) {
-            float e = (float) Math.exp(x[off + i] - max);
-            x[off + i] = e;
-            sum += e;
+            x[off + i] = expf(x[off + i] - max);
         }
-        for (int i = 0; i < n; i++) {
-            x[off + i] /= sum;
+        normalize(x, off, n);
+    }
+
+    /** ggml's {@code soft_max}: the exponentials summed in double, then scaled by {@code (float) (1 / sum)}. */
+    static void normalize(float[] x, int off, int n) {
+        double sum = 0;
+        for (int i = off; i < off + n; i++) {
+            sum += x[i];
+        }
+        float inverse = (float) (1.0 / sum);
+        for (int i = off; i < off + n; i++) {
+            x[i] *= inverse;
         }
     }
 
@@ -72,7 +125,7 @@ public final class ScalarKernels implements KernelSupport {
     public void siluMul(float[] gate, int gateOff, float[] up, int upOff, int n) {
         for (int i = 0; i < n; i++) {
             float g = gate[gateOff + i];
-            gate[gateOff + i] = g / (1f + (float) Math.exp(-g)) * up[upOff + i];
+            gate[gateOff + i] = g / (1f + expf(-g)) * up[upOff + i];
         }
     }
 
@@ -129,21 +182,32 @@ public final class ScalarKernels implements KernelSupport {
     public void attentionF16(float[] q, int qOff, short[] keys, short[] values, int[] blockTable, int numTokens,
             int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores, float[] out,
             int outOff) {
+        // llama.cpp's matmuls with an F16 cache round their F32 side to F16: the query for K·q,
+        // the softmax weights for the sum over V. out holds the rounded query until the V pass.
+        roundToF16(q, qOff, out, outOff, headDim);
         for (int t = 0; t < numTokens; t++) {
             int row = kvOffset(blockTable, t, blockSize, numKvHeads, kvHead, headDim);
             float sum = 0f;
             for (int d = 0; d < headDim; d++) {
-                sum += q[qOff + d] * Float.float16ToFloat(keys[row + d]);
+                sum += out[outOff + d] * Float.float16ToFloat(keys[row + d]);
             }
             scores[t] = sum * scale;
         }
         softmax(scores, 0, numTokens);
+        roundToF16(scores, 0, scores, 0, numTokens);
         java.util.Arrays.fill(out, outOff, outOff + headDim, 0f);
         for (int t = 0; t < numTokens; t++) {
             int row = kvOffset(blockTable, t, blockSize, numKvHeads, kvHead, headDim);
             for (int d = 0; d < headDim; d++) {
                 out[outOff + d] += scores[t] * Float.float16ToFloat(values[row + d]);
             }
+        }
+    }
+
+    /** {@code dst[dstOff + i] = fp16(src[srcOff + i])} as floats, rounded to nearest even. */
+    static void roundToF16(float[] src, int srcOff, float[] dst, int dstOff, int n) {
+        for (int i = 0; i < n; i++) {
+            dst[dstOff + i] = Float.float16ToFloat(Float.floatToFloat16(src[srcOff + i]));
         }
     }
 

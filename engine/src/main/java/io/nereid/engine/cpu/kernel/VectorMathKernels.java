@@ -102,7 +102,7 @@ final class VectorMathKernels implements KernelSupport {
         for (; i < limit; i += lanes) {
             acc0 = fma(load(a, aOff + i), load(b, bOff + i), acc0);
         }
-        return acc0.add(acc1).add(acc2.add(acc3)).reduceLanes(VectorOperators.ADD);
+        return sum(acc0.add(acc1).add(acc2.add(acc3)));
     }
 
     @Override
@@ -131,7 +131,7 @@ final class VectorMathKernels implements KernelSupport {
             return;
         }
         // The sum of squares is complete before the first write, so out may alias x.
-        float scale = ScalarKernels.rmsScale(dot(x, xOff, x, xOff, n), n, eps);
+        float scale = ScalarKernels.rmsScale(x, xOff, n, eps);
         FloatVector vs = FloatVector.broadcast(f, scale);
         int i = 0;
         for (int bound = f.loopBound(n); i < bound; i += lanes) {
@@ -162,27 +162,39 @@ final class VectorMathKernels implements KernelSupport {
             max = Math.max(max, x[off + i]);
         }
 
-        FloatVector vmaxb = FloatVector.broadcast(f, max);
-        FloatVector vsum = FloatVector.zero(f);
         for (i = 0; i < bound; i += lanes) {
-            FloatVector e = load(x, off + i).sub(vmaxb).lanewise(VectorOperators.EXP);
-            e.intoArray(x, off + i);
-            vsum = vsum.add(e);
+            exp(load(x, off + i).sub(max)).intoArray(x, off + i);
         }
-        float sum = vsum.reduceLanes(VectorOperators.ADD);
         for (; i < n; i++) {
-            float e = (float) Math.exp(x[off + i] - max);
-            x[off + i] = e;
-            sum += e;
+            x[off + i] = ScalarKernels.expf(x[off + i] - max);
         }
+        ScalarKernels.normalize(x, off, n);
+    }
 
-        FloatVector vsumb = FloatVector.broadcast(f, sum);
-        for (i = 0; i < bound; i += lanes) {
-            load(x, off + i).div(vsumb).intoArray(x, off + i);
+    /** {@link ScalarKernels#expf} on every lane: the same operations, so the same bits. */
+    private static FloatVector exp(FloatVector x) {
+        FloatVector c = x.max(ScalarKernels.EXP_LO).min(ScalarKernels.EXP_HI);
+        FloatVector n = c.mul(ScalarKernels.LOG2E).add(ScalarKernels.ROUNDER).sub(ScalarKernels.ROUNDER);
+        FloatVector r = n.fma(FloatVector.broadcast(W.floats(), -ScalarKernels.LN2_HI), c);
+        r = n.fma(FloatVector.broadcast(W.floats(), -ScalarKernels.LN2_LO), r);
+        FloatVector p = FloatVector.broadcast(W.floats(), ScalarKernels.EXP_P0);
+        p = p.fma(r, FloatVector.broadcast(W.floats(), ScalarKernels.EXP_P1));
+        p = p.fma(r, FloatVector.broadcast(W.floats(), ScalarKernels.EXP_P2));
+        p = p.fma(r, FloatVector.broadcast(W.floats(), ScalarKernels.EXP_P3));
+        p = p.fma(r, FloatVector.broadcast(W.floats(), ScalarKernels.EXP_P4));
+        p = p.fma(r, FloatVector.broadcast(W.floats(), ScalarKernels.EXP_P5));
+        p = p.fma(r.mul(r), r.add(1f));
+        IntVector bits = ((IntVector) n.convert(VectorOperators.F2I, 0)).add(127).lanewise(VectorOperators.LSHL, 23);
+        FloatVector scaled = p.mul(bits.reinterpretAsFloats());
+        return scaled.blend(0f, x.compare(VectorOperators.LT, ScalarKernels.EXP_LO));
+    }
+
+    /** The lanes of {@code v} added in a fixed tree, the same in every JIT tier (see {@code F32Vector.sum}). */
+    private static float sum(FloatVector v) {
+        for (int half = v.length() / 2; half >= 1; half /= 2) {
+            v = v.add(v.slice(half));
         }
-        for (; i < n; i++) {
-            x[off + i] /= sum;
-        }
+        return v.lane(0);
     }
 
     @Override
@@ -194,13 +206,13 @@ final class VectorMathKernels implements KernelSupport {
             for (int bound = f.loopBound(n); i < bound; i += lanes) {
                 FloatVector g = load(gate, gateOff + i);
                 // g / (1 + e^-g): for g -> -inf, e^-g overflows to +inf and the quotient is -0, not NaN.
-                FloatVector denominator = g.neg().lanewise(VectorOperators.EXP).add(1f);
+                FloatVector denominator = exp(g.neg()).add(1f);
                 g.div(denominator).mul(load(up, upOff + i)).intoArray(gate, gateOff + i);
             }
         }
         for (; i < n; i++) {
             float g = gate[gateOff + i];
-            gate[gateOff + i] = g / (1f + (float) Math.exp(-g)) * up[upOff + i];
+            gate[gateOff + i] = g / (1f + ScalarKernels.expf(-g)) * up[upOff + i];
         }
     }
 
@@ -300,14 +312,17 @@ final class VectorMathKernels implements KernelSupport {
                     scale, scores, out, outOff);
             return;
         }
-        // The same two block-by-block passes as attention, with halves widened in registers.
+        // The same two block-by-block passes as attention, with halves widened in registers, and
+        // llama.cpp's roundings to F16 (see ScalarKernels#attentionF16): out holds the query.
+        ScalarKernels.roundToF16(q, qOff, out, outOff, headDim);
         for (int t = 0, b = 0; t < numTokens; b++) {
             int row = rowOffset(blockTable[b], numKvHeads, kvHead, blockSize, headDim);
             for (int end = Math.min(numTokens, t + blockSize); t < end; t++, row += headDim) {
-                scores[t] = dotF16(q, qOff, keys, row, headDim) * scale;
+                scores[t] = dotF16(out, outOff, keys, row, headDim) * scale;
             }
         }
         softmax(scores, 0, numTokens);
+        ScalarKernels.roundToF16(scores, 0, scores, 0, numTokens);
         java.util.Arrays.fill(out, outOff, outOff + headDim, 0f);
         for (int t = 0, b = 0; t < numTokens; b++) {
             int row = rowOffset(blockTable[b], numKvHeads, kvHead, blockSize, headDim);
@@ -334,7 +349,7 @@ final class VectorMathKernels implements KernelSupport {
         for (; i < limit; i += lanes) {
             acc0 = fma(load(q, qOff + i), halfToFloat(k, kOff + i), acc0);
         }
-        float sum = acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+        float sum = sum(acc0.add(acc1));
         for (; i < n; i++) {
             sum += q[qOff + i] * Float.float16ToFloat(k[kOff + i]);
         }

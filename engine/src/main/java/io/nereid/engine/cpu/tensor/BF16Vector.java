@@ -16,7 +16,6 @@ final class BF16Vector implements RowKernel {
     /** This JVM's width, a static final so that every species read from it is a constant. */
     private static final VectorWidth W = VectorWidth.current();
 
-
     @Override
     public GgmlType type() {
         return GgmlType.BF16;

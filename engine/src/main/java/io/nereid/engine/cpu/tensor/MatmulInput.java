@@ -2,40 +2,68 @@ package io.nereid.engine.cpu.tensor;
 
 import io.nereid.engine.gguf.GgmlType;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The activations a {@link WeightMatrix#matmul} multiplies: {@code tokens} vectors of
- * {@code cols} floats, row-major in an array, together with the forms that weight formats derive
- * from them, computed on first use and kept, so that one input shared by several matrices (the
- * query, key and value projections) and by every thread of a matmul is converted once.
+ * {@code cols} floats, row-major in an array, together with the forms the weight formats multiply
+ * instead, computed on first use and kept, so that one input shared by several matrices (the
+ * query, key and value projections; gate and up) and by every thread of a matmul is converted once.
  *
- * <p>Q8_0 weights multiply activations quantized to Q8_0 (per block of 32, {@code d = amax / 127},
- * quants rounded half away from zero, {@code d} kept as a float), as llama.cpp does: one token
- * alone is dotted with integer products, several tokens with the same values decoded back to
- * floats, so a token's result does not depend on how many others share its step beyond float
- * rounding.
+ * <p><b>The forms are llama.cpp's.</b> ggml does not multiply a quantized weight by the float
+ * activations: it first converts them to its {@code vec_dot_type} for that format, and these
+ * roundings move logits by more than anything else in a forward pass (on the parity fixtures,
+ * up to 2.4 in a log-probability when left out). Each {@link Form} reproduces one, as ggml's
+ * x86 build computes it, and hands the kernels the values it stands for, {@code d * q}, as floats:
+ * <ul>
+ *   <li>{@link Form#F32} for F32 weights: the activations themselves;
+ *   <li>{@link Form#F16} / {@link Form#BF16} for F16 / BF16 weights: each value rounded to that
+ *       type, to nearest even;
+ *   <li>{@link Form#Q8_0} for Q8_0 and Q4_0 weights: blocks of 32, {@code q = rint(x * 127 / amax)}
+ *       and {@code d = amax / 127} stored as F16 (ggml's AVX2 {@code quantize_row_q8_0});
+ *   <li>{@link Form#Q8_K} for the K-quants: blocks of 256, {@code iscale = -127 / max} with
+ *       {@code max} the value of largest magnitude, {@code q = min(127, rint(iscale * x))},
+ *       {@code d = 1 / iscale} ({@code quantize_row_q8_K_ref}).
+ * </ul>
+ * ggml then sums integer products and scales once per block; the kernels here sum the products of
+ * the same values in float, which differs from it by float rounding alone.
  *
- * <p>The threads that ask for the Q8_0 form at once share its work: each claims chunks of blocks
- * from a counter until none are left, then waits for the chunks others claimed, which are
- * running, so the threads of one matmul quantize a large input (a prefill chunk) together.
- *
- * <p>Thread-safety: any number of threads may use one input at once. The array is not copied:
- * it must not change while the input is in use.
+ * <p>Thread-safety: any number of threads may use one input at once; the first to ask for a form
+ * computes it while the others wait. The array is not copied: it must not change while the input
+ * is in use.
  */
 public final class MatmulInput {
 
-    /**
-     * Q8_0 form of every token: quants, one scale per block, and the quants times their scale;
-     * with {@link Buffers}, arrays that may be longer than the input.
-     */
-    record Q8(byte[] quants, float[] scales, float[] values) {
+    /** An activation form: what a weight format's kernels multiply. */
+    enum Form {
+        F32, F16, BF16, Q8_0, Q8_K;
+
+        /** The form llama.cpp multiplies {@code weights} by: its {@code vec_dot_type}. */
+        static Form of(GgmlType weights) {
+            return switch (weights) {
+                case F16 -> F16;
+                case BF16 -> BF16;
+                case Q8_0, Q4_0 -> Q8_0;
+                case Q4_K, Q5_K, Q6_K -> Q8_K;
+                default -> F32;
+            };
+        }
+
+        /** The block the form quantizes in, which a row's length must be a multiple of. */
+        int block() {
+            return switch (this) {
+                case F32, F16, BF16 -> 1;
+                case Q8_0 -> Q8_0Format.BLOCK;
+                case Q8_K -> KScales.QK_K;
+            };
+        }
     }
 
+    private static final Form[] FORMS = Form.values();
+
     /**
-     * Space for the Q8_0 form of inputs of up to {@code elements} floats, which the inputs made
-     * with it use one after another instead of allocating their own: a forward pass makes one for
-     * all its layers. Nothing is allocated until an input first needs its Q8_0 form.
+     * Space for the forms of inputs of up to {@code elements} floats, which the inputs made with it
+     * use one after another instead of allocating their own: a forward pass makes one for all its
+     * layers. Nothing is allocated until an input first needs a form.
      *
      * <p>Thread-safety: an input made with these buffers may be used only while no later input made
      * with them is; the caller orders that (one input's matmuls all return before the next starts).
@@ -43,7 +71,7 @@ public final class MatmulInput {
     public static final class Buffers {
 
         private final int elements;
-        private volatile Q8 q8;
+        private final float[][] forms = new float[FORMS.length][];
 
         /** @throws IllegalArgumentException if {@code elements} is negative */
         public Buffers(int elements) {
@@ -53,32 +81,29 @@ public final class MatmulInput {
             this.elements = elements;
         }
 
-        private Q8 q8() {
-            Q8 q = q8;
-            if (q == null) {
-                q8 = q = newQ8(elements);
+        private synchronized float[] array(Form form) {
+            float[] a = forms[form.ordinal()];
+            if (a == null) {
+                forms[form.ordinal()] = a = new float[elements];
             }
-            return q;
+            return a;
         }
     }
-
-    /** Blocks per claimed chunk of the quantization: 8192 floats, a few microseconds. */
-    private static final int CHUNK_BLOCKS = 256;
 
     private final float[] x;
     private final int tokens;
     private final int cols;
-    private volatile Q8 q8;                    // allocated by the first caller, filled by all
-    private final AtomicInteger nextChunk = new AtomicInteger();
-    private final AtomicInteger doneChunks = new AtomicInteger();
-    private volatile boolean failed;
-    private final Buffers buffers;             // null: the form gets arrays of its own
+    private final Buffers buffers;             // null: each form gets an array of its own
+    private final float[][] forms = new float[FORMS.length][];   // guarded by this; published by ready
+    private volatile int ready;                // bit i: form i computed
 
     private MatmulInput(float[] x, int tokens, int cols, Buffers buffers) {
         this.x = x;
         this.tokens = tokens;
         this.cols = cols;
         this.buffers = buffers;
+        this.forms[Form.F32.ordinal()] = x;
+        this.ready = 1 << Form.F32.ordinal();
     }
 
     /**
@@ -93,7 +118,7 @@ public final class MatmulInput {
     }
 
     /**
-     * {@link #of(float[], int, int)} whose Q8_0 form, if needed, is written to {@code buffers}
+     * {@link #of(float[], int, int)} whose forms, when needed, are written to {@code buffers}
      * (see {@link Buffers} for when it may be used).
      *
      * @throws IllegalArgumentException also if the buffers hold fewer than {@code tokens * cols}
@@ -115,10 +140,6 @@ public final class MatmulInput {
         Objects.checkFromIndexSize(0, Math.multiplyExact(tokens, cols), x.length);
     }
 
-    private static Q8 newQ8(int n) {
-        return new Q8(new byte[n], new float[n / Q8_0Format.BLOCK], new float[n]);
-    }
-
     public int tokens() {
         return tokens;
     }
@@ -132,64 +153,93 @@ public final class MatmulInput {
     }
 
     /**
-     * The Q8_0 form, quantized by the threads that ask for it first; {@code cols} must be a
-     * multiple of 32.
+     * The values {@code form} stands for, {@code tokens * cols} of them (the array may be longer).
      *
-     * @throws IllegalStateException if quantizing failed on another thread
+     * @throws IllegalArgumentException if {@code cols} is not a multiple of the form's block
      */
-    Q8 q8() {
-        Q8 q = q8;
-        if (q == null) {
+    float[] values(Form form) {
+        int bit = 1 << form.ordinal();
+        if ((ready & bit) == 0) {
             synchronized (this) {
-                q = q8;
-                if (q == null) {
-                    q8 = q = buffers != null ? buffers.q8() : newQ8(tokens * cols);
+                if ((ready & bit) == 0) {
+                    if (cols % form.block() != 0) {
+                        throw new IllegalArgumentException("rows of " + cols + " are not a whole number of " + form
+                                + " blocks of " + form.block());
+                    }
+                    int n = tokens * cols;
+                    float[] out = buffers != null ? buffers.array(form) : new float[n];
+                    convert(form, x, n, out);
+                    forms[form.ordinal()] = out;
+                    ready |= bit;
                 }
             }
         }
-        int blocks = tokens * cols / Q8_0Format.BLOCK;
-        int chunks = (blocks + CHUNK_BLOCKS - 1) / CHUNK_BLOCKS;
-        if (doneChunks.get() == chunks) {
-            return q;
-        }
-        for (int c; (c = nextChunk.getAndIncrement()) < chunks; ) {
-            try {
-                quantize(q, c * CHUNK_BLOCKS, Math.min(blocks, (c + 1) * CHUNK_BLOCKS));
-            } catch (RuntimeException | Error e) {
-                failed = true;
-                throw e;
-            }
-            doneChunks.incrementAndGet();
-        }
-        for (int spins = 0; doneChunks.get() < chunks; spins++) { // chunks claimed by others, running
-            if (failed) {
-                throw new IllegalStateException("quantizing a matmul input failed on another thread");
-            }
-            if (spins < 1000) {
-                Thread.onSpinWait();
-            } else {
-                Thread.yield();
-            }
-        }
-        return q;
+        return forms[form.ordinal()];
     }
 
-    /** Blocks {@code [from, to)} of every token into {@code q}. */
-    private void quantize(Q8 q, int from, int to) {
-        byte[] quants = q.quants();
-        float[] scales = q.scales();
-        float[] values = q.values();
-        Q8_0Vector vector = RowKernels.get(GgmlType.Q8_0) instanceof Q8_0Vector v ? v : null;
-        for (int b = from; b < to; b++) {
-            int off = b * Q8_0Format.BLOCK;
-            if (vector != null) {
-                scales[b] = vector.quantizeBlock(x, off, quants, values);
-            } else {
-                scales[b] = Q8_0Format.quantizeBlock(x, off, quants, off);
-                for (int j = off; j < off + Q8_0Format.BLOCK; j++) {
-                    values[j] = quants[j] * scales[b];
+    /** {@code out[0, n) = form(x[0, n))}; {@code n} a multiple of the form's block. */
+    static void convert(Form form, float[] x, int n, float[] out) {
+        switch (form) {
+            case F32 -> System.arraycopy(x, 0, out, 0, n);
+            case F16 -> {
+                for (int i = 0; i < n; i++) {
+                    out[i] = Float.float16ToFloat(Float.floatToFloat16(x[i]));
                 }
             }
+            case BF16 -> {
+                for (int i = 0; i < n; i++) {
+                    out[i] = BF16Format.toFloat(BF16Format.fromFloat(x[i]));
+                }
+            }
+            case Q8_0 -> {
+                for (int off = 0; off < n; off += Q8_0Format.BLOCK) {
+                    q8_0Block(x, off, out);
+                }
+            }
+            case Q8_K -> {
+                for (int off = 0; off < n; off += KScales.QK_K) {
+                    q8_KBlock(x, off, out);
+                }
+            }
+        }
+    }
+
+    /** ggml's AVX2 {@code quantize_row_q8_0} of one block, as the values {@code fp16(d) * q}. */
+    private static void q8_0Block(float[] x, int off, float[] out) {
+        float amax = 0f;
+        for (int j = off; j < off + Q8_0Format.BLOCK; j++) {
+            amax = Math.max(amax, Math.abs(x[j]));
+        }
+        float d = Float.float16ToFloat(Float.floatToFloat16(amax / 127f));
+        float id = amax != 0f ? 127f / amax : 0f;
+        for (int j = off; j < off + Q8_0Format.BLOCK; j++) {
+            out[j] = d * (float) Math.rint(x[j] * id);   // _mm256_round_ps(_MM_ROUND_NEAREST): half to even
+        }
+    }
+
+    /**
+     * ggml's {@code quantize_row_q8_K_ref} of one block, as the values {@code d * q}: {@code max} is
+     * the first value of largest magnitude; {@code nearest_int} rounds half to even, as
+     * {@link Math#rint} does.
+     */
+    private static void q8_KBlock(float[] x, int off, float[] out) {
+        float amax = 0f;
+        float max = 0f;
+        for (int j = off; j < off + KScales.QK_K; j++) {
+            float ax = Math.abs(x[j]);
+            if (ax > amax) {
+                amax = ax;
+                max = x[j];
+            }
+        }
+        if (amax == 0f) {
+            java.util.Arrays.fill(out, off, off + KScales.QK_K, 0f);
+            return;
+        }
+        float iscale = -127f / max;
+        float d = 1f / iscale;
+        for (int j = off; j < off + KScales.QK_K; j++) {
+            out[j] = d * Math.min(127f, (float) Math.rint(iscale * x[j]));
         }
     }
 }

@@ -21,7 +21,6 @@ final class Q5_KVector implements RowKernel {
     /** This JVM's width, a static final so that every species read from it is a constant. */
     private static final VectorWidth W = VectorWidth.current();
 
-
     @Override
     public GgmlType type() {
         return GgmlType.Q5_K;

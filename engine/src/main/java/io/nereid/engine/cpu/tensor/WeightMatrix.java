@@ -163,7 +163,9 @@ public final class WeightMatrix {
      * {@code out} are left as they are, so threads may fill disjoint row ranges of one output.
      *
      * <p>Shapes: {@code x} is {@code (tokens, cols)}, {@code out} is {@code (tokens, rows)},
-     * row-major; {@code out} may be longer.
+     * row-major; {@code out} may be longer. The weights multiply the input in the form llama.cpp
+     * gives it for this format ({@link MatmulInput}: Q8_0 blocks for Q8_0 and Q4_0, Q8_K for the
+     * K-quants, F16 or BF16 rounding for those).
      *
      * <p>Each weight row is read from memory once for all tokens: four rows at a time are decoded
      * once into {@code scratch}, which stays in L1 or L2, and dotted with every four tokens in one
@@ -191,7 +193,7 @@ public final class WeightMatrix {
         if (tokens == 0 || rowStart == rowEnd) {
             return;
         }
-        float[] x = input.floats();
+        float[] x = input.values(MatmulInput.Form.of(type));
         boolean scalar = kernel == RowKernels.scalar(type);
         if (tokens == 1 && !scalar && kernel.dotsInPlace()) {
             int r = rowStart;

@@ -176,12 +176,29 @@ class ScalarKernelsTest {
             wideKeys[i] = Float.float16ToFloat(keys[i]);
             wideValues[i] = Float.float16ToFloat(values[i]);
         }
-        float[] q = {0.5f, -1, 2, 7};
+        float[] q = {0.5f, -1.0001f, 2, 7.0003f};
         int[] blockTable = {1, 0};
         float[] expected = new float[4];
         float[] actual = new float[4];
-        k.attention(q, 1, wideKeys, wideValues, blockTable, 3, blockSize, numKvHeads, 0, headDim, 0.5f, new float[3],
-                expected, 1);
+        // llama.cpp's F16 roundings: the query before K·q, the softmax weights before the sum over V
+        float[] roundedQ = q.clone();
+        ScalarKernels.roundToF16(q, 1, roundedQ, 1, headDim);
+        float[] scores = new float[3];
+        for (int t = 0; t < 3; t++) {
+            int row = ScalarKernels.kvOffset(blockTable, t, blockSize, numKvHeads, 0, headDim);
+            for (int d = 0; d < headDim; d++) {
+                scores[t] += roundedQ[1 + d] * wideKeys[row + d];
+            }
+            scores[t] *= 0.5f;
+        }
+        k.softmax(scores, 0, 3);
+        ScalarKernels.roundToF16(scores, 0, scores, 0, 3);
+        for (int t = 0; t < 3; t++) {
+            int row = ScalarKernels.kvOffset(blockTable, t, blockSize, numKvHeads, 0, headDim);
+            for (int d = 0; d < headDim; d++) {
+                expected[1 + d] += scores[t] * wideValues[row + d];
+            }
+        }
         k.attentionF16(q, 1, keys, values, blockTable, 3, blockSize, numKvHeads, 0, headDim, 0.5f, new float[3],
                 actual, 1);
         assertArrayEquals(expected, actual);

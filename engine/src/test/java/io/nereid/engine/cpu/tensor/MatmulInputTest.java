@@ -1,6 +1,8 @@
 package io.nereid.engine.cpu.tensor;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.ArrayList;
@@ -16,34 +18,90 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * {@link MatmulInput}'s Q8_0 form whichever way it is computed: by several threads at once (its
- * chunks shared between them) or into reused {@link MatmulInput.Buffers}, always the same as one
- * thread quantizing into arrays of its own.
+ * {@link MatmulInput}'s forms: llama.cpp's roundings on values chosen to tell them apart, and the
+ * same form whichever way it is computed, by several threads at once or into reused
+ * {@link MatmulInput.Buffers}.
  */
 class MatmulInputTest {
 
     private static final int COLS = 2048;
-    private static final int TOKENS = 9; // 576 blocks: three chunks, the last one partial
+    private static final int TOKENS = 9;
 
     private static float[] activations(int n, long seed) {
         return TestRows.gaussian(new Random(seed), n, 1f);
     }
 
-    /** {@code got}'s first {@code n} elements (and scales of those) equal {@code expected}'s. */
-    private static void assertSameForm(MatmulInput.Q8 expected, MatmulInput.Q8 got, int n, String what) {
-        assertArrayEquals(expected.quants(), Arrays.copyOf(got.quants(), n), what + " quants");
-        assertArrayEquals(expected.scales(), Arrays.copyOf(got.scales(), n / Q8_0Format.BLOCK), what + " scales");
-        assertArrayEquals(expected.values(), Arrays.copyOf(got.values(), n), what + " values");
+    /** {@code got}'s first {@code n} elements equal {@code expected}'s. */
+    private static void assertSameForm(float[] expected, float[] got, int n, String what) {
+        assertArrayEquals(Arrays.copyOf(expected, n), Arrays.copyOf(got, n), what);
+    }
+
+    private static float[] form(MatmulInput.Form form, float... x) {
+        return MatmulInput.of(x, 1, x.length).values(form).clone();
+    }
+
+    @Test
+    void q8_0BlocksRoundHalfToEvenWithTheScaleStoredAsF16() {
+        float[] x = new float[32];
+        x[0] = 127f;        // amax: d = 1, id = 1
+        x[1] = 2.5f;        // half: to even, 2
+        x[2] = 3.5f;        // 4
+        x[3] = -2.5f;       // -2
+        x[4] = 0.4f;        // 0
+        float[] q = form(MatmulInput.Form.Q8_0, x);
+        assertArrayEquals(new float[] {127f, 2f, 4f, -2f, 0f}, Arrays.copyOf(q, 5));
+        // amax 1: d = 1/127 rounded to F16, quants rint(x * 127)
+        float[] y = new float[32];
+        y[0] = 1f;
+        y[1] = 0.5f;
+        float d = Float.float16ToFloat(Float.floatToFloat16(1f / 127f));
+        float[] qy = form(MatmulInput.Form.Q8_0, y);
+        assertEquals(127 * d, qy[0]);
+        assertEquals((float) Math.rint(0.5f * 127f) * d, qy[1]);
+        assertArrayEquals(new float[32], form(MatmulInput.Form.Q8_0, new float[32]), "a zero block");
+    }
+
+    @Test
+    void q8_KBlocksScaleByTheValueOfLargestMagnitudeWithItsSign() {
+        float[] x = new float[256];
+        x[7] = -2f;         // max = -2, iscale = 63.5, d = 1/63.5
+        x[8] = 2f;          // same magnitude, later: not the max
+        x[9] = 1f / 127f;   // iscale * x = 0.5: to even, 0
+        x[10] = 3f / 127f;  // 1.5 -> -2 (the scale is negative)
+        float[] q = form(MatmulInput.Form.Q8_K, x);
+        float iscale = -127f / -2f;
+        float d = 1f / iscale;
+        assertEquals(d * (float) Math.rint(iscale * -2f), q[7]);
+        assertEquals(d * Math.min(127f, (float) Math.rint(iscale * 2f)), q[8]);
+        assertEquals(0f, q[9]);
+        assertEquals(d * (float) Math.rint(iscale * x[10]), q[10]);
+        assertArrayEquals(new float[256], form(MatmulInput.Form.Q8_K, new float[256]), "a zero block");
+        assertThrows(IllegalArgumentException.class, () -> MatmulInput.of(new float[64], 1, 64).values(
+                MatmulInput.Form.Q8_K), "rows shorter than a block");
+    }
+
+    @Test
+    void f16AndBf16RoundToNearestEven() {
+        float between = 1f + 0x1p-11f;   // halfway between two F16 values: to the even one, 1
+        assertEquals(1f, form(MatmulInput.Form.F16, between)[0]);
+        float bfHalf = 1f + 0x1p-8f;     // halfway between two BF16 values: to even, 1
+        assertEquals(1f, form(MatmulInput.Form.BF16, bfHalf)[0]);
+        assertEquals(1f + 0x1p-6f, form(MatmulInput.Form.BF16, 1f + 0x1p-6f + 0x1p-9f)[0]);
+        float[] x = {0.1f, -3.7f};
+        assertSame(x, MatmulInput.of(x, 1, 2).values(MatmulInput.Form.F32), "F32 is the input itself");
     }
 
     @Test
     void reusedBuffersHoldTheSameFormAsArraysOfItsOwn() {
         MatmulInput.Buffers buffers = new MatmulInput.Buffers(2 * TOKENS * COLS);
         float[] larger = activations(2 * TOKENS * COLS, 1);
-        MatmulInput.of(larger, 2 * TOKENS, COLS, buffers).q8(); // leaves its form beyond the next input's
-        float[] x = activations(TOKENS * COLS, 2);
-        MatmulInput.Q8 expected = MatmulInput.of(x, TOKENS, COLS).q8();
-        assertSameForm(expected, MatmulInput.of(x, TOKENS, COLS, buffers).q8(), TOKENS * COLS, "reused buffers");
+        for (MatmulInput.Form form : MatmulInput.Form.values()) {
+            MatmulInput.of(larger, 2 * TOKENS, COLS, buffers).values(form); // leaves a form beyond the next input's
+            float[] x = activations(TOKENS * COLS, 2);
+            float[] expected = MatmulInput.of(x, TOKENS, COLS).values(form);
+            assertSameForm(expected, MatmulInput.of(x, TOKENS, COLS, buffers).values(form), TOKENS * COLS,
+                    form + " in reused buffers");
+        }
     }
 
     @Test
@@ -62,18 +120,19 @@ class MatmulInputTest {
         try {
             for (int round = 0; round < 20; round++) {
                 float[] x = activations(TOKENS * COLS, 10 + round);
-                MatmulInput.Q8 expected = MatmulInput.of(x, TOKENS, COLS).q8();
+                MatmulInput.Form form = MatmulInput.Form.values()[round % MatmulInput.Form.values().length];
+                float[] expected = MatmulInput.of(x, TOKENS, COLS).values(form);
                 MatmulInput shared = MatmulInput.of(x, TOKENS, COLS);
                 CountDownLatch start = new CountDownLatch(1);
-                List<Future<MatmulInput.Q8>> results = new ArrayList<>();
+                List<Future<float[]>> results = new ArrayList<>();
                 for (int t = 0; t < threads; t++) {
                     results.add(pool.submit(() -> {
                         start.await();
-                        return shared.q8();
+                        return shared.values(form);
                     }));
                 }
                 start.countDown();
-                for (Future<MatmulInput.Q8> result : results) {
+                for (Future<float[]> result : results) {
                     assertSameForm(expected, result.get(10, TimeUnit.SECONDS), TOKENS * COLS, "round " + round);
                 }
             }

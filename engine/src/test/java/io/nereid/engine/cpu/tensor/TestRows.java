@@ -92,21 +92,11 @@ final class TestRows {
 
     /**
      * The activations a matmul of {@code type} weights multiplies, the first {@code n} of
-     * {@code x}: for Q8_0 weights {@code x} quantized to Q8_0 by the scalar specification and
-     * decoded ({@link MatmulInput}); for every other type {@code x} itself.
+     * {@code x} in llama.cpp's form for the type ({@link MatmulInput.Form#of}).
      */
     static float[] matmulActivations(GgmlType type, float[] x, int n) {
-        if (type != GgmlType.Q8_0) {
-            return x;
-        }
         float[] values = new float[x.length];
-        byte[] q = new byte[Q8_0Format.BLOCK];
-        for (int off = 0; off + Q8_0Format.BLOCK <= n; off += Q8_0Format.BLOCK) {
-            float d = Q8_0Format.quantizeBlock(x, off, q, 0);
-            for (int j = 0; j < Q8_0Format.BLOCK; j++) {
-                values[off + j] = q[j] * d;
-            }
-        }
+        MatmulInput.convert(MatmulInput.Form.of(type), x, n, values);
         return values;
     }
 }

@@ -48,7 +48,7 @@ class WeightMatrixTest {
         WeightMatrix w = randomMatrix(type, rows, 11);
         int cols = w.cols();
         float[] x = TestRows.gaussian(new Random(12), tokens * cols, 1f);
-        float[] multiplied = x;
+        float[] multiplied = TestRows.matmulActivations(type, x, tokens * cols);
         for (int[] range : new int[][] {{0, rows}, {1, rows - 1}, {5, 6}, {4, 4}}) {
             float[] out = new float[tokens * rows];
             Arrays.fill(out, Float.NaN);
@@ -90,7 +90,7 @@ class WeightMatrixTest {
             WeightMatrix w = WeightMatrix.of(type, dims, MemorySegment.ofArray(bytes));
             WeightMatrix spec = WeightMatrix.of(type, dims, MemorySegment.ofArray(bytes), RowKernels.scalar(type));
             float[] x = TestRows.gaussian(new Random(tokens), tokens * cols, 1f);
-            float[] multiplied = x;
+            float[] multiplied = TestRows.matmulActivations(type, x, tokens * cols);
             for (int[] range : new int[][] {{0, rows}, {3, 146}, {70, 71}}) {
                 float[] got = new float[tokens * rows];
                 float[] expected = new float[tokens * rows];
