@@ -51,7 +51,8 @@ public final class CpuForward {
         }
         this.rope = RopeTables.fromFrequencies(maxPositions, config.ropeDim(), frequencies);
         int widest = Math.max(Math.max(config.dim(), config.qDim()), config.ffnDim());
-        this.scratch = ThreadLocal.withInitial(() -> new Scratch(new float[4 * widest], new float[maxPositions]));
+        this.scratch = ThreadLocal.withInitial(() -> new Scratch(new float[WeightMatrix.scratchSize(widest)],
+                new float[maxPositions]));
         this.buffers = new Activations(0);
     }
 

@@ -189,12 +189,8 @@ final class VectorMathKernels implements KernelSupport {
         return scaled.blend(0f, x.compare(VectorOperators.LT, ScalarKernels.EXP_LO));
     }
 
-    /** The lanes of {@code v} added in a fixed tree, the same in every JIT tier (see {@code F32Vector.sum}). */
     private static float sum(FloatVector v) {
-        for (int half = v.length() / 2; half >= 1; half /= 2) {
-            v = v.add(v.slice(half));
-        }
-        return v.lane(0);
+        return LaneSums.sum(v);
     }
 
     @Override

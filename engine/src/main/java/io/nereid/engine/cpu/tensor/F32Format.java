@@ -49,7 +49,7 @@ final class F32Format implements RowKernel, FloatDot {
 
     @Override
     public void dot4x4(float[] w, int wOff, int wStride, float[] x, int xOff, int xStride, int n, float[] out,
-            int outOff, int outStride) {
+            int outOff, int outStride, float[] lanes, int lanesOff) {
         for (int t = 0; t < 4; t++) {
             for (int j = 0; j < 4; j++) {
                 out[outOff + t * outStride + j] = dot(w, wOff + j * wStride, x, xOff + t * xStride, n);

@@ -1,5 +1,6 @@
 package io.nereid.engine.cpu.tensor;
 
+import io.nereid.engine.cpu.kernel.LaneSums;
 import io.nereid.engine.cpu.kernel.VectorWidth;
 import io.nereid.engine.gguf.GgmlType;
 import java.lang.foreign.MemorySegment;
@@ -33,15 +34,9 @@ final class F32Vector implements RowKernel, FloatDot {
         return GgmlType.F32;
     }
 
-    /**
-     * The lanes of {@code v} added in a fixed tree, the same in every JIT tier (unlike
-     * {@code reduceLanes}, whose order the Vector API leaves open): halves folded onto halves.
-     */
+    /** {@link LaneSums#sum(FloatVector)}: the order every dot of this package adds its lanes in. */
     static float sum(FloatVector v) {
-        for (int half = v.length() / 2; half >= 1; half /= 2) {
-            v = v.add(v.slice(half));
-        }
-        return v.lane(0);
+        return LaneSums.sum(v);
     }
 
     private static FloatVector load(MemorySegment w, long offset, int i) {
@@ -56,35 +51,7 @@ final class F32Vector implements RowKernel, FloatDot {
         for (int i = 0; i < end; i += f.length()) {
             acc = load(w, offset, i).fma(FloatVector.fromArray(f, x, xOff + i), acc);
         }
-        float s = sum(acc);
-        for (int i = end; i < n; i++) {
-            s = Math.fma(w.get(Bytes.FLOAT, offset + 4L * i), x[xOff + i], s);
-        }
-        return s;
-    }
-
-    @Override
-    public boolean dotsInPlace() {
-        return true;
-    }
-
-    @Override
-    public void dot4(MemorySegment w, long offset, long rowBytes, float[] x, int xOff, int n, float[] out, int outOff) {
-        VectorSpecies<Float> f = W.floats();
-        int end = f.loopBound(n);
-        long o1 = offset + rowBytes, o2 = offset + 2 * rowBytes, o3 = offset + 3 * rowBytes;
-        FloatVector a0 = FloatVector.zero(f), a1 = a0, a2 = a0, a3 = a0;
-        for (int i = 0; i < end; i += f.length()) {
-            FloatVector v = FloatVector.fromArray(f, x, xOff + i);
-            a0 = load(w, offset, i).fma(v, a0);
-            a1 = load(w, o1, i).fma(v, a1);
-            a2 = load(w, o2, i).fma(v, a2);
-            a3 = load(w, o3, i).fma(v, a3);
-        }
-        out[outOff] = tail(sum(a0), w, offset, x, xOff, end, n);
-        out[outOff + 1] = tail(sum(a1), w, o1, x, xOff, end, n);
-        out[outOff + 2] = tail(sum(a2), w, o2, x, xOff, end, n);
-        out[outOff + 3] = tail(sum(a3), w, o3, x, xOff, end, n);
+        return tail(sum(acc), w, offset, x, xOff, end, n);
     }
 
     private static float tail(float s, MemorySegment w, long offset, float[] x, int xOff, int from, int n) {
@@ -131,6 +98,10 @@ final class F32Vector implements RowKernel, FloatDot {
             a2 = r.fma(FloatVector.fromArray(f, x, x2 + i), a2);
             a3 = r.fma(FloatVector.fromArray(f, x, x3 + i), a3);
         }
+        if (outStride == 1 && end == n) {   // the common case, in the fewest operations
+            LaneSums.sum4(a0, a1, a2, a3, out, outOff);
+            return;
+        }
         out[outOff] = tail(sum(a0), row, rowOff, x, xOff, end, n);
         out[outOff + outStride] = tail(sum(a1), row, rowOff, x, x1, end, n);
         out[outOff + 2 * outStride] = tail(sum(a2), row, rowOff, x, x2, end, n);
@@ -139,7 +110,7 @@ final class F32Vector implements RowKernel, FloatDot {
 
     @Override
     public void dot4x4(float[] w, int wOff, int wStride, float[] x, int xOff, int xStride, int n, float[] out,
-            int outOff, int outStride) {
+            int outOff, int outStride, float[] lanes, int lanesOff) {
         VectorSpecies<Float> f = W.floats();
         int end = f.loopBound(n);
         int w1 = wOff + wStride, w2 = wOff + 2 * wStride, w3 = wOff + 3 * wStride;
@@ -173,10 +144,24 @@ final class F32Vector implements RowKernel, FloatDot {
             a32 = r2.fma(v, a32);
             a33 = r3.fma(v, a33);
         }
-        store4(a00, a01, a02, a03, out, outOff);
-        store4(a10, a11, a12, a13, out, outOff + outStride);
-        store4(a20, a21, a22, a23, out, outOff + 2 * outStride);
-        store4(a30, a31, a32, a33, out, outOff + 3 * outStride);
+        int l = f.length();
+        a00.intoArray(lanes, lanesOff);
+        a01.intoArray(lanes, lanesOff + l);
+        a02.intoArray(lanes, lanesOff + 2 * l);
+        a03.intoArray(lanes, lanesOff + 3 * l);
+        a10.intoArray(lanes, lanesOff + 4 * l);
+        a11.intoArray(lanes, lanesOff + 5 * l);
+        a12.intoArray(lanes, lanesOff + 6 * l);
+        a13.intoArray(lanes, lanesOff + 7 * l);
+        a20.intoArray(lanes, lanesOff + 8 * l);
+        a21.intoArray(lanes, lanesOff + 9 * l);
+        a22.intoArray(lanes, lanesOff + 10 * l);
+        a23.intoArray(lanes, lanesOff + 11 * l);
+        a30.intoArray(lanes, lanesOff + 12 * l);
+        a31.intoArray(lanes, lanesOff + 13 * l);
+        a32.intoArray(lanes, lanesOff + 14 * l);
+        a33.intoArray(lanes, lanesOff + 15 * l);
+        sums(lanes, lanesOff, l, out, outOff, outStride);
         for (int t = 0; t < 4 && end < n; t++) { // the last n % L elements (F32, F16 and BF16 rows of any length)
             for (int j = 0; j < 4; j++) {
                 int o = outOff + t * outStride + j;
@@ -185,11 +170,12 @@ final class F32Vector implements RowKernel, FloatDot {
         }
     }
 
-    /** One token's four row sums into {@code out[off, off + 4)}; small enough for C2 to inline. */
-    private static void store4(FloatVector a, FloatVector b, FloatVector c, FloatVector d, float[] out, int off) {
-        out[off] = sum(a);
-        out[off + 1] = sum(b);
-        out[off + 2] = sum(c);
-        out[off + 3] = sum(d);
+    /** The sixteen stored accumulators (token t, row j at {@code (4t + j) * l}) summed into the tile's outputs. */
+    private static void sums(float[] lanes, int lanesOff, int l, float[] out, int outOff, int outStride) {
+        for (int t = 0; t < 4; t++) {
+            for (int j = 0; j < 4; j++) {
+                out[outOff + t * outStride + j] = LaneSums.sum(lanes, lanesOff + (4 * t + j) * l);
+            }
+        }
     }
 }

@@ -22,8 +22,12 @@ interface FloatDot {
      * sum(w[wOff + j * wStride + i] * x[xOff + t * xStride + i])} for {@code j, t < 4},
      * {@code i < n}. Each loaded element of a row or a vector serves four products, so a step
      * issues two loads per multiply-add where {@link #dot4} issues five per four: the tile a
-     * batched matmul runs on decoded rows.
+     * batched matmul runs on decoded rows. {@code lanes[lanesOff, lanesOff + }{@value #TILE_LANES}{@code )}
+     * is scratch for the sixteen accumulators.
      */
     void dot4x4(float[] w, int wOff, int wStride, float[] x, int xOff, int xStride, int n, float[] out, int outOff,
-            int outStride);
+            int outStride, float[] lanes, int lanesOff);
+
+    /** The scratch {@link #dot4x4} needs: sixteen accumulators of up to 16 lanes. */
+    int TILE_LANES = 16 * 16;
 }

@@ -54,32 +54,6 @@ final class Q8_0Vector implements RowKernel {
     }
 
     @Override
-    public boolean dotsInPlace() {
-        return true;
-    }
-
-    @Override
-    public void dot4(MemorySegment w, long offset, long rowBytes, float[] x, int xOff, int n, float[] out, int outOff) {
-        VectorSpecies<Float> f = W.floats();
-        FloatVector a0 = FloatVector.zero(f), a1 = a0, a2 = a0, a3 = a0;
-        for (int b = 0; b < n / BLOCK; b++) {
-            long b0 = offset + (long) b * BLOCK_BYTES, b1 = b0 + rowBytes, b2 = b1 + rowBytes, b3 = b2 + rowBytes;
-            float d0 = Bytes.f16(w, b0), d1 = Bytes.f16(w, b1), d2 = Bytes.f16(w, b2), d3 = Bytes.f16(w, b3);
-            for (int k = 0; k < BLOCK; k += f.length()) {
-                FloatVector v = FloatVector.fromArray(f, x, xOff + b * BLOCK + k);
-                a0 = weights(w, b0, d0, k).fma(v, a0);
-                a1 = weights(w, b1, d1, k).fma(v, a1);
-                a2 = weights(w, b2, d2, k).fma(v, a2);
-                a3 = weights(w, b3, d3, k).fma(v, a3);
-            }
-        }
-        out[outOff] = F32Vector.sum(a0);
-        out[outOff + 1] = F32Vector.sum(a1);
-        out[outOff + 2] = F32Vector.sum(a2);
-        out[outOff + 3] = F32Vector.sum(a3);
-    }
-
-    @Override
     public void dequantize(MemorySegment w, long offset, float[] dst, int dstOff, int n) {
         int l = W.floats().length();
         for (int b = 0; b < n / BLOCK; b++) {

@@ -121,8 +121,8 @@ class VectorRowKernelsTest {
         float[] xs = TestRows.gaussian(random, 1 + 4 * (n + 1), 1f);
         float[] expected = new float[1 + 6 * 4];
         float[] got = new float[1 + 6 * 4];
-        F32Format.INSTANCE.dot4x4(w, 2, n + 3, xs, 1, n + 1, n, expected, 1, 6);
-        vectorFloatDot().dot4x4(w, 2, n + 3, xs, 1, n + 1, n, got, 1, 6);
+        F32Format.INSTANCE.dot4x4(w, 2, n + 3, xs, 1, n + 1, n, expected, 1, 6, new float[FloatDot.TILE_LANES + 3], 3);
+        vectorFloatDot().dot4x4(w, 2, n + 3, xs, 1, n + 1, n, got, 1, 6, new float[FloatDot.TILE_LANES + 3], 3);
         for (int t = 0; t < 4; t++) {
             for (int j = 0; j < 4; j++) {
                 int o = 1 + 6 * t + j;
