@@ -1,5 +1,6 @@
 package io.nereid.engine.cpu.tensor;
 
+import io.nereid.engine.cpu.kernel.LaneSums;
 import io.nereid.engine.cpu.kernel.VectorWidth;
 import io.nereid.engine.gguf.GgmlType;
 import java.lang.foreign.MemorySegment;
@@ -61,6 +62,29 @@ final class F16Vector implements RowKernel {
             s = Math.fma(Bytes.f16(w, offset + 2L * i), x[xOff + i], s);
         }
         return s;
+    }
+
+    @Override
+    public void dot4Tokens(MemorySegment w, long offset, float[] x, int xOff, int xStride, int n, float[] out,
+            int outOff) {
+        VectorSpecies<Float> f = W.floats();
+        int x1 = xOff + xStride, x2 = x1 + xStride, x3 = x2 + xStride;
+        FloatVector a0 = FloatVector.zero(f), a1 = a0, a2 = a0, a3 = a0;
+        int end = f.loopBound(n);
+        for (int i = 0; i < end; i += f.length()) {
+            FloatVector v = load(w, offset, i);
+            a0 = v.fma(FloatVector.fromArray(f, x, xOff + i), a0);
+            a1 = v.fma(FloatVector.fromArray(f, x, x1 + i), a1);
+            a2 = v.fma(FloatVector.fromArray(f, x, x2 + i), a2);
+            a3 = v.fma(FloatVector.fromArray(f, x, x3 + i), a3);
+        }
+        LaneSums.sum4(a0, a1, a2, a3, out, outOff);
+        if (end < n) {
+            out[outOff] = tail(out[outOff], w, offset, x, xOff, end, n);
+            out[outOff + 1] = tail(out[outOff + 1], w, offset, x, x1, end, n);
+            out[outOff + 2] = tail(out[outOff + 2], w, offset, x, x2, end, n);
+            out[outOff + 3] = tail(out[outOff + 3], w, offset, x, x3, end, n);
+        }
     }
 
     @Override

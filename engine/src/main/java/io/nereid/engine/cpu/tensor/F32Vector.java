@@ -62,6 +62,29 @@ final class F32Vector implements RowKernel, FloatDot {
     }
 
     @Override
+    public void dot4Tokens(MemorySegment w, long offset, float[] x, int xOff, int xStride, int n, float[] out,
+            int outOff) {
+        VectorSpecies<Float> f = W.floats();
+        int x1 = xOff + xStride, x2 = x1 + xStride, x3 = x2 + xStride;
+        FloatVector a0 = FloatVector.zero(f), a1 = a0, a2 = a0, a3 = a0;
+        int end = f.loopBound(n);
+        for (int i = 0; i < end; i += f.length()) {
+            FloatVector v = load(w, offset, i);
+            a0 = v.fma(FloatVector.fromArray(f, x, xOff + i), a0);
+            a1 = v.fma(FloatVector.fromArray(f, x, x1 + i), a1);
+            a2 = v.fma(FloatVector.fromArray(f, x, x2 + i), a2);
+            a3 = v.fma(FloatVector.fromArray(f, x, x3 + i), a3);
+        }
+        LaneSums.sum4(a0, a1, a2, a3, out, outOff);
+        if (end < n) {
+            out[outOff] = tail(out[outOff], w, offset, x, xOff, end, n);
+            out[outOff + 1] = tail(out[outOff + 1], w, offset, x, x1, end, n);
+            out[outOff + 2] = tail(out[outOff + 2], w, offset, x, x2, end, n);
+            out[outOff + 3] = tail(out[outOff + 3], w, offset, x, x3, end, n);
+        }
+    }
+
+    @Override
     public void dequantize(MemorySegment w, long offset, float[] dst, int dstOff, int n) {
         MemorySegment.copy(w, Bytes.FLOAT, offset, dst, dstOff, n);
     }
@@ -144,6 +167,8 @@ final class F32Vector implements RowKernel, FloatDot {
             a32 = r2.fma(v, a32);
             a33 = r3.fma(v, a33);
         }
+        // The sixteen sums from stored lanes: sixteen permute trees in registers make the kernel too
+        // large for C2 to inline whole, and what it leaves out of line boxes every accumulator.
         int l = f.length();
         a00.intoArray(lanes, lanesOff);
         a01.intoArray(lanes, lanesOff + l);
@@ -170,12 +195,18 @@ final class F32Vector implements RowKernel, FloatDot {
         }
     }
 
-    /** The sixteen stored accumulators (token t, row j at {@code (4t + j) * l}) summed into the tile's outputs. */
+    /**
+     * The sixteen stored accumulators (token t, row j at {@code (4t + j) * l}) summed into the
+     * tile's outputs, four at a time ({@link LaneSums#sum4}): a method of its own, so that
+     * neither it nor the tile grows past what C2 inlines.
+     */
     private static void sums(float[] lanes, int lanesOff, int l, float[] out, int outOff, int outStride) {
+        VectorSpecies<Float> f = W.floats();
         for (int t = 0; t < 4; t++) {
-            for (int j = 0; j < 4; j++) {
-                out[outOff + t * outStride + j] = LaneSums.sum(lanes, lanesOff + (4 * t + j) * l);
-            }
+            int o = lanesOff + 4 * t * l;
+            LaneSums.sum4(FloatVector.fromArray(f, lanes, o), FloatVector.fromArray(f, lanes, o + l),
+                    FloatVector.fromArray(f, lanes, o + 2 * l), FloatVector.fromArray(f, lanes, o + 3 * l), out,
+                    outOff + t * outStride);
         }
     }
 }

@@ -3,6 +3,7 @@ package io.nereid.engine.cpu.tensor;
 import static io.nereid.engine.cpu.tensor.Q4_0Format.BLOCK;
 import static io.nereid.engine.cpu.tensor.Q4_0Format.BLOCK_BYTES;
 
+import io.nereid.engine.cpu.kernel.LaneSums;
 import io.nereid.engine.cpu.kernel.VectorWidth;
 import io.nereid.engine.gguf.GgmlType;
 import java.lang.foreign.MemorySegment;
@@ -52,6 +53,33 @@ final class Q4_0Vector implements RowKernel {
             }
         }
         return F32Vector.sum(acc);
+    }
+
+    @Override
+    public void dot4Tokens(MemorySegment w, long offset, float[] x, int xOff, int xStride, int n, float[] out,
+            int outOff) {
+        VectorSpecies<Float> f = W.floats();
+        int x1 = xOff + xStride, x2 = x1 + xStride, x3 = x2 + xStride;
+        FloatVector a0 = FloatVector.zero(f), a1 = a0, a2 = a0, a3 = a0;
+        for (int b = 0; b < n / BLOCK; b++) {
+            long block = offset + (long) b * BLOCK_BYTES;
+            float d = Bytes.f16(w, block);
+            for (int k = 0; k < BLOCK / 2; k += f.length()) {
+                FloatVector v = weights(w, block, d, k, 0);
+                a0 = v.fma(FloatVector.fromArray(f, x, xOff + b * BLOCK + k), a0);
+                a1 = v.fma(FloatVector.fromArray(f, x, x1 + b * BLOCK + k), a1);
+                a2 = v.fma(FloatVector.fromArray(f, x, x2 + b * BLOCK + k), a2);
+                a3 = v.fma(FloatVector.fromArray(f, x, x3 + b * BLOCK + k), a3);
+            }
+            for (int k = 0; k < BLOCK / 2; k += f.length()) {
+                FloatVector v = weights(w, block, d, k, 4);
+                a0 = v.fma(FloatVector.fromArray(f, x, xOff + b * BLOCK + BLOCK / 2 + k), a0);
+                a1 = v.fma(FloatVector.fromArray(f, x, x1 + b * BLOCK + BLOCK / 2 + k), a1);
+                a2 = v.fma(FloatVector.fromArray(f, x, x2 + b * BLOCK + BLOCK / 2 + k), a2);
+                a3 = v.fma(FloatVector.fromArray(f, x, x3 + b * BLOCK + BLOCK / 2 + k), a3);
+            }
+        }
+        LaneSums.sum4(a0, a1, a2, a3, out, outOff);
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.nereid.engine.cpu.tensor;
 import static io.nereid.engine.cpu.tensor.KScales.QK_K;
 import static io.nereid.engine.cpu.tensor.Q5_KFormat.BLOCK_BYTES;
 
+import io.nereid.engine.cpu.kernel.LaneSums;
 import io.nereid.engine.cpu.kernel.VectorWidth;
 import io.nereid.engine.gguf.GgmlType;
 import java.lang.foreign.MemorySegment;
@@ -61,6 +62,29 @@ final class Q5_KVector implements RowKernel {
             }
         }
         return F32Vector.sum(acc);
+    }
+
+    @Override
+    public void dot4Tokens(MemorySegment w, long offset, float[] x, int xOff, int xStride, int n, float[] out,
+            int outOff) {
+        VectorSpecies<Float> f = W.floats();
+        int x1 = xOff + xStride, x2 = x1 + xStride, x3 = x2 + xStride;
+        FloatVector a0 = FloatVector.zero(f), a1 = a0, a2 = a0, a3 = a0;
+        for (int b = 0; b < n / QK_K; b++) {
+            long block = offset + (long) b * BLOCK_BYTES;
+            for (int s = 0; s < 8; s++) {
+                float ds = scale(w, block, s), ms = min(w, block, s);
+                int x0 = b * QK_K + 32 * s;
+                for (int i = 0; i < 32; i += f.length()) {
+                    FloatVector v = weights(w, block, s, ds, ms, i);
+                    a0 = v.fma(FloatVector.fromArray(f, x, xOff + x0 + i), a0);
+                    a1 = v.fma(FloatVector.fromArray(f, x, x1 + x0 + i), a1);
+                    a2 = v.fma(FloatVector.fromArray(f, x, x2 + x0 + i), a2);
+                    a3 = v.fma(FloatVector.fromArray(f, x, x3 + x0 + i), a3);
+                }
+            }
+        }
+        LaneSums.sum4(a0, a1, a2, a3, out, outOff);
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.nereid.engine.cpu.tensor;
 import static io.nereid.engine.cpu.tensor.Q8_0Format.BLOCK;
 import static io.nereid.engine.cpu.tensor.Q8_0Format.BLOCK_BYTES;
 
+import io.nereid.engine.cpu.kernel.LaneSums;
 import io.nereid.engine.cpu.kernel.VectorWidth;
 import io.nereid.engine.gguf.GgmlType;
 import java.lang.foreign.MemorySegment;
@@ -51,6 +52,26 @@ final class Q8_0Vector implements RowKernel {
             }
         }
         return F32Vector.sum(acc);
+    }
+
+    @Override
+    public void dot4Tokens(MemorySegment w, long offset, float[] x, int xOff, int xStride, int n, float[] out,
+            int outOff) {
+        VectorSpecies<Float> f = W.floats();
+        int x1 = xOff + xStride, x2 = x1 + xStride, x3 = x2 + xStride;
+        FloatVector a0 = FloatVector.zero(f), a1 = a0, a2 = a0, a3 = a0;
+        for (int b = 0; b < n / BLOCK; b++) {
+            long block = offset + (long) b * BLOCK_BYTES;
+            float d = Bytes.f16(w, block);
+            for (int k = 0; k < BLOCK; k += f.length()) {
+                FloatVector v = weights(w, block, d, k);
+                a0 = v.fma(FloatVector.fromArray(f, x, xOff + b * BLOCK + k), a0);
+                a1 = v.fma(FloatVector.fromArray(f, x, x1 + b * BLOCK + k), a1);
+                a2 = v.fma(FloatVector.fromArray(f, x, x2 + b * BLOCK + k), a2);
+                a3 = v.fma(FloatVector.fromArray(f, x, x3 + b * BLOCK + k), a3);
+            }
+        }
+        LaneSums.sum4(a0, a1, a2, a3, out, outOff);
     }
 
     @Override

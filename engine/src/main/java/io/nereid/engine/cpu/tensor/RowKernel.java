@@ -24,6 +24,19 @@ interface RowKernel {
     /** {@code sum(w[i] * x[xOff + i])} for {@code i < n}, {@code w[i]} the i-th decoded weight. */
     float dot(MemorySegment w, long offset, float[] x, int xOff, int n);
 
+    /**
+     * One row against four vectors, each weight decoded once:
+     * {@code out[outOff + t] = dot(w, offset, x, xOff + t * xStride, n)} for {@code t < 4}, the
+     * same bits. What a matmul of a few tokens (a decode step of a few sequences) runs on: the
+     * rows stream in memory order, as for one token, and nothing is decoded to scratch.
+     */
+    default void dot4Tokens(MemorySegment w, long offset, float[] x, int xOff, int xStride, int n, float[] out,
+            int outOff) {
+        for (int t = 0; t < 4; t++) {
+            out[outOff + t] = dot(w, offset, x, xOff + t * xStride, n);
+        }
+    }
+
     /** {@code dst[dstOff + i] = w[i]} for {@code i < n}. */
     void dequantize(MemorySegment w, long offset, float[] dst, int dstOff, int n);
 }
