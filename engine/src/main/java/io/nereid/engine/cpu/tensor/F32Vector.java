@@ -202,11 +202,20 @@ final class F32Vector implements RowKernel, FloatDot {
      */
     private static void sums(float[] lanes, int lanesOff, int l, float[] out, int outOff, int outStride) {
         VectorSpecies<Float> f = W.floats();
-        for (int t = 0; t < 4; t++) {
-            int o = lanesOff + 4 * t * l;
-            LaneSums.sum4(FloatVector.fromArray(f, lanes, o), FloatVector.fromArray(f, lanes, o + l),
-                    FloatVector.fromArray(f, lanes, o + 2 * l), FloatVector.fromArray(f, lanes, o + 3 * l), out,
-                    outOff + t * outStride);
-        }
+        int o = lanesOff;
+        LaneSums.sum4(FloatVector.fromArray(f, lanes, o), FloatVector.fromArray(f, lanes, o + l),
+                FloatVector.fromArray(f, lanes, o + 2 * l), FloatVector.fromArray(f, lanes, o + 3 * l), out, outOff);
+        o += 4 * l;
+        LaneSums.sum4(FloatVector.fromArray(f, lanes, o), FloatVector.fromArray(f, lanes, o + l),
+                FloatVector.fromArray(f, lanes, o + 2 * l), FloatVector.fromArray(f, lanes, o + 3 * l), out,
+                outOff + outStride);
+        o += 4 * l;
+        LaneSums.sum4(FloatVector.fromArray(f, lanes, o), FloatVector.fromArray(f, lanes, o + l),
+                FloatVector.fromArray(f, lanes, o + 2 * l), FloatVector.fromArray(f, lanes, o + 3 * l), out,
+                outOff + 2 * outStride);
+        o += 4 * l;
+        LaneSums.sum4(FloatVector.fromArray(f, lanes, o), FloatVector.fromArray(f, lanes, o + l),
+                FloatVector.fromArray(f, lanes, o + 2 * l), FloatVector.fromArray(f, lanes, o + 3 * l), out,
+                outOff + 3 * outStride);
     }
 }
