@@ -17,5 +17,6 @@ trap 'rm -rf "$work"' EXIT
 "$JAVA_HOME/bin/java" -Xmx10g --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
   -XX:CompileCommand=quiet "-XX:CompileCommand=dontinline,io.nereid.engine.cpu.tensor.*::dot" \
   "-XX:CompileCommand=dontinline,io.nereid.engine.cpu.tensor.*::dot4" \
+  "-XX:CompileCommand=dontinline,io.nereid.engine.cpu.tensor.*::dot4Tokens" \
   "-XX:CompileCommand=dontinline,io.nereid.engine.cpu.tensor.*::dequantize" \
   -cp "$root/engine/target/test-classes:$root/engine/target/classes:$(cat "$work/cp.txt")" "$@"

@@ -9,7 +9,8 @@ import jdk.incubator.vector.VectorShuffle;
  * {@link VectorWidth}: lane {@code i} plus lane {@code i ^ h}, for {@code h} from half the width
  * down to 1, then lane 0. {@link #sum(FloatVector)} does it for one vector,
  * {@link #sum4} for four at once, {@link #sum(float[], int)} on lanes stored to an array; all give
- * the same bits, because each step adds the same pairs.
+ * the same bits, because each step adds the same pairs; {@link #sum16} gives them for the sixteen
+ * accumulators of a 4 x 4 tile.
  *
  * <p>Why not {@code reduceLanes(ADD)}: its order is unspecified, compiles to an ordered sum on
  * x86 and a tree on AArch64, and the interpreted fallback sums in order from zero, so a token's
@@ -37,7 +38,29 @@ public final class LaneSums {
     private static final VectorMask<Float> ODD_QUARTERS = VectorMask.fromLong(W.floats(),
             ((1L << LANES / 4) - 1) * ((1L << LANES / 4) | (1L << 3 * LANES / 4)));
 
+    /*
+     * Two-vector selections for sum16: at half-width h, lane p takes element (p / h) * 2h + p % h
+     * (LO) or that plus h (HI) of the concatenation of two vectors, so that LO + HI adds lane i
+     * and lane i + h of every 2h-lane chunk, and packs the two vectors' chunk sums into one.
+     */
+    private static final FloatVector LO_8 = pairIndexes(8, 0);
+    private static final FloatVector HI_8 = pairIndexes(8, 8);
+    private static final FloatVector LO_4 = pairIndexes(4, 0);
+    private static final FloatVector HI_4 = pairIndexes(4, 4);
+    private static final FloatVector LO_2 = pairIndexes(2, 0);
+    private static final FloatVector HI_2 = pairIndexes(2, 2);
+    private static final FloatVector LO_1 = pairIndexes(1, 0);
+    private static final FloatVector HI_1 = pairIndexes(1, 1);
+
     private LaneSums() {
+    }
+
+    private static FloatVector pairIndexes(int h, int plus) {
+        float[] index = new float[LANES];
+        for (int p = 0; p < LANES; p++) {
+            index[p] = h < LANES ? (p / h) * 2 * h + p % h + plus : 0;
+        }
+        return FloatVector.fromArray(W.floats(), index, 0);
     }
 
     /** {@code i -> i ^ h} (wrapped into range where {@code h} is not below the width: never used there). */
@@ -79,6 +102,70 @@ public final class LaneSums {
         out[off + 1] = abcd.lane(LANES / 2);
         out[off + 2] = abcd.lane(LANES / 4);
         out[off + 3] = abcd.lane(3 * LANES / 4);
+    }
+
+    /**
+     * The sums, as {@link #sum(FloatVector)} adds them, of the sixteen vectors stored at
+     * {@code lanes[off + k * L]} (k = 4t + j: token t, row j of a tile), into
+     * {@code out[outOff + t * outStride + j]}; overwrites {@code lanes[off, off + 16)}.
+     *
+     * <p>Not four {@link #sum4}: those extract lanes one by one, and four of them inlined into a
+     * tile kernel pass C2's node budget, which then leaves calls out of line and boxes their
+     * vectors (seen: 17 GB allocated in a 10 s pp512). Here each step adds two vectors' lane pairs
+     * at once and packs the results into one vector, a tree of 15 additions and 30 two-vector
+     * selections ({@code vpermi2ps}) that ends with the sixteen sums in one vector (four at 128
+     * bits), in the same pairs and order as {@link #sum(FloatVector)}: the tile stays bit-identical
+     * to the single-token kernels.
+     */
+    public static void sum16(float[] lanes, int off, float[] out, int outOff, int outStride) {
+        int l = LANES;
+        if (l == 16) {
+            FloatVector c0 = pair(lanes, off, LO_8, HI_8), c1 = pair(lanes, off + 2 * l, LO_8, HI_8);
+            FloatVector c2 = pair(lanes, off + 4 * l, LO_8, HI_8), c3 = pair(lanes, off + 6 * l, LO_8, HI_8);
+            FloatVector c4 = pair(lanes, off + 8 * l, LO_8, HI_8), c5 = pair(lanes, off + 10 * l, LO_8, HI_8);
+            FloatVector c6 = pair(lanes, off + 12 * l, LO_8, HI_8), c7 = pair(lanes, off + 14 * l, LO_8, HI_8);
+            FloatVector d0 = pair(c0, c1, LO_4, HI_4), d1 = pair(c2, c3, LO_4, HI_4);
+            FloatVector d2 = pair(c4, c5, LO_4, HI_4), d3 = pair(c6, c7, LO_4, HI_4);
+            FloatVector e0 = pair(d0, d1, LO_2, HI_2), e1 = pair(d2, d3, LO_2, HI_2);
+            pair(e0, e1, LO_1, HI_1).intoArray(lanes, off);
+            copyOut(lanes, off, out, outOff, outStride, 4);
+        } else if (l == 8) {
+            for (int g = 0; g < 2; g++) {   // tokens 2g and 2g + 1
+                int o = off + g * 8 * l;
+                FloatVector c0 = pair(lanes, o, LO_4, HI_4), c1 = pair(lanes, o + 2 * l, LO_4, HI_4);
+                FloatVector c2 = pair(lanes, o + 4 * l, LO_4, HI_4), c3 = pair(lanes, o + 6 * l, LO_4, HI_4);
+                FloatVector d0 = pair(c0, c1, LO_2, HI_2), d1 = pair(c2, c3, LO_2, HI_2);
+                pair(d0, d1, LO_1, HI_1).intoArray(lanes, off + g * 8);
+            }
+            copyOut(lanes, off, out, outOff, outStride, 4);
+        } else {
+            for (int t = 0; t < 4; t++) {
+                int o = off + t * 4 * l;
+                FloatVector c0 = pair(lanes, o, LO_2, HI_2), c1 = pair(lanes, o + 2 * l, LO_2, HI_2);
+                pair(c0, c1, LO_1, HI_1).intoArray(lanes, off + t * 4);
+            }
+            copyOut(lanes, off, out, outOff, outStride, 4);
+        }
+    }
+
+    /** The two vectors stored at {@code lanes[off]} and {@code lanes[off + L]}, paired. */
+    private static FloatVector pair(float[] lanes, int off, FloatVector lo, FloatVector hi) {
+        return pair(FloatVector.fromArray(W.floats(), lanes, off), FloatVector.fromArray(W.floats(), lanes, off + LANES),
+                lo, hi);
+    }
+
+    private static FloatVector pair(FloatVector x, FloatVector y, FloatVector lo, FloatVector hi) {
+        return lo.selectFrom(x, y).add(hi.selectFrom(x, y));
+    }
+
+    private static void copyOut(float[] sums, int off, float[] out, int outOff, int outStride, int tokens) {
+        for (int t = 0; t < tokens; t++) {   // four floats: arraycopy's call costs more than the copy
+            int o = outOff + t * outStride, s = off + 4 * t;
+            out[o] = sums[s];
+            out[o + 1] = sums[s + 1];
+            out[o + 2] = sums[s + 2];
+            out[o + 3] = sums[s + 3];
+        }
     }
 
     /** {@link #sum(FloatVector)} of the vector stored at {@code lanes[off, off + L)}, which it overwrites. */

@@ -167,8 +167,8 @@ final class F32Vector implements RowKernel, FloatDot {
             a32 = r2.fma(v, a32);
             a33 = r3.fma(v, a33);
         }
-        // The sixteen sums from stored lanes: sixteen permute trees in registers make the kernel too
-        // large for C2 to inline whole, and what it leaves out of line boxes every accumulator.
+        // The sixteen sums from stored lanes: the tree in registers makes the kernel too large for
+        // C2 to inline whole, and what it leaves out of line boxes every accumulator.
         int l = f.length();
         a00.intoArray(lanes, lanesOff);
         a01.intoArray(lanes, lanesOff + l);
@@ -186,36 +186,12 @@ final class F32Vector implements RowKernel, FloatDot {
         a31.intoArray(lanes, lanesOff + 13 * l);
         a32.intoArray(lanes, lanesOff + 14 * l);
         a33.intoArray(lanes, lanesOff + 15 * l);
-        sums(lanes, lanesOff, l, out, outOff, outStride);
+        LaneSums.sum16(lanes, lanesOff, out, outOff, outStride);
         for (int t = 0; t < 4 && end < n; t++) { // the last n % L elements (F32, F16 and BF16 rows of any length)
             for (int j = 0; j < 4; j++) {
                 int o = outOff + t * outStride + j;
                 out[o] = tail(out[o], w, wOff + j * wStride, x, xOff + t * xStride, end, n);
             }
         }
-    }
-
-    /**
-     * The sixteen stored accumulators (token t, row j at {@code (4t + j) * l}) summed into the
-     * tile's outputs, four at a time ({@link LaneSums#sum4}): a method of its own, so that
-     * neither it nor the tile grows past what C2 inlines.
-     */
-    private static void sums(float[] lanes, int lanesOff, int l, float[] out, int outOff, int outStride) {
-        VectorSpecies<Float> f = W.floats();
-        int o = lanesOff;
-        LaneSums.sum4(FloatVector.fromArray(f, lanes, o), FloatVector.fromArray(f, lanes, o + l),
-                FloatVector.fromArray(f, lanes, o + 2 * l), FloatVector.fromArray(f, lanes, o + 3 * l), out, outOff);
-        o += 4 * l;
-        LaneSums.sum4(FloatVector.fromArray(f, lanes, o), FloatVector.fromArray(f, lanes, o + l),
-                FloatVector.fromArray(f, lanes, o + 2 * l), FloatVector.fromArray(f, lanes, o + 3 * l), out,
-                outOff + outStride);
-        o += 4 * l;
-        LaneSums.sum4(FloatVector.fromArray(f, lanes, o), FloatVector.fromArray(f, lanes, o + l),
-                FloatVector.fromArray(f, lanes, o + 2 * l), FloatVector.fromArray(f, lanes, o + 3 * l), out,
-                outOff + 2 * outStride);
-        o += 4 * l;
-        LaneSums.sum4(FloatVector.fromArray(f, lanes, o), FloatVector.fromArray(f, lanes, o + l),
-                FloatVector.fromArray(f, lanes, o + 2 * l), FloatVector.fromArray(f, lanes, o + 3 * l), out,
-                outOff + 3 * outStride);
     }
 }
