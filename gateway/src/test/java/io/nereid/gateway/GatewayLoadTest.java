@@ -105,7 +105,9 @@ class GatewayLoadTest {
     private String checkChatStream(String body, int maxTokens) throws Exception {
         assertTrue(body.endsWith("data: [DONE]\n\n"), body);
         String[] frames = body.substring(0, body.length() - "data: [DONE]\n\n".length()).split("\n\n");
-        assertTrue(frames.length >= 4, body);   // role, at least one content chunk, usage
+        // role, at least one content chunk (the last carries finish_reason), usage: when the event
+        // loop lags behind the engine, several steps' tokens reach it at once and go in one chunk
+        assertTrue(frames.length >= 3, body);
         List<JsonNode> chunks = new ArrayList<>();
         for (String f : frames) {
             assertTrue(f.startsWith("data: "), body);
