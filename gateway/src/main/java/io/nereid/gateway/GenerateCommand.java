@@ -2,6 +2,8 @@ package io.nereid.gateway;
 
 import io.nereid.engine.api.EngineException;
 import io.nereid.engine.api.EngineSpec;
+import io.nereid.engine.api.EngineStats;
+import io.nereid.engine.api.SpeculativeConfig;
 import io.nereid.engine.api.Engines;
 import io.nereid.engine.api.FinishReason;
 import io.nereid.engine.api.GenerationRequest;
@@ -52,6 +54,8 @@ final class GenerateCommand {
               --prefill-chunk N   prompt tokens per forward step (default 512)
               --kv-type f16|f32   KV cache element type (default f16, as llama.cpp: half the
                                   memory of f32; K and V round to 11 significant bits)
+              --speculative-config JSON  speculative decoding, vLLM's JSON, e.g.
+                                  '{"method":"ngram","num_speculative_tokens":4,"prompt_lookup_max":4}'
             """;
 
     private GenerateCommand() {
@@ -105,7 +109,9 @@ final class GenerateCommand {
                 .maxNumSeqs(batch ? 64 : 1).maxWaiting(batch ? Integer.MAX_VALUE : 1)
                 .maxNumBatchedTokens(Integer.parseInt(opt.getOrDefault("--prefill-chunk", "512")))
                 .maxModelLen(Integer.parseInt(opt.getOrDefault("--context", "0")))
-                .kvPrecision(opt.getOrDefault("--kv-type", "f16")).build();
+                .kvPrecision(opt.getOrDefault("--kv-type", "f16"))
+                .speculative(opt.containsKey("--speculative-config") ? SpeculativeConfig.parse(opt.get("--speculative-config"))
+                        : null).build();
         try (LoadedModel model = Engines.open(spec)) {
             if (batch) {
                 return OfflineBatch.run(model, params, maxTokens, opt, out, err);
@@ -125,11 +131,14 @@ final class GenerateCommand {
             out.println();
             long prefill = u.firstTokenNanos() - u.queueNanos();
             long decode = u.totalNanos() - u.firstTokenNanos();
+            EngineStats.Speculation sp = model.engine().stats().speculation();
             err.printf("prompt: %d tokens, %.1f tok/s | decode: %d tokens, %.1f tok/s | %s, %d threads, seed %d,"
-                    + " KV cache %s %.1f MiB%n", u.promptTokens(), perSecond(u.promptTokens(), prefill),
+                    + " KV cache %s %.1f MiB%s%n", u.promptTokens(), perSecond(u.promptTokens(), prefill),
                     u.completionTokens(), perSecond(Math.max(0, u.completionTokens() - 1), decode),
                     model.info().architecture().toUpperCase(Locale.ROOT), threads, seed, model.kvCache().precision(),
-                    model.kvCache().bytes() / (1024.0 * 1024.0));
+                    model.kvCache().bytes() / (1024.0 * 1024.0), !sp.enabled() ? ""
+                            : String.format(" | drafts: %d of %d accepted in %d steps", sp.acceptedTokens(),
+                                    sp.draftTokens(), sp.drafts()));
             return 0;
         }
     }

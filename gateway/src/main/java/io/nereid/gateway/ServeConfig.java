@@ -1,6 +1,7 @@
 package io.nereid.gateway;
 
 import io.nereid.engine.api.EngineSpec;
+import io.nereid.engine.api.SpeculativeConfig;
 import io.nereid.gateway.http.GatewayOptions;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -30,10 +31,19 @@ import java.util.Map;
  * @param threads             kernel threads
  * @param drainTimeout        on SIGTERM, how long in-flight requests may take to finish
  * @param gateway             API keys, CORS origins, strictness and the stall timeouts of the HTTP layer
+ * @param speculative         speculative decoding ({@code --speculative-config}), or null for none
  */
 public record ServeConfig(Path model, String servedModelName, String host, int port, int maxNumSeqs,
         int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
-        Duration drainTimeout, GatewayOptions gateway) {
+        Duration drainTimeout, GatewayOptions gateway, SpeculativeConfig speculative) {
+
+    /** Without speculative decoding. */
+    public ServeConfig(Path model, String servedModelName, String host, int port, int maxNumSeqs,
+            int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
+            Duration drainTimeout, GatewayOptions gateway) {
+        this(model, servedModelName, host, port, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize, kvCacheBytes,
+                chatTemplate, threads, drainTimeout, gateway, null);
+    }
 
     /** Without HTTP-layer options: {@link GatewayOptions#DEFAULTS}. */
     public ServeConfig(Path model, String servedModelName, String host, int port, int maxNumSeqs,
@@ -79,7 +89,11 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             new Option("--api-key", null, "require 'Authorization: Bearer KEY' on every route but /health*;"
                     + " repeatable (environment: comma-separated)"),
             new Option("--api-key-file", null, "file of API keys, one per line ('#' comments), added to --api-key"),
-            new Option("--allowed-origins", null, "comma-separated CORS origins, or '*' (default: none)"));
+            new Option("--allowed-origins", null, "comma-separated CORS origins, or '*' (default: none)"),
+            new Option("--speculative-config", null, "speculative decoding as vLLM's JSON, e.g."
+                    + " '{\"method\":\"ngram\",\"num_speculative_tokens\":4,\"prompt_lookup_max\":4,\"prompt_lookup_min\":2}'"
+                    + " (keys: method, num_speculative_tokens, prompt_lookup_max, prompt_lookup_min, disable_by_batch_size;"
+                    + " method draft_model is not supported yet) (default: none)"));
 
     public ServeConfig {
         if (port < 0 || port > 65535) {
@@ -100,7 +114,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
     /** The engine this configuration serves: model, limits, KV cache, threads. */
     public EngineSpec engineSpec() {
         return EngineSpec.builder(model).threads(threads).maxNumSeqs(maxNumSeqs).maxNumBatchedTokens(maxNumBatchedTokens)
-                .maxWaiting(maxWaiting).blockSize(blockSize).kvCacheBytes(kvCacheBytes).build();
+                .maxWaiting(maxWaiting).blockSize(blockSize).kvCacheBytes(kvCacheBytes).speculative(speculative).build();
     }
 
     static String usage() {
@@ -166,7 +180,18 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
                 integer(v, "--max-num-batched-tokens"), integer(v, "--max-waiting"), integer(v, "--block-size"),
                 kv == null ? 0 : bytes(kv), v.get("--chat-template"),
                 v.get("--threads") == null ? Runtime.getRuntime().availableProcessors() : integer(v, "--threads"),
-                Duration.ofSeconds(integer(v, "--drain-timeout")), gateway);
+                Duration.ofSeconds(integer(v, "--drain-timeout")), gateway, speculative(v.get("--speculative-config")));
+    }
+
+    private static SpeculativeConfig speculative(String json) {
+        if (json == null || json.isBlank()) {
+            return null;
+        }
+        try {
+            return SpeculativeConfig.parse(json);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--speculative-config: " + e.getMessage(), e);
+        }
     }
 
     private static List<String> list(String commaSeparated) {

@@ -25,10 +25,11 @@ import java.util.function.UnaryOperator;
  * @param prefixCaching       reuse cached prompt prefixes
  * @param chunkedPrefill      split long prompts into chunks within the token budget
  * @param backendDecorator    applied to the opened backend before the engine uses it (identity but in tests)
+ * @param speculative         speculative decoding, or null for none
  */
 public record EngineSpec(Path model, String backend, int threads, int maxNumSeqs, int maxNumBatchedTokens, int maxWaiting,
         int blockSize, long kvCacheBytes, KvPrecision kvPrecision, int maxModelLen, boolean prefixCaching,
-        boolean chunkedPrefill, UnaryOperator<Backend> backendDecorator) {
+        boolean chunkedPrefill, UnaryOperator<Backend> backendDecorator, SpeculativeConfig speculative) {
 
     /** The default KV cache is at most this big. */
     public static final long DEFAULT_KV_CAP = 512L << 20;
@@ -57,7 +58,7 @@ public record EngineSpec(Path model, String backend, int threads, int maxNumSeqs
     /** This spec with another backend decorator. */
     public EngineSpec withBackendDecorator(UnaryOperator<Backend> decorator) {
         return new EngineSpec(model, backend, threads, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize, kvCacheBytes,
-                kvPrecision, maxModelLen, prefixCaching, chunkedPrefill, decorator);
+                kvPrecision, maxModelLen, prefixCaching, chunkedPrefill, decorator, speculative);
     }
 
     /** Builds an {@link EngineSpec}; not thread-safe. */
@@ -75,6 +76,7 @@ public record EngineSpec(Path model, String backend, int threads, int maxNumSeqs
         private boolean prefixCaching = true;
         private boolean chunkedPrefill = true;
         private UnaryOperator<Backend> backendDecorator = UnaryOperator.identity();
+        private SpeculativeConfig speculative;
 
         private Builder(Path model) {
             this.model = model;
@@ -149,10 +151,16 @@ public record EngineSpec(Path model, String backend, int threads, int maxNumSeqs
             return this;
         }
 
+        /** Speculative decoding (null: none). */
+        public Builder speculative(SpeculativeConfig config) {
+            this.speculative = config;
+            return this;
+        }
+
         /** @throws IllegalArgumentException naming the first bad value */
         public EngineSpec build() {
             return new EngineSpec(model, backend, threads, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize,
-                    kvCacheBytes, kvPrecision, maxModelLen, prefixCaching, chunkedPrefill, backendDecorator);
+                    kvCacheBytes, kvPrecision, maxModelLen, prefixCaching, chunkedPrefill, backendDecorator, speculative);
         }
     }
 }

@@ -4,8 +4,10 @@ import io.nereid.engine.backend.Backend;
 import io.nereid.engine.backend.BackendConfig;
 import io.nereid.engine.backend.BackendProvider;
 import io.nereid.engine.backend.KvCacheSpec;
+import io.nereid.engine.core.DraftProposer;
 import io.nereid.engine.core.EngineConfig;
 import io.nereid.engine.core.InflightEngine;
+import io.nereid.engine.core.NgramProposer;
 import io.nereid.engine.gguf.GgmlType;
 import io.nereid.engine.model.Architecture;
 import io.nereid.engine.model.ModelConfig;
@@ -34,6 +36,18 @@ public final class Engines {
     private Engines() {
     }
 
+    /** The draft proposer {@code c} asks for; {@link DraftProposer#NONE} for none. */
+    private static DraftProposer proposer(SpeculativeConfig c) {
+        if (c == null) {
+            return DraftProposer.NONE;
+        }
+        if (!c.method().equals("ngram")) {
+            throw new IllegalArgumentException("speculative config: method \"" + c.method()
+                    + "\" is not supported yet (only \"ngram\")");
+        }
+        return new NgramProposer(c.numSpeculativeTokens(), c.promptLookupMin(), c.promptLookupMax(), c.disableByBatchSize());
+    }
+
     /**
      * Opens {@code spec.model()} (or generates the demo model) on {@code spec.backend()} and starts an
      * engine over it.
@@ -43,6 +57,7 @@ public final class Engines {
      *                          or the chat template does not compile
      */
     public static LoadedModel open(EngineSpec spec) {
+        proposer(spec.speculative());   // refuse an unsupported method before anything is loaded
         Path demo = spec.model() == null ? writeDemo() : null;
         ModelSource source = null;
         Backend backend = null;
@@ -66,7 +81,7 @@ public final class Engines {
             Optional<ChatTemplate> template = source.chatTemplate();
             EngineConfig config = new EngineConfig(spec.maxNumSeqs(), spec.maxNumBatchedTokens(), spec.maxWaiting(), maxModelLen,
                     numBlocks, bs, 0.01, spec.prefixCaching(), spec.chunkedPrefill());
-            InflightEngine engine = new InflightEngine(config, backend, source.tokenizer());
+            InflightEngine engine = new InflightEngine(config, backend, source.tokenizer(), proposer(spec.speculative()));
             return new Loaded(source, backend, engine, template, maxModelLen,
                     new LoadedModel.KvCacheInfo(numBlocks, bs, kv.bytes(numBlocks), spec.kvPrecision().name().toLowerCase(Locale.ROOT)),
                     demo);

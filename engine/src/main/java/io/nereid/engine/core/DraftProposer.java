@@ -6,7 +6,7 @@ package io.nereid.engine.core;
  * thread only; must be cheap.
  */
 @FunctionalInterface
-interface DraftProposer {
+public interface DraftProposer {
 
     /** Proposes nothing: one token per decode step. */
     DraftProposer NONE = (tokens, length, max) -> new int[0];
@@ -16,4 +16,12 @@ interface DraftProposer {
      * (prompt then output; read only {@code [0, length)}).
      */
     int[] propose(int[] tokens, int length, int max);
+
+    /**
+     * Whether to propose at all while {@code running} sequences are scheduled (vLLM's
+     * {@code disable_by_batch_size}: speculation pays at small batches); always, by default.
+     */
+    default boolean enabledAt(int running) {
+        return true;
+    }
 }

@@ -81,19 +81,25 @@ public final class InflightEngine implements Engine {
     private long iterations;
     private long promptTokens;
     private int consecutiveStepFailures;
+    private final boolean speculates;
 
     /** An engine over {@code backend}, whose KV cache must already hold {@code config.numBlocks()} blocks. */
     public InflightEngine(EngineConfig config, Backend backend, Tokenizer tokenizer) {
         this(config, backend, tokenizer, DraftProposer.NONE);
     }
 
-    InflightEngine(EngineConfig config, Backend backend, Tokenizer tokenizer, DraftProposer proposer) {
+    /**
+     * An engine that verifies the drafts {@code proposer} offers for each decode in the same pass
+     * (speculative decoding; {@link DraftProposer#NONE} for none).
+     */
+    public InflightEngine(EngineConfig config, Backend backend, Tokenizer tokenizer, DraftProposer proposer) {
         this.config = config;
         this.limits = new RequestLimits(config, backend.vocabSize());
         this.cache = new KvCacheManager(new KvCacheConfig(config.numBlocks(), config.blockSize(), config.watermark(),
                 KvCacheConfig.randomSeed()));
         int promptRows = (int) Math.min(config.maxNumBatchedTokens(), PROMPT_LOGIT_BYTES_PER_STEP / (4L * backend.vocabSize()));
         this.scheduler = new Scheduler(config, cache, proposer, promptRows, queued::decrementAndGet);
+        this.speculates = proposer != DraftProposer.NONE;
         this.executor = new Executor(backend, cache);
         this.outputs = new OutputProcessor(tokenizer, backend.vocabSize(), config.maxModelLen(), events);
         this.thread = Thread.ofPlatform().name("nereid-engine").daemon().unstarted(this::loop);
@@ -146,7 +152,7 @@ public final class InflightEngine implements Engine {
         EngineStats s = stats;   // the engine thread's last snapshot; requests it has not taken yet are waiting too
         return new EngineStats(s.waiting() + inboxed.get(), s.running(), s.kvUsage(), s.prefixQueryTokens(),
                 s.prefixHitTokens(), s.preemptions(), s.iterations(), s.lastStepTokens(), s.promptTokens(),
-                s.generationTokens());
+                s.generationTokens(), s.speculation());
     }
 
     @Override
@@ -379,7 +385,8 @@ public final class InflightEngine implements Engine {
     private void publishStats(int stepTokens) {
         KvCacheStats kv = cache.stats();
         stats = new EngineStats(scheduler.waiting(), scheduler.running(), kv.usage(), kv.prefixQueryTokens(),
-                kv.prefixHitTokens(), scheduler.preemptions(), iterations, stepTokens, promptTokens, outputs.generated());
+                kv.prefixHitTokens(), scheduler.preemptions(), iterations, stepTokens, promptTokens, outputs.generated(),
+                outputs.speculation(speculates));
     }
 
     /** KV-cache statistics, for tests and metrics (engine-thread snapshot via {@link #stats()} otherwise). */

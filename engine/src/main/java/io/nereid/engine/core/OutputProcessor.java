@@ -1,5 +1,6 @@
 package io.nereid.engine.core;
 
+import io.nereid.engine.api.EngineStats;
 import io.nereid.engine.api.FinishReason;
 import io.nereid.engine.api.GenerationRequest;
 import io.nereid.engine.api.TokenLogprob;
@@ -36,6 +37,7 @@ final class OutputProcessor {
     private final int maxModelLen;
     private final Events events;
     private long generated;   // tokens produced by this processor, for stats
+    private final SpeculationCounts speculation = new SpeculationCounts();
 
     OutputProcessor(Tokenizer tokenizer, int vocabSize, int maxModelLen, Events events) {
         this.tokenizer = tokenizer;
@@ -48,6 +50,35 @@ final class OutputProcessor {
     /** Tokens generated so far. */
     long generated() {
         return generated;
+    }
+
+    /** Drafts verified so far. */
+    EngineStats.Speculation speculation(boolean enabled) {
+        return speculation.snapshot(enabled);
+    }
+
+    /** vLLM's spec-decode counters: drafts, draft tokens, accepted tokens, accepted by position. */
+    private static final class SpeculationCounts {
+        private long drafts;
+        private long draftTokens;
+        private long accepted;
+        private long[] perPosition = new long[0];
+
+        void record(int proposed, int acceptedHere) {
+            drafts++;
+            draftTokens += proposed;
+            accepted += acceptedHere;
+            if (perPosition.length < proposed) {
+                perPosition = Arrays.copyOf(perPosition, proposed);
+            }
+            for (int p = 0; p < acceptedHere; p++) {
+                perPosition[p]++;
+            }
+        }
+
+        EngineStats.Speculation snapshot(boolean enabled) {
+            return new EngineStats.Speculation(enabled, drafts, draftTokens, accepted, perPosition.clone());
+        }
     }
 
     /** The output state of choice {@code choice}: its own RNG stream (seed + choice, or one per request). */
@@ -91,8 +122,9 @@ final class OutputProcessor {
         if (!slice.samples()) {
             return StepOutcome.SliceOutcome.COMPUTED;
         }
-        // The row after the last known token; drafts (not verified yet) are all rejected, which is exact.
-        float[] logits = out.row(i, out.rows(i) - 1 - slice.draftTokens().length);
+        int[] drafts = slice.draftTokens();
+        int firstRow = out.rows(i) - 1 - drafts.length;   // the row after the last known token
+        float[] logits = out.row(i, firstRow);
         GenerationRequest q = r.request;
         if (r.needsPromptLogprobs()) {
             events.promptLogprobs(r);
@@ -111,23 +143,56 @@ final class OutputProcessor {
                 ChoiceOutput o = newOutput(r, c);
                 r.outputs[c] = o;
                 int[] token = new int[1];
-                boolean done = next(r, c, o, logits, s.length(), token);
+                boolean done = next(r, c, o, logits, s.length(), token, -1);
                 forks.add(new StepOutcome.Fork(c, o, token, done));
             }
         }
+        if (drafts.length > 0) {
+            return verify(slice, out, i, firstRow);
+        }
         int[] token = new int[1];
-        boolean done = next(r, s.choice, s.output(), logits, s.length(), token);
+        boolean done = next(r, s.choice, s.output(), logits, s.length(), token, -1);
         return new StepOutcome.SliceOutcome(0, token, done, forks);
+    }
+
+    /**
+     * Speculative decoding: row {@code firstRow + j} verifies draft {@code j}
+     * ({@link SamplingChain#verify}); the tokens are emitted one by one, each through the same stop,
+     * length and logprob handling as without drafts, until a draft is replaced (the replacement is
+     * the step's last token) or the choice ends; when every draft survives, the last row gives a
+     * bonus token. Only emitted tokens reach the chain's processors and the output, so nothing needs
+     * rolling back here; the {@link Scheduler} truncates the rejected drafts' KV.
+     */
+    private StepOutcome.SliceOutcome verify(ScheduledSlice slice, StepOutput out, int i, int firstRow) {
+        Sequence s = slice.sequence();
+        int[] drafts = slice.draftTokens();
+        int[] emitted = new int[drafts.length + 1];
+        int count = 0;
+        int accepted = 0;
+        boolean done = false;
+        int[] token = new int[1];
+        for (int j = 0; j <= drafts.length && !done; j++) {
+            int draft = j < drafts.length ? drafts[j] : -1;
+            done = next(s.request, s.choice, s.output(), out.row(i, firstRow + j), s.length() + j, token, draft);
+            emitted[count++] = token[0];
+            if (draft < 0 || token[0] != draft) {
+                break;
+            }
+            accepted++;
+        }
+        speculation.record(drafts.length, accepted);
+        return new StepOutcome.SliceOutcome(accepted, Arrays.copyOf(emitted, count), done, List.of());
     }
 
     /**
      * Chooses choice {@code c}'s next token from {@code logits} (its sequence has {@code length} tokens
      * before it), emits its text and, if it ends the choice, the finish; the token goes to
-     * {@code token[0]}. Returns whether the choice ended.
+     * {@code token[0]}. With a {@code draft} (a token id; -1 for none) the token is that draft's
+     * verification. Returns whether the choice ended.
      */
-    private boolean next(RequestState r, int c, ChoiceOutput o, float[] logits, int length, int[] token) {
+    private boolean next(RequestState r, int c, ChoiceOutput o, float[] logits, int length, int[] token, int draft) {
         GenerationRequest q = r.request;
-        SampledToken t = o.chain.sample(logits, q.logprobs());
+        SampledToken t = draft < 0 ? o.chain.sample(logits, q.logprobs()) : o.chain.verify(logits, draft, q.logprobs());
         o.chain.accept(t.id());
         token[0] = t.id();
         o.produced();

@@ -155,7 +155,7 @@ final class Scheduler {
     /** Drafts for a decode, within the budget and the context; the KV they need is checked by the caller. */
     private int[] drafts(Sequence s, int budget) {
         int room = Math.min(budget, config.maxModelLen() - s.length());
-        if (room <= 0) {
+        if (room <= 0 || !proposer.enabledAt(running.size())) {
             return new int[0];
         }
         int[] d = proposer.propose(s.tokenArray(), s.length(), room);

@@ -5,7 +5,7 @@ package io.nereid.engine.sampling;
  * chosen; any other has probability 0), in the order a draw walks them, with unnormalised weights
  * and the total a draw scales by. {@link #probability(int)} answers the normalised p(id) for any
  * token, which is what speculative decoding's rejection sampling needs (min(1, p(x) / q(x)) for a
- * draft x, then the residual max(0, p - q)); that verification is not written yet.
+ * draft x, then the residual max(0, p - q)): {@link TokenSelector#verify}.
  *
  * <p>Shapes: {@code ids} and {@code weights} are (candidates). Order: for a temperature draw without
  * a top-k / top-p / min-p cut, vocabulary order with zero weights left out; with a cut, most likely

@@ -78,6 +78,20 @@ public final class SamplingChain {
         return logprobs ? RawLogprobs.report(raw, id, topLogprobs) : new SampledToken(id, Float.NaN, 0, new int[0], new float[0]);
     }
 
+    /**
+     * Verifies {@code draft} as the next token under {@code rawLogits} (see
+     * {@link TokenSelector#verify}): the draft if it is accepted, else the token chosen in its place,
+     * reported as {@link #sample} reports; not recorded (call {@link #accept} with the token kept).
+     */
+    public SampledToken verify(float[] rawLogits, int draft, boolean logprobs) {
+        if (draft < 0 || draft >= vocabSize) {
+            throw new IllegalArgumentException("draft token " + draft + " is outside the vocabulary of " + vocabSize);
+        }
+        float[] raw = logprobs ? RawLogprobs.logSoftmax(checked(rawLogits)) : null;
+        int id = selector.verify(distribution(rawLogits), draft);
+        return logprobs ? RawLogprobs.report(raw, id, topLogprobs) : new SampledToken(id, Float.NaN, 0, new int[0], new float[0]);
+    }
+
     /** The processed distribution of the next token under {@code rawLogits} (left unchanged), without drawing. */
     public Probabilities distribution(float[] rawLogits) {
         float[] z = checked(rawLogits).clone();

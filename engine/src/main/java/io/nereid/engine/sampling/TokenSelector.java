@@ -4,9 +4,12 @@ import java.util.SplittableRandom;
 
 /**
  * Chooses the token from a position's {@link Probabilities}: {@link Greedy} takes the most likely,
- * {@link Draw} draws from the sequence's seeded RNG (same seed, same tokens). Speculative decoding
- * will add the verification of drafts here (rejection sampling from target p and draft q, both
- * answering {@link Probabilities#probability(int)}); it is not written yet.
+ * {@link Draw} draws from the sequence's seeded RNG (same seed, same tokens). {@link #verify}
+ * checks a draft token proposed without a distribution of its own (n-gram prompt lookup: q puts all
+ * its mass on the draft), as speculative decoding's rejection sampling does (Leviathan et al. 2023,
+ * vLLM's rejection sampler): the draft is kept with probability min(1, p(d) / q(d)) = p(d), and
+ * otherwise a token is drawn from normalize(max(0, p - q)), which is p without the draft, so the
+ * token returned is distributed exactly as p.
  *
  * <p>Threading: one per sequence, engine thread; {@link Draw} is not thread-safe.
  */
@@ -14,6 +17,13 @@ public sealed interface TokenSelector permits TokenSelector.Greedy, TokenSelecto
 
     /** The chosen token, one of {@code p}'s candidates. */
     int select(Probabilities p);
+
+    /**
+     * {@code draft} if it is accepted, else the token chosen in its place; either way a token
+     * distributed as {@code p} (greedy: the most likely, so the draft survives exactly when it is
+     * that token).
+     */
+    int verify(Probabilities p, int draft);
 
     /** The candidate of highest weight, the lowest id among equals. Uses no randomness; stateless. */
     record Greedy() implements TokenSelector {
@@ -27,6 +37,11 @@ public sealed interface TokenSelector permits TokenSelector.Greedy, TokenSelecto
                 }
             }
             return p.id(best);
+        }
+
+        @Override
+        public int verify(Probabilities p, int draft) {
+            return select(p);
         }
     }
 
@@ -53,6 +68,39 @@ public sealed interface TokenSelector permits TokenSelector.Greedy, TokenSelecto
                 }
             }
             return p.id(p.size() - 1);
+        }
+
+        /**
+         * Two numbers per verified draft: one to accept it (u < p(d)), one to draw the replacement
+         * from the candidates other than the draft, by the same inverse-CDF walk as {@link #select}.
+         */
+        @Override
+        public int verify(Probabilities p, int draft) {
+            double pd = p.probability(draft);
+            if (random.nextDouble() < pd) {
+                return draft;
+            }
+            double rest = 0;
+            int last = -1;
+            for (int k = 0; k < p.size(); k++) {
+                if (p.id(k) != draft) {
+                    rest += p.weight(k);
+                    last = k;
+                }
+            }
+            if (last < 0) {   // p is all on the draft; u < 1 = p(d) always accepted it, so not reached
+                return draft;
+            }
+            double u = random.nextDouble() * rest;
+            for (int k = 0; k < p.size(); k++) {
+                if (p.id(k) != draft) {
+                    u -= p.weight(k);
+                    if (u < 0) {
+                        return p.id(k);
+                    }
+                }
+            }
+            return p.id(last);
         }
     }
 }

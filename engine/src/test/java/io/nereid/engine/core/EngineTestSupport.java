@@ -90,6 +90,7 @@ final class EngineTestSupport {
         final int[] terminalEvents;
         volatile int deltasAfterTerminal;
         final List<List<TokenLogprob>> promptLogprobs = new ArrayList<>();   // one entry per onPromptLogprobs
+        final List<List<TokenLogprob>> logprobs = new ArrayList<>();         // per choice, every delta's
         final CountDownLatch done;
         private final CountDownLatch stepEndAfterEnd = new CountDownLatch(1);
         private final List<String> log = new ArrayList<>();
@@ -104,6 +105,7 @@ final class EngineTestSupport {
             this.done = new CountDownLatch(n);
             for (int i = 0; i < n; i++) {
                 tokens.add(new ArrayList<>());
+                logprobs.add(new ArrayList<>());
                 text[i] = new StringBuilder();
             }
         }
@@ -118,6 +120,7 @@ final class EngineTestSupport {
                 tokens.get(choice).add(id);
             }
             text[choice].append(t);
+            this.logprobs.get(choice).addAll(logprobs);
             if (cancelAfterTokens >= 0 && tokens.get(choice).size() >= cancelAfterTokens && handle != null) {
                 handle.cancel();
             }

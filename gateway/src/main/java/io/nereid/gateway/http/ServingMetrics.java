@@ -110,6 +110,20 @@ final class ServingMetrics {
         counter(sb, "vllm:num_preemptions", "Cumulative number of preemption from the engine.", s.preemptions());
         counter(sb, "vllm:prompt_tokens", "Number of prefill tokens processed.", s.promptTokens());
         counter(sb, "vllm:generation_tokens", "Number of generation tokens processed.", s.generationTokens());
+        EngineStats.Speculation sp = s.speculation();
+        if (sp.enabled()) {   // as vLLM: only when speculative decoding is configured
+            counter(sb, "vllm:spec_decode_num_drafts", "Number of spec decoding drafts.", sp.drafts());
+            counter(sb, "vllm:spec_decode_num_draft_tokens", "Number of draft tokens.", sp.draftTokens());
+            counter(sb, "vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.", sp.acceptedTokens());
+            String total = "vllm:spec_decode_num_accepted_tokens_per_pos_total";
+            sb.append("# HELP ").append(total).append(" Accepted tokens per draft position.\n")
+                    .append("# TYPE ").append(total).append(" counter\n");
+            long[] perPosition = sp.acceptedPerPosition();
+            for (int pos = 0; pos < perPosition.length; pos++) {
+                sb.append(total).append('{').append(modelLabel).append(",position=\"").append(pos).append("\"} ")
+                        .append(num(perPosition[pos])).append('\n');
+            }
+        }
         sb.append("# HELP vllm:request_success_total Count of successfully processed requests.\n")
                 .append("# TYPE vllm:request_success_total counter\n");
         success.entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e ->

@@ -1,0 +1,276 @@
+package io.nereid.engine.core;
+
+import static io.nereid.engine.core.EngineTestSupport.backend;
+import static io.nereid.engine.core.EngineTestSupport.config;
+import static io.nereid.engine.core.EngineTestSupport.model;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nereid.engine.api.EngineStats;
+import io.nereid.engine.api.FinishReason;
+import io.nereid.engine.api.GenerationRequest;
+import io.nereid.engine.api.SamplingParams;
+import io.nereid.engine.core.EngineTestSupport.Recorder;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.function.IntFunction;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Speculative decoding with n-gram drafts: output equal to decoding without drafts (greedy: token
+ * for token, with the same logprobs, stops, lengths and usage; sampling: the same distribution),
+ * drafts verified in the same step as everything else, no KV left behind.
+ */
+@Timeout(300)
+class SpeculativeDecodingTest {
+
+    private static final int REQUESTS = 12;
+    private static int[][] prompts;
+
+    @BeforeAll
+    static void prompts() {
+        prompts = new int[REQUESTS][];
+        for (int i = 0; i < REQUESTS; i++) {
+            // a random start, then a phrase repeated: prompt lookup finds matches there and in the
+            // loops greedy decoding of a random model falls into
+            SplittableRandom r = new SplittableRandom(500 + i);
+            int[] phrase = r.ints(3 + i % 5, 3, 320).toArray();
+            int[] p = new int[10 + i * 7 + 3 * phrase.length];
+            for (int t = 0; t < p.length; t++) {
+                p[t] = t < 10 + i * 7 ? 3 + r.nextInt(317) : phrase[(t - 10 - i * 7) % phrase.length];
+            }
+            prompts[i] = p;
+        }
+    }
+
+    private static final class Run {
+        final List<Recorder> recorders = new ArrayList<>();
+        EngineStats stats;
+        int blocksInUse;
+    }
+
+    /** All requests submitted together (or one after another with {@code alone}), to one engine. */
+    private static Run run(DraftProposer proposer, boolean alone, IntFunction<GenerationRequest> request) {
+        EngineConfig c = config(512, 16, true, 64);
+        Run run = new Run();
+        try (InflightEngine e = new InflightEngine(c, backend(c), model().tokenizer(), proposer)) {
+            for (int i = 0; i < REQUESTS; i++) {
+                Recorder r = new Recorder(request.apply(i).n());
+                e.submit(request.apply(i), r);
+                if (alone) {
+                    r.await();
+                }
+                run.recorders.add(r);
+            }
+            for (Recorder r : run.recorders) {
+                r.await();
+            }
+            run.stats = e.stats();
+            run.blocksInUse = e.kvStats().usedBlocks();
+        }
+        return run;
+    }
+
+    private static GenerationRequest greedy(int i, int maxTokens) {
+        return GenerationRequest.builder("g" + i, prompts[i]).maxTokens(maxTokens).ignoreEos(true).logprobs(true).build();
+    }
+
+    private static void assertSameOutput(Run expected, Run actual, String what) {
+        for (int i = 0; i < REQUESTS; i++) {
+            Recorder e = expected.recorders.get(i), a = actual.recorders.get(i);
+            for (int c = 0; c < e.n; c++) {
+                assertEquals(e.tokens.get(c), a.tokens.get(c), what + ": tokens of request " + i);
+                assertEquals(e.text[c].toString(), a.text[c].toString(), what + ": text of request " + i);
+                assertEquals(e.reasons[c], a.reasons[c], what + ": finish of request " + i);
+                assertEquals(e.stopReasons[c], a.stopReasons[c], what + ": stop reason of request " + i);
+                assertEquals(e.usages[c].promptTokens(), a.usages[c].promptTokens(), what + ": usage of request " + i);
+                assertEquals(e.usages[c].completionTokens(), a.usages[c].completionTokens(), what + ": usage of request " + i);
+                assertEquals(e.usages[c].cachedTokens(), a.usages[c].cachedTokens(), what + ": usage of request " + i);
+                assertEquals(describe(e.logprobs.get(c)), describe(a.logprobs.get(c)), what + ": logprobs of request " + i);
+            }
+        }
+        assertEquals(0, actual.blocksInUse, what + ": KV blocks left in use");
+    }
+
+    /** Every field, the float values by their bits. */
+    private static List<String> describe(List<io.nereid.engine.api.TokenLogprob> lps) {
+        List<String> out = new ArrayList<>();
+        for (var t : lps) {
+            int[] top = new int[t.topLogprobs().length];
+            for (int k = 0; k < top.length; k++) {
+                top[k] = Float.floatToRawIntBits(t.topLogprobs()[k]);
+            }
+            out.add(t.tokenId() + " " + Float.floatToRawIntBits(t.logprob()) + " " + t.rank() + " "
+                    + Arrays.toString(t.topIds()) + " " + Arrays.toString(top));
+        }
+        return out;
+    }
+
+    @Test
+    void greedyOutputWithDraftsEqualsOutputWithoutAloneAndBatched() {
+        Run reference = run(DraftProposer.NONE, true, i -> greedy(i, 40));
+        for (boolean alone : new boolean[] {true, false}) {
+            for (NgramProposer p : List.of(new NgramProposer(4, 1, 3, Integer.MAX_VALUE), new NgramProposer(2, 2, 2,
+                    Integer.MAX_VALUE), new NgramProposer(8, 1, 5, Integer.MAX_VALUE))) {
+                Run r = run(p, alone, i -> greedy(i, 40));
+                assertSameOutput(reference, r, p + (alone ? " alone" : " batched"));
+                EngineStats.Speculation s = r.stats.speculation();
+                assertTrue(s.enabled());
+                assertTrue(s.drafts() > 0 && s.acceptedTokens() > 0, p + ": no draft accepted (" + s + "), so nothing was tested");
+                assertTrue(s.acceptedTokens() < s.draftTokens(), p + ": every draft accepted, so rejection was not tested");
+            }
+        }
+        assertEquals(EngineStats.Speculation.NONE.enabled(), reference.stats.speculation().enabled());
+    }
+
+    @Test
+    void stopsAndLengthsInsideAnAcceptedRunEndTheOutputWhereTheyWouldWithoutDrafts() {
+        Run free = run(DraftProposer.NONE, false, i -> greedy(i, 30));
+        // per request: a max_tokens that ends mid-run, a stop token id and a stop string taken from its own output
+        IntFunction<GenerationRequest> bounded = i -> {
+            List<Integer> out = free.recorders.get(i).tokens.get(0);
+            String text = free.recorders.get(i).text[0].toString();
+            GenerationRequest.Builder b = GenerationRequest.builder("b" + i, prompts[i]).ignoreEos(true).logprobs(true);
+            return switch (i % 3) {
+                case 0 -> b.maxTokens(3 + i % 7).build();
+                case 1 -> b.maxTokens(30).stopTokenIds(new int[] {out.get(5 + i % 9)}).build();
+                default -> b.maxTokens(30).stop(List.of(text.substring(text.length() / 3, text.length() / 3 + 3))).build();
+            };
+        };
+        Run reference = run(DraftProposer.NONE, false, bounded);
+        Run speculative = run(new NgramProposer(6, 1, 4, Integer.MAX_VALUE), false, bounded);
+        assertSameOutput(reference, speculative, "bounded");
+        for (Recorder r : speculative.recorders) {
+            assertTrue(r.reasons[0] == FinishReason.LENGTH || r.reasons[0] == FinishReason.STOP);
+        }
+        assertTrue(speculative.stats.speculation().acceptedTokens() > 0);
+    }
+
+    @Test
+    void noDraftsAboveTheBatchSizeLimit() {
+        Run r = run(new NgramProposer(4, 1, 3, 2), false, i -> greedy(i, 20));
+        Run reference = run(DraftProposer.NONE, false, i -> greedy(i, 20));
+        assertSameOutput(reference, r, "limited");
+        // 12 requests at once: drafts only once at most 2 are still running
+        assertTrue(r.stats.speculation().drafts() < run(new NgramProposer(4, 1, 3, Integer.MAX_VALUE), false,
+                i -> greedy(i, 20)).stats.speculation().drafts());
+    }
+
+    /**
+     * Lossless sampling end to end: the distribution of the second token (the first a draft can be
+     * verified for) is the same with and without drafts. The drafts are good ones, so that both
+     * acceptance and rejection happen often: for each first token the no-draft run produced, the
+     * greedy choice after it. Chi-square homogeneity over 3,000 seeded requests per arm at the
+     * 0.1 % point: a verifier that kept drafts too often or too rarely fails it.
+     */
+    @Test
+    void sampledTokensHaveTheSameDistributionWithAndWithoutDrafts() {
+        int[] prompt = prompts[3];
+        int samples = 3000;
+        long[][] counts = new long[2][320];
+        // arm 0: no drafts
+        List<Recorder> first = sample(DraftProposer.NONE, prompt, samples, 0);
+        int[] best = new int[320];
+        Arrays.fill(best, -1);
+        EngineConfig c = config(1024, 16, true, 256);
+        try (InflightEngine e = new InflightEngine(c, backend(c), model().tokenizer(), DraftProposer.NONE)) {
+            for (Recorder r : first) {
+                int t1 = r.tokens.get(0).get(0);
+                counts[0][r.tokens.get(0).get(1)]++;
+                if (best[t1] < 0) {
+                    int[] extended = Arrays.copyOf(prompt, prompt.length + 1);
+                    extended[prompt.length] = t1;
+                    Recorder g = new Recorder(1);
+                    e.submit(GenerationRequest.builder("best" + t1, extended).maxTokens(1).ignoreEos(true).build(), g);
+                    best[t1] = g.await().tokens.get(0).get(0);
+                }
+            }
+        }
+        // arm 1: after the first token, its greedy successor as the one draft
+        DraftProposer good = (tokens, length, max) -> length == prompt.length + 1 ? new int[] {best[tokens[length - 1]]}
+                : new int[0];
+        long[] speculation = new long[2];
+        List<Recorder> second = sample(good, prompt, samples, 1_000_003L, speculation);
+        for (Recorder r : second) {
+            counts[1][r.tokens.get(0).get(1)]++;
+        }
+        assertEquals(samples, speculation[0], "every second token is a verified draft");
+        assertTrue(speculation[1] > samples / 10 && speculation[1] < samples * 9 / 10,
+                "drafts accepted " + speculation[1] + " of " + samples + ": acceptance and rejection both need testing");
+        double chi2 = 0;
+        int df = -1;
+        for (int t = 0; t < 320; t++) {
+            long total = counts[0][t] + counts[1][t];
+            if (total == 0) {
+                continue;
+            }
+            df++;
+            for (int arm = 0; arm < 2; arm++) {
+                double expected = total / 2.0;
+                chi2 += (counts[arm][t] - expected) * (counts[arm][t] - expected) / expected;
+            }
+        }
+        assertTrue(df >= 3, "too few distinct second tokens to test: " + df);
+        assertTrue(chi2 < critical001(df), "chi-square " + chi2 + " with " + df + " degrees of freedom: "
+                + Arrays.toString(counts[0]) + " vs " + Arrays.toString(counts[1]));
+    }
+
+    private static List<Recorder> sample(DraftProposer proposer, int[] prompt, int samples, long seedBase) {
+        return sample(proposer, prompt, samples, seedBase, new long[2]);
+    }
+
+    /** {@code samples} two-token requests at temperature 0.8, top-k 4, seeds from {@code seedBase}; drafts and accepted tokens into {@code speculation}. */
+    private static List<Recorder> sample(DraftProposer proposer, int[] prompt, int samples, long seedBase, long[] speculation) {
+        EngineConfig c = config(1024, 16, true, 256);
+        List<Recorder> all = new ArrayList<>();
+        try (InflightEngine e = new InflightEngine(c, backend(c), model().tokenizer(), proposer)) {
+            for (int i = 0; i < samples; i++) {
+                SamplingParams seeded = new SamplingParams(0.8f, 4, 1f, 0f, 1f, 0f, 0f, Map.of(), seedBase + i * 7919L, 0);
+                Recorder r = new Recorder(1);
+                e.submit(GenerationRequest.builder("s" + i, prompt).maxTokens(2).ignoreEos(true).sampling(seeded).build(), r);
+                all.add(r);
+                if (i % 64 == 63) {
+                    all.get(i).await();
+                }
+            }
+            for (Recorder r : all) {
+                r.await();
+            }
+            speculation[0] = e.stats().speculation().drafts();
+            speculation[1] = e.stats().speculation().acceptedTokens();
+        }
+        return all;
+    }
+
+    /** The chi-square distribution's 0.1 % upper point (Wilson-Hilferty). */
+    static double critical001(int df) {
+        double z = 3.090;
+        double a = 2.0 / (9 * df);
+        return df * Math.pow(1 - a + z * Math.sqrt(a), 3);
+    }
+
+    @Test
+    void ngramProposerTakesTheLongestSuffixMatchAndItsMostRecentOccurrence() {
+        NgramProposer p = new NgramProposer(3, 1, 3, Integer.MAX_VALUE);
+        //           0  1  2  3  4  5  6  7  8  9
+        int[] t = {5, 6, 7, 8, 5, 6, 9, 1, 5, 6};
+        // suffix "5 6": occurrences at 4 (-> 9 1 5) and 0 (-> 7 8 5); most recent first
+        assertArrayEquals(new int[] {9, 1, 5}, p.propose(t, t.length, 8));
+        assertArrayEquals(new int[] {9}, p.propose(t, t.length, 1));
+        // "1 5 6" does not recur; "8 5 6"? no: longest recurring suffix is 2 long
+        int[] u = {1, 2, 3, 4, 2, 3, 4};
+        assertArrayEquals(new int[] {2, 3, 4}, p.propose(u, u.length, 8));   // "2 3 4" at 1 -> "2 3 4"
+        assertArrayEquals(new int[0], p.propose(new int[] {1, 2, 3}, 3, 8));
+        assertArrayEquals(new int[0], new NgramProposer(3, 2, 3, Integer.MAX_VALUE).propose(new int[] {1, 2, 1}, 3, 8));
+        // the drafts run on to the end of the sequence at most
+        assertArrayEquals(new int[] {2, 1}, new NgramProposer(3, 1, 3, Integer.MAX_VALUE).propose(new int[] {1, 2, 1}, 3, 8));
+        // only [0, length) is read
+        assertArrayEquals(new int[] {9, 4}, p.propose(new int[] {4, 9, 4, 4, 9}, 3, 8));
+    }
+}
