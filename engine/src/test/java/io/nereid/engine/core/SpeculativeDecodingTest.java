@@ -153,6 +153,63 @@ class SpeculativeDecodingTest {
     }
 
     @Test
+    void preemptionAndForksMidSpeculationChangeNothing() {
+        Run reference = run(DraftProposer.NONE, false, i -> greedy(i, 40));
+        // 30 blocks of 16 for 12 sequences of up to ~100 tokens: running ones are preempted and recomputed
+        EngineConfig tiny = config(30, 16, true, 64);
+        NgramProposer p = new NgramProposer(4, 1, 3, Integer.MAX_VALUE);
+        Run r = new Run();
+        try (InflightEngine e = new InflightEngine(tiny, backend(tiny), model().tokenizer(), p)) {
+            for (int i = 0; i < REQUESTS; i++) {
+                Recorder rec = new Recorder(1);
+                e.submit(greedy(i, 40), rec);
+                r.recorders.add(rec);
+            }
+            for (Recorder rec : r.recorders) {
+                rec.await();
+            }
+            r.stats = e.stats();
+            r.blocksInUse = e.kvStats().usedBlocks();
+        }
+        assertTrue(r.stats.preemptions() > 0, "the pool was small enough to force preemption");
+        assertTrue(r.stats.speculation().acceptedTokens() > 0);
+        assertSameOutput(reference, r, "preempted");
+        // n = 3 greedy choices: every choice speculates on its own fork and equals the reference
+        Run forks = run(p, false, i -> GenerationRequest.builder("n" + i, prompts[i]).maxTokens(24).ignoreEos(true).n(3)
+                .build());
+        for (int i = 0; i < REQUESTS; i++) {
+            List<Integer> expected = reference.recorders.get(i).tokens.get(0).subList(0, 24);
+            for (int c = 0; c < 3; c++) {
+                assertEquals(expected, forks.recorders.get(i).tokens.get(c), "request " + i + " choice " + c);
+            }
+        }
+        assertEquals(0, forks.blocksInUse);
+    }
+
+    @Test
+    void requestsCancelledMidSpeculationLeaveNoBlocksBehind() {
+        EngineConfig c = config(256, 16, true, 128);
+        try (InflightEngine e = new InflightEngine(c, backend(c), model().tokenizer(), new NgramProposer(4, 1, 3,
+                Integer.MAX_VALUE))) {
+            SplittableRandom random = new SplittableRandom(9);
+            List<Recorder> recs = new ArrayList<>();
+            for (int i = 0; i < 300; i++) {
+                Recorder r = new Recorder(1);
+                r.cancelAfterTokens = 1 + random.nextInt(12);
+                r.handle = e.submit(greedy(i % REQUESTS, 30), r);
+                recs.add(r);
+            }
+            for (Recorder r : recs) {
+                r.await();
+                assertEquals(1, r.terminalEvents[0]);
+                assertEquals(0, r.deltasAfterTerminal);
+            }
+            assertTrue(e.stats().speculation().acceptedTokens() > 0);
+            assertEquals(0, e.kvStats().usedBlocks(), "every block is free again");
+        }
+    }
+
+    @Test
     void noDraftsAboveTheBatchSizeLimit() {
         Run r = run(new NgramProposer(4, 1, 3, 2), false, i -> greedy(i, 20));
         Run reference = run(DraftProposer.NONE, false, i -> greedy(i, 20));
