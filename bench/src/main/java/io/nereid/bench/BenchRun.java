@@ -154,9 +154,12 @@ final class BenchRun {
                 current = new Level(level, serverLabel, title, generator, new GenAiPerfExport());
             }
             List<RecordedRequest> recorded;
+            java.util.Optional<SpeculationCounters> before = SpeculationCounters.scrape(level.url(), level.apiKey());
             try (ProgressLine progress = new ProgressLine(level, pointLabel(serverLabel, level), err)) {
                 recorded = generator.run(new Workload(level, index, costs), r -> progress.done(r.ok()));
             }
+            java.util.Optional<SpeculationCounters> speculation = before.flatMap(b ->
+                    SpeculationCounters.scrape(level.url(), level.apiKey()).map(after -> after.since(b)));
             List<RecordedRequest> counted = tokenizer == null ? null : tokenizer.withInputCounts(recorded);
             synchronized (lock) {
                 if (interrupted) {
@@ -166,6 +169,10 @@ final class BenchRun {
                 current = null;
                 String t = generator.stoppedEarly() ? title + " (stopped: --max-errors " + level.maxErrors() + ")" : title;
                 write(l, t, counted == null ? recorded : counted, counted != null);
+                if (speculation.isPresent()) {
+                    out.println(speculation.get().describe());
+                    Files.writeString(level.outputDir().resolve("speculation.json"), speculation.get().json());
+                }
             }
             if (generator.stoppedEarly()) {
                 throw new IOException("stopped after " + level.maxErrors() + " failed requests (--max-errors "

@@ -17,9 +17,17 @@ import java.util.List;
  * @param maxNumSeqs    values to sweep; empty = the server's default
  * @param maxNumBatchedTokens values to sweep; empty = the server's default
  * @param startTimeoutS how long a server may take to listen and answer {@code /health/ready}
+ * @param speculativeConfig {@code --speculative-config} JSON: every configuration is then served
+ *                      twice, without and with it; null for neither
  */
 public record ServeSweep(List<String> command, List<String> serveArgs, List<Integer> maxNumSeqs,
-                         List<Integer> maxNumBatchedTokens, double startTimeoutS) {
+                         List<Integer> maxNumBatchedTokens, double startTimeoutS, String speculativeConfig) {
+
+    /** A sweep without the speculative comparison. */
+    public ServeSweep(List<String> command, List<String> serveArgs, List<Integer> maxNumSeqs,
+            List<Integer> maxNumBatchedTokens, double startTimeoutS) {
+        this(command, serveArgs, maxNumSeqs, maxNumBatchedTokens, startTimeoutS, null);
+    }
 
     public ServeSweep {
         command = List.copyOf(command);
@@ -48,6 +56,9 @@ public record ServeSweep(List<String> command, List<String> serveArgs, List<Inte
               --serve-command "CMD"        how to start a server (default: bin/nereid serve); it gets
                                            --host 127.0.0.1 --port 0 and the flags above
               --serve-timeout S            seconds a server may take to become ready (default 300)
+              --speculative-config JSON    serve every configuration twice, without and with this
+                                           serve --speculative-config (e.g. '{"method":"ngram",
+                                           "num_speculative_tokens":3,"prompt_lookup_max":3}'), to compare
             Each configuration is swept over the load levels (--concurrency A,B,... or
             --request-rate R,S,...); the report draws throughput against p99 latency for every
             point and names the best one: the highest output token throughput that meets
@@ -65,13 +76,14 @@ public record ServeSweep(List<String> command, List<String> serveArgs, List<Inte
         List<Integer> seqs = new ArrayList<>();
         List<Integer> tokens = new ArrayList<>();
         double timeout = 300;
+        String speculative = null;
         boolean any = false;
         boolean url = false;
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
             boolean ours = switch (flag) {
                 case "--serve-model", "--serve", "--max-num-seqs", "--max-num-batched-tokens", "--serve-command",
-                     "--serve-timeout" -> true;
+                     "--serve-timeout", "--speculative-config" -> true;
                 default -> false;
             };
             if (!ours) {
@@ -91,6 +103,7 @@ public record ServeSweep(List<String> command, List<String> serveArgs, List<Inte
                     case "--max-num-seqs" -> seqs.addAll(positives(flag, v));
                     case "--max-num-batched-tokens" -> tokens.addAll(positives(flag, v));
                     case "--serve-command" -> command = words(v);
+                    case "--speculative-config" -> speculative = v;
                     default -> timeout = Double.parseDouble(v);
                 }
             } catch (NumberFormatException e) {
@@ -106,7 +119,7 @@ public record ServeSweep(List<String> command, List<String> serveArgs, List<Inte
         BenchConfig.listedOnce("--max-num-seqs", seqs);
         BenchConfig.listedOnce("--max-num-batched-tokens", tokens);
         return new Parsed(new ServeSweep(command == null ? defaultCommand() : command, serveArgs, seqs, tokens,
-                timeout), rest.toArray(String[]::new));
+                timeout, speculative), rest.toArray(String[]::new));
     }
 
     /** Every configuration, smallest first: max-num-seqs outer, max-num-batched-tokens inner. */
@@ -129,8 +142,16 @@ public record ServeSweep(List<String> command, List<String> serveArgs, List<Inte
                     dir.add("tokens" + t);
                     flags.addAll(List.of("--max-num-batched-tokens", t.toString()));
                 }
-                setups.add(new Setup(label.isEmpty() ? "server defaults" : String.join(" ", label),
-                        dir.isEmpty() ? "server" : String.join("-", dir), flags));
+                String name = label.isEmpty() ? "server defaults" : String.join(" ", label);
+                String dirName = dir.isEmpty() ? "server" : String.join("-", dir);
+                if (speculativeConfig == null) {
+                    setups.add(new Setup(name, dirName, flags));
+                } else {   // the comparison: the same configuration without, then with, speculative decoding
+                    setups.add(new Setup(name + " no-spec", dirName + "-nospec", flags));
+                    List<String> spec = new ArrayList<>(flags);
+                    spec.addAll(List.of("--speculative-config", speculativeConfig));
+                    setups.add(new Setup(name + " spec", dirName + "-spec", spec));
+                }
             }
         }
         return setups;

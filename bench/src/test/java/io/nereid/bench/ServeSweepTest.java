@@ -28,6 +28,34 @@ class ServeSweepTest {
     }
 
     @Test
+    void aSpeculativeConfigServesEveryConfigurationWithoutAndWithIt() {
+        String json = "{\"method\":\"ngram\",\"num_speculative_tokens\":3}";
+        List<ServeSweep.Setup> setups = ServeSweep.parse(new String[] {"--serve-model", "m.gguf", "--max-num-seqs", "1,4",
+                "--speculative-config", json}).sweep().setups();
+        assertEquals(List.of("max-num-seqs=1 no-spec", "max-num-seqs=1 spec", "max-num-seqs=4 no-spec",
+                "max-num-seqs=4 spec"), setups.stream().map(ServeSweep.Setup::label).toList());
+        assertEquals(List.of("--model", "m.gguf", "--max-num-seqs", "1"), setups.get(0).args());
+        assertEquals(List.of("--model", "m.gguf", "--max-num-seqs", "1", "--speculative-config", json), setups.get(1).args());
+        assertEquals("seqs4-spec", setups.get(3).dirName());
+    }
+
+    @Test
+    void speculationCountersComeFromTheServersMetrics() {
+        String before = "# TYPE vllm:spec_decode_num_drafts_total counter\n"
+                + "vllm:spec_decode_num_drafts_total{model_name=\"m\"} 10.0\n"
+                + "vllm:spec_decode_num_draft_tokens_total{model_name=\"m\"} 30.0\n"
+                + "vllm:spec_decode_num_accepted_tokens_total{model_name=\"m\"} 12.0\n";
+        String after = before.replace("} 10.0", "} 110.0").replace("} 30.0", "} 330.0").replace("} 12.0", "} 237.0");
+        SpeculationCounters level = SpeculationCounters.parse(after).orElseThrow()
+                .since(SpeculationCounters.parse(before).orElseThrow());
+        assertEquals(100, level.drafts());
+        assertEquals(300, level.draftTokens());
+        assertEquals(0.75, level.acceptanceRate(), 1e-12);
+        assertEquals("{\"drafts\":100,\"draft_tokens\":300,\"accepted_tokens\":225,\"acceptance_rate\":0.75}\n", level.json());
+        assertNull(SpeculationCounters.parse("vllm:generation_tokens_total{model_name=\"m\"} 5.0\n").orElse(null));
+    }
+
+    @Test
     void withoutServerFlagsTheArgumentsPassThrough() {
         String[] args = {"--url", "http://h:1", "--concurrency", "2"};
         ServeSweep.Parsed p = ServeSweep.parse(args);
