@@ -92,8 +92,9 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             new Option("--allowed-origins", null, "comma-separated CORS origins, or '*' (default: none)"),
             new Option("--speculative-config", null, "speculative decoding as vLLM's JSON, e.g."
                     + " '{\"method\":\"ngram\",\"num_speculative_tokens\":4,\"prompt_lookup_max\":4,\"prompt_lookup_min\":2}'"
-                    + " (keys: method, num_speculative_tokens, prompt_lookup_max, prompt_lookup_min, disable_by_batch_size;"
-                    + " method draft_model is not supported yet) (default: none)"));
+                    + " or '{\"method\":\"draft_model\",\"model\":\"draft.gguf\",\"num_speculative_tokens\":3}'"
+                    + " (keys: method, num_speculative_tokens, prompt_lookup_max, prompt_lookup_min, model,"
+                    + " disable_by_batch_size) (default: none)"));
 
     public ServeConfig {
         if (port < 0 || port > 65535) {

@@ -108,9 +108,32 @@ class GatewaySpeculativeTest {
         assertEquals(3, c.numSpeculativeTokens());
         assertEquals(4, c.promptLookupMin());
         assertEquals(4, c.promptLookupMax());
-        // a draft model is recognised but not implemented: refused when the server starts, not ignored
+        // a draft model that is missing, or whose vocabulary is not the target's, is refused at startup
         Exception e = assertThrows(IllegalArgumentException.class, () -> TestServer.start("--speculative-config",
-                "{\"method\":\"draft_model\",\"model\":\"draft.gguf\",\"num_speculative_tokens\":4}").close());
-        assertTrue(e.getMessage().contains("\"draft_model\" is not supported yet"), e.getMessage());
+                "{\"method\":\"draft_model\",\"model\":\"no-such-draft.gguf\",\"num_speculative_tokens\":4}").close());
+        assertTrue(e.getMessage().contains("draft model no-such-draft.gguf does not exist"), e.getMessage());
+        String other = TestModels.stories260K().resolveSibling("../parity/parity-a-llama-spm-q8_0.gguf").normalize().toString();
+        e = assertThrows(IllegalArgumentException.class, () -> TestServer.start("--speculative-config",
+                "{\"method\":\"draft_model\",\"model\":\"" + other + "\",\"num_speculative_tokens\":4}").close());
+        assertTrue(e.getMessage().contains("does not share the target's vocabulary"), e.getMessage());
+    }
+
+    @Test
+    void theTargetAsItsOwnDraftModelGivesTheSameTextWithEveryDraftKept() throws Exception {
+        HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+        String draft = "{\"method\":\"draft_model\",\"model\":\"" + TestModels.stories260K() + "\",\"num_speculative_tokens\":3}";
+        try (TestServer plain = TestServer.start("--threads", "1");
+                TestServer spec = TestServer.start("--threads", "1", "--speculative-config", draft)) {
+            for (String prompt : PROMPTS) {
+                String expected = complete(plain, client, prompt, false);
+                assertEquals(expected, complete(spec, client, prompt, false), prompt);
+                assertEquals(expected, complete(spec, client, prompt, true), prompt + " (streamed)");
+            }
+            String metrics = client.send(HttpRequest.newBuilder(URI.create(spec.url("/metrics"))).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+            long draftTokens = counter(metrics, "vllm:spec_decode_num_draft_tokens_total");
+            assertTrue(draftTokens > 0, metrics);
+            assertEquals(draftTokens, counter(metrics, "vllm:spec_decode_num_accepted_tokens_total"), metrics);
+        }
     }
 }

@@ -6,6 +6,7 @@ import io.nereid.engine.backend.BackendProvider;
 import io.nereid.engine.backend.KvCacheSpec;
 import io.nereid.engine.core.DraftProposer;
 import io.nereid.engine.core.EngineConfig;
+import io.nereid.engine.core.DraftModelProposer;
 import io.nereid.engine.core.InflightEngine;
 import io.nereid.engine.core.NgramProposer;
 import io.nereid.engine.gguf.GgmlType;
@@ -36,16 +37,54 @@ public final class Engines {
     private Engines() {
     }
 
-    /** The draft proposer {@code c} asks for; {@link DraftProposer#NONE} for none. */
-    private static DraftProposer proposer(SpeculativeConfig c) {
+    /** Refuses a speculative configuration that cannot run, before anything is loaded. */
+    private static void checkSpeculative(SpeculativeConfig c) {
+        if (c != null && c.method().equals("draft_model") && !Files.exists(Path.of(c.model()))) {
+            throw new IllegalArgumentException("speculative config: draft model " + c.model() + " does not exist");
+        }
+    }
+
+    /**
+     * The draft proposer {@code c} asks for ({@link DraftProposer#NONE} for none); a draft model is
+     * opened on the target's backend kind with its own KV blocks (as many as the target's) and
+     * must share the target's vocabulary token for token.
+     */
+    private static DraftProposer proposer(SpeculativeConfig c, EngineSpec spec, Tokenizer target, int numBlocks, int bs,
+            int maxModelLen, java.util.List<AutoCloseable> opened) {
         if (c == null) {
             return DraftProposer.NONE;
         }
-        if (!c.method().equals("ngram")) {
-            throw new IllegalArgumentException("speculative config: method \"" + c.method()
-                    + "\" is not supported yet (only \"ngram\")");
+        if (c.method().equals("ngram")) {
+            return new NgramProposer(c.numSpeculativeTokens(), c.promptLookupMin(), c.promptLookupMax(),
+                    c.disableByBatchSize());
         }
-        return new NgramProposer(c.numSpeculativeTokens(), c.promptLookupMin(), c.promptLookupMax(), c.disableByBatchSize());
+        ModelSource draftSource = ModelSource.open(Path.of(c.model()));
+        opened.add(draftSource);
+        String mismatch = vocabularyMismatch(target, draftSource.tokenizer());
+        if (mismatch != null) {
+            throw new IllegalArgumentException("speculative config: draft model " + c.model()
+                    + " does not share the target's vocabulary: " + mismatch);
+        }
+        Backend draft = BackendProvider.named(spec.backend()).open(new BackendConfig(draftSource, spec.kvPrecision(),
+                spec.threads()));
+        opened.add(draft);
+        draft.allocate(numBlocks, bs, maxModelLen);
+        DraftModelProposer p = new DraftModelProposer(draft, numBlocks, bs, maxModelLen, c.numSpeculativeTokens(),
+                spec.maxNumBatchedTokens(), c.disableByBatchSize());
+        return p;
+    }
+
+    /** Why two tokenizers differ (size, or the first id whose piece differs), or null when they agree. */
+    private static String vocabularyMismatch(Tokenizer target, Tokenizer draft) {
+        if (target.vocabSize() != draft.vocabSize()) {
+            return draft.vocabSize() + " tokens against " + target.vocabSize();
+        }
+        for (int id = 0; id < target.vocabSize(); id++) {
+            if (!target.piece(id).equals(draft.piece(id))) {
+                return "token " + id + " is '" + draft.piece(id) + "' there, '" + target.piece(id) + "' here";
+            }
+        }
+        return null;
     }
 
     /**
@@ -57,10 +96,11 @@ public final class Engines {
      *                          or the chat template does not compile
      */
     public static LoadedModel open(EngineSpec spec) {
-        proposer(spec.speculative());   // refuse an unsupported method before anything is loaded
+        checkSpeculative(spec.speculative());
         Path demo = spec.model() == null ? writeDemo() : null;
         ModelSource source = null;
         Backend backend = null;
+        java.util.List<AutoCloseable> draftParts = new java.util.ArrayList<>();   // a draft model's source and backend
         try {
             source = ModelSource.open(demo != null ? demo : spec.model());
             BackendProvider provider = BackendProvider.named(spec.backend());
@@ -81,11 +121,14 @@ public final class Engines {
             Optional<ChatTemplate> template = source.chatTemplate();
             EngineConfig config = new EngineConfig(spec.maxNumSeqs(), spec.maxNumBatchedTokens(), spec.maxWaiting(), maxModelLen,
                     numBlocks, bs, 0.01, spec.prefixCaching(), spec.chunkedPrefill());
-            InflightEngine engine = new InflightEngine(config, backend, source.tokenizer(), proposer(spec.speculative()));
+            DraftProposer proposer = proposer(spec.speculative(), spec, source.tokenizer(), numBlocks, bs, maxModelLen,
+                    draftParts);
+            InflightEngine engine = new InflightEngine(config, backend, source.tokenizer(), proposer);
             return new Loaded(source, backend, engine, template, maxModelLen,
                     new LoadedModel.KvCacheInfo(numBlocks, bs, kv.bytes(numBlocks), spec.kvPrecision().name().toLowerCase(Locale.ROOT)),
-                    demo);
+                    demo, java.util.List.copyOf(draftParts));
         } catch (RuntimeException | Error e) {
+            closeAll(draftParts);
             if (backend != null) {
                 backend.close();
             }
@@ -117,13 +160,25 @@ public final class Engines {
         }
     }
 
+    /** Closes in reverse order of opening (a draft backend before its model source). */
+    private static void closeAll(java.util.List<AutoCloseable> parts) {
+        for (int i = parts.size() - 1; i >= 0; i--) {
+            try {
+                parts.get(i).close();
+            } catch (Exception ignored) {
+                // closing what failed to open: nothing more to do
+            }
+        }
+    }
+
     private static long ceilDiv(long a, long b) {
         return (a + b - 1) / b;
     }
 
     /** The assembled engine; closing stops the engine first, then frees the backend, then unmaps the model. */
     private record Loaded(ModelSource source, Backend backend, InflightEngine engine, Optional<ChatTemplate> chatTemplate,
-            int maxModelLen, KvCacheInfo kvCache, Path demoFile) implements LoadedModel {
+            int maxModelLen, KvCacheInfo kvCache, Path demoFile, java.util.List<AutoCloseable> draftParts)
+            implements LoadedModel {
 
         @Override
         public Tokenizer tokenizer() {
@@ -145,6 +200,7 @@ public final class Engines {
         @Override
         public void close() {
             engine.close();
+            closeAll(draftParts);
             backend.close();
             source.close();
             deleteQuietly(demoFile);

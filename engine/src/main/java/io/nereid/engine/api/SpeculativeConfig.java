@@ -8,8 +8,7 @@ import java.util.Set;
 /**
  * Speculative decoding as vLLM configures it ({@code --speculative-config JSON}), e.g.
  * {@code {"method":"ngram","num_speculative_tokens":4,"prompt_lookup_max":4,"prompt_lookup_min":2}}.
- * Keys: {@code method} ({@code "ngram"}; {@code "draft_model"} is recognised and refused: not
- * implemented yet), {@code num_speculative_tokens} (1..{@value #MAX_TOKENS}, required),
+ * Keys: {@code method} ({@code "ngram"} or {@code "draft_model"}), {@code num_speculative_tokens} (1..{@value #MAX_TOKENS}, required),
  * {@code prompt_lookup_max} / {@code prompt_lookup_min} (n-gram lengths; as in vLLM, both 5 when
  * neither is given, and one given stands for both), {@code model} (the draft model's path),
  * {@code disable_by_batch_size} (no drafts while more sequences than this run). Any other key, a

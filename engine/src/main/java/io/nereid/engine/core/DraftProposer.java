@@ -18,6 +18,19 @@ public interface DraftProposer {
     int[] propose(int[] tokens, int length, int max);
 
     /**
+     * {@link #propose(int[], int, int)} for a proposer that keeps state per sequence (a draft
+     * model's KV): {@code sequence} identifies it, the same object from its first proposal until
+     * {@link #released}.
+     */
+    default int[] propose(Object sequence, int[] tokens, int length, int max) {
+        return propose(tokens, length, max);
+    }
+
+    /** {@code sequence} finished (or failed, or was cancelled): forget what is kept for it. */
+    default void released(Object sequence) {
+    }
+
+    /**
      * Whether to propose at all while {@code running} sequences are scheduled (vLLM's
      * {@code disable_by_batch_size}: speculation pays at small batches); always, by default.
      */

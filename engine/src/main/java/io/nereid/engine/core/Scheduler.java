@@ -158,7 +158,7 @@ final class Scheduler {
         if (room <= 0 || !proposer.enabledAt(running.size())) {
             return new int[0];
         }
-        int[] d = proposer.propose(s.tokenArray(), s.length(), room);
+        int[] d = proposer.propose(s, s.tokenArray(), s.length(), room);
         return d.length <= room ? d : java.util.Arrays.copyOf(d, room);
     }
 
@@ -320,6 +320,7 @@ final class Scheduler {
     void release(Sequence s) {
         running.remove(s);   // first: out of the queues even if freeing its blocks fails
         waiting.remove(s);
+        proposer.released(s);
         BlockTable table = s.finish();
         if (table != null) {
             table.free();

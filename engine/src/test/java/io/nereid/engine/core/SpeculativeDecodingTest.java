@@ -209,6 +209,56 @@ class SpeculativeDecodingTest {
         }
     }
 
+    /** The test model again, quantized to Q8_0: a draft close to the target but not equal to it. */
+    private static synchronized io.nereid.engine.cpu.CpuModel quantizedCopy() throws java.io.IOException {
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("nereid-draft");
+        java.nio.file.Path file = dir.resolve("draft.gguf");
+        io.nereid.engine.model.RandomModelWriter.write(new io.nereid.engine.model.RandomModelWriter.Spec(
+                io.nereid.engine.model.Architecture.LLAMA, 64, 2, 4, 2, 96, 320, EngineTestSupport.CONTEXT,
+                io.nereid.engine.gguf.GgmlType.Q8_0, false, 11), file);
+        file.toFile().deleteOnExit();
+        dir.toFile().deleteOnExit();
+        return io.nereid.engine.cpu.CpuModel.open(file);
+    }
+
+    @Test
+    void aDraftModelGivesTheTargetsOutputAndTheTargetAsItsOwnDraftIsAlwaysAccepted() throws Exception {
+        Run reference = run(DraftProposer.NONE, false, i -> greedy(i, 40));
+        EngineConfig c = config(512, 16, true, 64);
+        // the target itself as the draft: batch invariance makes its drafts the target's choices, all kept
+        var self = backend(c);
+        try {
+            DraftModelProposer p = new DraftModelProposer(self, c.numBlocks(), c.blockSize(), c.maxModelLen(), 4, 64,
+                    Integer.MAX_VALUE);
+            for (boolean alone : new boolean[] {true, false}) {
+                Run r = run(p, alone, i -> greedy(i, 40));
+                assertSameOutput(reference, r, "self-draft" + (alone ? " alone" : " batched"));
+                EngineStats.Speculation s = r.stats.speculation();
+                assertTrue(s.draftTokens() > 100, s.toString());
+                assertEquals(s.draftTokens(), s.acceptedTokens(), "every draft of the target itself is kept");
+                assertEquals(c.numBlocks(), p.freeBlocks(), "the draft's blocks are all free again");
+            }
+        } finally {
+            self.close();
+        }
+        // a quantized copy: most drafts kept, some replaced, the output still the target's
+        try (var q = quantizedCopy()) {
+            var draft = q.backend(io.nereid.engine.cpu.kernel.Kernels.provider(), io.nereid.engine.cpu.RangeRunner.SERIAL,
+                    io.nereid.engine.backend.KvPrecision.F32, c.numBlocks(), c.blockSize(), c.maxModelLen());
+            try {
+                DraftModelProposer p = new DraftModelProposer(draft, c.numBlocks(), c.blockSize(), c.maxModelLen(), 3, 16,
+                        Integer.MAX_VALUE);
+                Run r = run(p, false, i -> greedy(i, 40));
+                assertSameOutput(reference, r, "Q8_0 draft");
+                EngineStats.Speculation s = r.stats.speculation();
+                assertTrue(s.acceptedTokens() > s.draftTokens() / 2 && s.acceptedTokens() < s.draftTokens(), s.toString());
+                assertEquals(c.numBlocks(), p.freeBlocks());
+            } finally {
+                draft.close();
+            }
+        }
+    }
+
     @Test
     void noDraftsAboveTheBatchSizeLimit() {
         Run r = run(new NgramProposer(4, 1, 3, 2), false, i -> greedy(i, 20));
