@@ -4,6 +4,7 @@ import io.nereid.engine.backend.Backend;
 import io.nereid.engine.backend.Slice;
 import io.nereid.engine.backend.Step;
 import io.nereid.engine.backend.StepOutput;
+import io.nereid.engine.sampling.Distribution;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.IdentityHashMap;
@@ -95,10 +96,10 @@ public final class DraftModelProposer implements DraftProposer {
             logits = forward(s, piece, from, from + piece.length == length);
         }
         int[] drafts = new int[want];
-        drafts[0] = argmax(logits);
+        drafts[0] = Distribution.argmax(logits);
         for (int i = 1; i < want; i++) {
             logits = forward(s, new int[] {drafts[i - 1]}, length + i - 1, true);
-            drafts[i] = argmax(logits);
+            drafts[i] = Distribution.argmax(logits);
         }
         return drafts;
     }
@@ -130,16 +131,6 @@ public final class DraftModelProposer implements DraftProposer {
         }
         s.blocks = grown;
         return true;
-    }
-
-    private static int argmax(float[] logits) {
-        int best = 0;
-        for (int i = 1; i < logits.length; i++) {
-            if (logits[i] > logits[best]) {
-                best = i;
-            }
-        }
-        return best;
     }
 
     @Override

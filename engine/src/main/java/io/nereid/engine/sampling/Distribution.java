@@ -117,7 +117,8 @@ public final class Distribution {
         return bits >= 0 ? bits : bits ^ 0x7fffffff;
     }
 
-    private static int argmax(float[] z) {
+    /** The index of the largest of {@code z}, the lowest among equals (greedy decoding's choice). */
+    public static int argmax(float[] z) {
         int best = 0;
         for (int i = 1; i < z.length; i++) {
             if (z[i] > z[best]) {
