@@ -12,7 +12,10 @@ import java.util.List;
  * Delivers requests' events to their {@link TokenSink}s: at most one terminal event per choice
  * ({@link RequestState#end}), every callback guarded (a sink that throws, which it must not,
  * cancels its own request instead of reaching the engine loop), and after each engine iteration
- * one {@link TokenSink#onStepEnd()} for every sink that got events in it. Engine thread only.
+ * one {@link TokenSink#onStepEnd()} for every sink that got events in it. Between
+ * {@link #beginMerge} and {@link #endMerge} (a speculative run of tokens) consecutive deltas of one
+ * choice go out as one, their texts, ids and logprobs concatenated, as vLLM streams them. Engine
+ * thread only.
  */
 final class Events {
 
@@ -20,9 +23,55 @@ final class Events {
 
     private final List<RequestState> notified = new ArrayList<>();   // sinks given events since the last step end
 
+    private boolean merging;
+    private RequestState pendingRequest;   // the merged delta being built, or null
+    private int pendingChoice;
+    private final StringBuilder pendingText = new StringBuilder();
+    private int[] pendingIds = new int[0];
+    private final List<TokenLogprob> pendingLogprobs = new ArrayList<>();
+
     void delta(RequestState r, int choice, String text, int[] ids, List<TokenLogprob> logprobs) {
+        if (!merging) {
+            send(r, choice, text, ids, logprobs);
+            return;
+        }
+        if (pendingRequest != null && (pendingRequest != r || pendingChoice != choice)) {
+            flush();
+        }
+        pendingRequest = r;
+        pendingChoice = choice;
+        pendingText.append(text);
+        int[] all = java.util.Arrays.copyOf(pendingIds, pendingIds.length + ids.length);
+        System.arraycopy(ids, 0, all, pendingIds.length, ids.length);
+        pendingIds = all;
+        pendingLogprobs.addAll(logprobs);
+    }
+
+    private void send(RequestState r, int choice, String text, int[] ids, List<TokenLogprob> logprobs) {
         notified(r);
         call(r, "onDelta", () -> r.sink.onDelta(choice, text, ids, logprobs));
+    }
+
+    /** From now until {@link #endMerge}, a choice's consecutive deltas are sent as one. */
+    void beginMerge() {
+        merging = true;
+    }
+
+    /** Sends the merged delta, if any, and stops merging. */
+    void endMerge() {
+        flush();
+        merging = false;
+    }
+
+    private void flush() {
+        if (pendingRequest != null) {
+            RequestState r = pendingRequest;
+            pendingRequest = null;
+            send(r, pendingChoice, pendingText.toString(), pendingIds, List.copyOf(pendingLogprobs));
+            pendingText.setLength(0);
+            pendingIds = new int[0];
+            pendingLogprobs.clear();
+        }
     }
 
     /** The prompt is complete: its logprobs (when asked for) go out before any of its output. */
@@ -34,6 +83,7 @@ final class Events {
 
     /** Choice {@code choice}'s onFinish, unless it already ended. */
     void finish(RequestState r, int choice, FinishReason reason, Object stopReason) {
+        flush();   // a merged delta goes before the finish it led to
         if (r.end(choice)) {
             Usage usage = usage(r, choice);
             notified(r);
@@ -43,6 +93,7 @@ final class Events {
 
     /** Choice {@code choice}'s onError, unless it already ended. */
     void error(RequestState r, int choice, EngineException error) {
+        flush();
         if (r.end(choice)) {
             notified(r);
             call(r, "onError", () -> r.sink.onError(choice, error));

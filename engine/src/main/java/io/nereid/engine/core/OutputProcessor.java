@@ -171,14 +171,19 @@ final class OutputProcessor {
         int accepted = 0;
         boolean done = false;
         int[] token = new int[1];
-        for (int j = 0; j <= drafts.length && !done; j++) {
-            int draft = j < drafts.length ? drafts[j] : -1;
-            done = next(s.request, s.choice, s.output(), out.row(i, firstRow + j), s.length() + j, token, draft);
-            emitted[count++] = token[0];
-            if (draft < 0 || token[0] != draft) {
-                break;
+        events.beginMerge();   // the run's tokens stream as one delta
+        try {
+            for (int j = 0; j <= drafts.length && !done; j++) {
+                int draft = j < drafts.length ? drafts[j] : -1;
+                done = next(s.request, s.choice, s.output(), out.row(i, firstRow + j), s.length() + j, token, draft);
+                emitted[count++] = token[0];
+                if (draft < 0 || token[0] != draft) {
+                    break;
+                }
+                accepted++;
             }
-            accepted++;
+        } finally {
+            events.endMerge();
         }
         speculation.record(drafts.length, accepted);
         return new StepOutcome.SliceOutcome(accepted, Arrays.copyOf(emitted, count), done, List.of());

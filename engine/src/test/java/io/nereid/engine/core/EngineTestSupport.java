@@ -91,6 +91,7 @@ final class EngineTestSupport {
         volatile int deltasAfterTerminal;
         final List<List<TokenLogprob>> promptLogprobs = new ArrayList<>();   // one entry per onPromptLogprobs
         final List<List<TokenLogprob>> logprobs = new ArrayList<>();         // per choice, every delta's
+        volatile int mostIdsInADelta;
         final CountDownLatch done;
         private final CountDownLatch stepEndAfterEnd = new CountDownLatch(1);
         private final List<String> log = new ArrayList<>();
@@ -121,6 +122,7 @@ final class EngineTestSupport {
             }
             text[choice].append(t);
             this.logprobs.get(choice).addAll(logprobs);
+            mostIdsInADelta = Math.max(mostIdsInADelta, ids.length);
             if (cancelAfterTokens >= 0 && tokens.get(choice).size() >= cancelAfterTokens && handle != null) {
                 handle.cancel();
             }

@@ -124,6 +124,9 @@ class SpeculativeDecodingTest {
                 assertTrue(s.enabled());
                 assertTrue(s.drafts() > 0 && s.acceptedTokens() > 0, p + ": no draft accepted (" + s + "), so nothing was tested");
                 assertTrue(s.acceptedTokens() < s.draftTokens(), p + ": every draft accepted, so rejection was not tested");
+                assertTrue(r.recorders.stream().anyMatch(x -> x.mostIdsInADelta > 1),
+                        p + ": an accepted run streams as one delta of several tokens");
+                assertTrue(reference.recorders.stream().allMatch(x -> x.mostIdsInADelta == 1));
             }
         }
         assertEquals(EngineStats.Speculation.NONE.enabled(), reference.stats.speculation().enabled());
