@@ -23,12 +23,6 @@ import java.util.List;
 public record ServeSweep(List<String> command, List<String> serveArgs, List<Integer> maxNumSeqs,
                          List<Integer> maxNumBatchedTokens, double startTimeoutS, String speculativeConfig) {
 
-    /** A sweep without the speculative comparison. */
-    public ServeSweep(List<String> command, List<String> serveArgs, List<Integer> maxNumSeqs,
-            List<Integer> maxNumBatchedTokens, double startTimeoutS) {
-        this(command, serveArgs, maxNumSeqs, maxNumBatchedTokens, startTimeoutS, null);
-    }
-
     public ServeSweep {
         command = List.copyOf(command);
         serveArgs = List.copyOf(serveArgs);

@@ -37,20 +37,12 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
         int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
         Duration drainTimeout, GatewayOptions gateway, SpeculativeConfig speculative) {
 
-    /** Without speculative decoding. */
-    public ServeConfig(Path model, String servedModelName, String host, int port, int maxNumSeqs,
-            int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
-            Duration drainTimeout, GatewayOptions gateway) {
-        this(model, servedModelName, host, port, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize, kvCacheBytes,
-                chatTemplate, threads, drainTimeout, gateway, null);
-    }
-
-    /** Without HTTP-layer options: {@link GatewayOptions#DEFAULTS}. */
+    /** Without HTTP-layer options ({@link GatewayOptions#DEFAULTS}) and without speculative decoding. */
     public ServeConfig(Path model, String servedModelName, String host, int port, int maxNumSeqs,
             int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
             Duration drainTimeout) {
         this(model, servedModelName, host, port, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize, kvCacheBytes,
-                chatTemplate, threads, drainTimeout, GatewayOptions.DEFAULTS);
+                chatTemplate, threads, drainTimeout, GatewayOptions.DEFAULTS, null);
     }
 
     /** One flag: its name, environment variable, default (null: none) and help line. */

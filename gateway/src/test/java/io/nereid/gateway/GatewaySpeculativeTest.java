@@ -61,26 +61,33 @@ class GatewaySpeculativeTest {
         return (long) Double.parseDouble(m.group(1));
     }
 
+    /** Every prompt's greedy text from {@code spec}, streamed and not, equals {@code plain}'s; returns {@code spec}'s /metrics. */
+    private static String assertSameGreedyText(TestServer plain, TestServer spec, HttpClient client) throws Exception {
+        for (String prompt : PROMPTS) {
+            String expected = complete(plain, client, prompt, false);
+            assertEquals(expected, complete(spec, client, prompt, false), prompt);
+            assertEquals(expected, complete(spec, client, prompt, true), prompt + " (streamed)");
+        }
+        return metrics(spec, client);
+    }
+
+    private static String metrics(TestServer s, HttpClient client) throws Exception {
+        return client.send(HttpRequest.newBuilder(URI.create(s.url("/metrics"))).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+    }
+
     @Test
     void greedyTextIsTheSameWithNgramDraftsAndTheCountersShowThem() throws Exception {
         HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
         try (TestServer plain = TestServer.start("--threads", "1");
                 TestServer spec = TestServer.start("--threads", "1", "--speculative-config", NGRAM)) {
-            for (String prompt : PROMPTS) {
-                String expected = complete(plain, client, prompt, false);
-                assertEquals(expected, complete(spec, client, prompt, false), prompt);
-                assertEquals(expected, complete(spec, client, prompt, true), prompt + " (streamed)");
-            }
-            String metrics = client.send(HttpRequest.newBuilder(URI.create(spec.url("/metrics"))).build(),
-                    HttpResponse.BodyHandlers.ofString()).body();
+            String metrics = assertSameGreedyText(plain, spec, client);
             long drafts = counter(metrics, "vllm:spec_decode_num_drafts_total");
             long draftTokens = counter(metrics, "vllm:spec_decode_num_draft_tokens_total");
             long accepted = counter(metrics, "vllm:spec_decode_num_accepted_tokens_total");
             assertTrue(drafts > 0 && accepted > 0 && accepted <= draftTokens, metrics);
             assertTrue(metrics.contains("vllm:spec_decode_num_accepted_tokens_per_pos_total{"), metrics);
-            String plainMetrics = client.send(HttpRequest.newBuilder(URI.create(plain.url("/metrics"))).build(),
-                    HttpResponse.BodyHandlers.ofString()).body();
-            assertTrue(!plainMetrics.contains("spec_decode"), "no spec-decode counters without --speculative-config");
+            assertTrue(!metrics(plain, client).contains("spec_decode"), "no spec-decode counters without --speculative-config");
         }
     }
 
@@ -124,13 +131,7 @@ class GatewaySpeculativeTest {
         String draft = "{\"method\":\"draft_model\",\"model\":\"" + TestModels.stories260K() + "\",\"num_speculative_tokens\":3}";
         try (TestServer plain = TestServer.start("--threads", "1");
                 TestServer spec = TestServer.start("--threads", "1", "--speculative-config", draft)) {
-            for (String prompt : PROMPTS) {
-                String expected = complete(plain, client, prompt, false);
-                assertEquals(expected, complete(spec, client, prompt, false), prompt);
-                assertEquals(expected, complete(spec, client, prompt, true), prompt + " (streamed)");
-            }
-            String metrics = client.send(HttpRequest.newBuilder(URI.create(spec.url("/metrics"))).build(),
-                    HttpResponse.BodyHandlers.ofString()).body();
+            String metrics = assertSameGreedyText(plain, spec, client);
             long draftTokens = counter(metrics, "vllm:spec_decode_num_draft_tokens_total");
             assertTrue(draftTokens > 0, metrics);
             assertEquals(draftTokens, counter(metrics, "vllm:spec_decode_num_accepted_tokens_total"), metrics);

@@ -4,9 +4,9 @@ import io.nereid.engine.backend.Backend;
 import io.nereid.engine.backend.BackendConfig;
 import io.nereid.engine.backend.BackendProvider;
 import io.nereid.engine.backend.KvCacheSpec;
+import io.nereid.engine.core.DraftModelProposer;
 import io.nereid.engine.core.DraftProposer;
 import io.nereid.engine.core.EngineConfig;
-import io.nereid.engine.core.DraftModelProposer;
 import io.nereid.engine.core.InflightEngine;
 import io.nereid.engine.core.NgramProposer;
 import io.nereid.engine.gguf.GgmlType;
@@ -20,6 +20,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 
@@ -50,7 +52,7 @@ public final class Engines {
      * must share the target's vocabulary token for token.
      */
     private static DraftProposer proposer(SpeculativeConfig c, EngineSpec spec, Tokenizer target, int numBlocks, int bs,
-            int maxModelLen, java.util.List<AutoCloseable> opened) {
+            int maxModelLen, List<AutoCloseable> opened) {
         if (c == null) {
             return DraftProposer.NONE;
         }
@@ -69,9 +71,8 @@ public final class Engines {
                 spec.threads()));
         opened.add(draft);
         draft.allocate(numBlocks, bs, maxModelLen);
-        DraftModelProposer p = new DraftModelProposer(draft, numBlocks, bs, maxModelLen, c.numSpeculativeTokens(),
+        return new DraftModelProposer(draft, numBlocks, bs, maxModelLen, c.numSpeculativeTokens(),
                 spec.maxNumBatchedTokens(), c.disableByBatchSize());
-        return p;
     }
 
     /** Why two tokenizers differ (size, or the first id whose piece differs), or null when they agree. */
@@ -100,7 +101,7 @@ public final class Engines {
         Path demo = spec.model() == null ? writeDemo() : null;
         ModelSource source = null;
         Backend backend = null;
-        java.util.List<AutoCloseable> draftParts = new java.util.ArrayList<>();   // a draft model's source and backend
+        List<AutoCloseable> draftParts = new ArrayList<>();   // a draft model's source and backend
         try {
             source = ModelSource.open(demo != null ? demo : spec.model());
             BackendProvider provider = BackendProvider.named(spec.backend());
@@ -126,7 +127,7 @@ public final class Engines {
             InflightEngine engine = new InflightEngine(config, backend, source.tokenizer(), proposer);
             return new Loaded(source, backend, engine, template, maxModelLen,
                     new LoadedModel.KvCacheInfo(numBlocks, bs, kv.bytes(numBlocks), spec.kvPrecision().name().toLowerCase(Locale.ROOT)),
-                    demo, java.util.List.copyOf(draftParts));
+                    demo, List.copyOf(draftParts));
         } catch (RuntimeException | Error e) {
             closeAll(draftParts);
             if (backend != null) {
@@ -161,7 +162,7 @@ public final class Engines {
     }
 
     /** Closes in reverse order of opening (a draft backend before its model source). */
-    private static void closeAll(java.util.List<AutoCloseable> parts) {
+    private static void closeAll(List<AutoCloseable> parts) {
         for (int i = parts.size() - 1; i >= 0; i--) {
             try {
                 parts.get(i).close();
@@ -177,7 +178,7 @@ public final class Engines {
 
     /** The assembled engine; closing stops the engine first, then frees the backend, then unmaps the model. */
     private record Loaded(ModelSource source, Backend backend, InflightEngine engine, Optional<ChatTemplate> chatTemplate,
-            int maxModelLen, KvCacheInfo kvCache, Path demoFile, java.util.List<AutoCloseable> draftParts)
+            int maxModelLen, KvCacheInfo kvCache, Path demoFile, List<AutoCloseable> draftParts)
             implements LoadedModel {
 
         @Override

@@ -70,11 +70,6 @@ public final class DraftModelProposer implements DraftProposer {
     }
 
     @Override
-    public int[] propose(int[] tokens, int length, int max) {
-        throw new UnsupportedOperationException("a draft model needs the sequence: propose(sequence, tokens, length, max)");
-    }
-
-    @Override
     public int[] propose(Object sequence, int[] tokens, int length, int max) {
         int want = Math.min(k, Math.min(max, maxPositions - length));
         if (want <= 0 || length == 0) {

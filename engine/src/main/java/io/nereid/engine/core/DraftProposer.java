@@ -9,22 +9,15 @@ package io.nereid.engine.core;
 public interface DraftProposer {
 
     /** Proposes nothing: one token per decode step. */
-    DraftProposer NONE = (tokens, length, max) -> new int[0];
+    DraftProposer NONE = (sequence, tokens, length, max) -> new int[0];
 
     /**
      * Up to {@code max} tokens that may follow the sequence's {@code length} tokens in {@code tokens}
-     * (prompt then output; read only {@code [0, length)}).
+     * (prompt then output; read only {@code [0, length)}). {@code sequence} identifies the sequence,
+     * the same object from its first proposal until {@link #released}, for a proposer that keeps
+     * state per sequence (a draft model's KV); a stateless one ignores it.
      */
-    int[] propose(int[] tokens, int length, int max);
-
-    /**
-     * {@link #propose(int[], int, int)} for a proposer that keeps state per sequence (a draft
-     * model's KV): {@code sequence} identifies it, the same object from its first proposal until
-     * {@link #released}.
-     */
-    default int[] propose(Object sequence, int[] tokens, int length, int max) {
-        return propose(tokens, length, max);
-    }
+    int[] propose(Object sequence, int[] tokens, int length, int max);
 
     /** {@code sequence} finished (or failed, or was cancelled): forget what is kept for it. */
     default void released(Object sequence) {

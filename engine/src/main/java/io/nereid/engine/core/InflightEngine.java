@@ -81,7 +81,6 @@ public final class InflightEngine implements Engine {
     private long iterations;
     private long promptTokens;
     private int consecutiveStepFailures;
-    private final boolean speculates;
 
     /** An engine over {@code backend}, whose KV cache must already hold {@code config.numBlocks()} blocks. */
     public InflightEngine(EngineConfig config, Backend backend, Tokenizer tokenizer) {
@@ -99,9 +98,9 @@ public final class InflightEngine implements Engine {
                 KvCacheConfig.randomSeed()));
         int promptRows = (int) Math.min(config.maxNumBatchedTokens(), PROMPT_LOGIT_BYTES_PER_STEP / (4L * backend.vocabSize()));
         this.scheduler = new Scheduler(config, cache, proposer, promptRows, queued::decrementAndGet);
-        this.speculates = proposer != DraftProposer.NONE;
         this.executor = new Executor(backend, cache);
-        this.outputs = new OutputProcessor(tokenizer, backend.vocabSize(), config.maxModelLen(), events);
+        this.outputs = new OutputProcessor(tokenizer, backend.vocabSize(), config.maxModelLen(), events,
+                proposer != DraftProposer.NONE);
         this.thread = Thread.ofPlatform().name("nereid-engine").daemon().unstarted(this::loop);
         thread.start();
     }
@@ -386,7 +385,7 @@ public final class InflightEngine implements Engine {
         KvCacheStats kv = cache.stats();
         stats = new EngineStats(scheduler.waiting(), scheduler.running(), kv.usage(), kv.prefixQueryTokens(),
                 kv.prefixHitTokens(), scheduler.preemptions(), iterations, stepTokens, promptTokens, outputs.generated(),
-                outputs.speculation(speculates));
+                outputs.speculation());
     }
 
     /** KV-cache statistics, for tests and metrics (engine-thread snapshot via {@link #stats()} otherwise). */

@@ -38,7 +38,7 @@ public final class NgramProposer implements DraftProposer {
     }
 
     @Override
-    public int[] propose(int[] tokens, int length, int max) {
+    public int[] propose(Object sequence, int[] tokens, int length, int max) {
         int want = Math.min(k, max);
         for (int n = Math.min(maxN, length - 1); n >= minN && want > 0; n--) {
             int suffix = length - n;

@@ -37,9 +37,12 @@ final class OutputProcessor {
     private final int maxModelLen;
     private final Events events;
     private long generated;   // tokens produced by this processor, for stats
+    private final boolean speculates;
     private final SpeculationCounts speculation = new SpeculationCounts();
 
-    OutputProcessor(Tokenizer tokenizer, int vocabSize, int maxModelLen, Events events) {
+    /** {@code speculates}: whether slices may carry drafts (reported in {@link #speculation}). */
+    OutputProcessor(Tokenizer tokenizer, int vocabSize, int maxModelLen, Events events, boolean speculates) {
+        this.speculates = speculates;
         this.tokenizer = tokenizer;
         this.vocabSize = vocabSize;
         this.eosIds = tokenizer.specialTokens().stopIds();
@@ -53,8 +56,8 @@ final class OutputProcessor {
     }
 
     /** Drafts verified so far. */
-    EngineStats.Speculation speculation(boolean enabled) {
-        return speculation.snapshot(enabled);
+    EngineStats.Speculation speculation() {
+        return speculation.snapshot(speculates);
     }
 
     /** vLLM's spec-decode counters: drafts, draft tokens, accepted tokens, accepted by position. */
@@ -148,7 +151,7 @@ final class OutputProcessor {
             }
         }
         if (drafts.length > 0) {
-            return verify(slice, out, i, firstRow);
+            return verify(slice, out, i, firstRow, forks);
         }
         int[] token = new int[1];
         boolean done = next(r, s.choice, s.output(), logits, s.length(), token, -1);
@@ -163,7 +166,8 @@ final class OutputProcessor {
      * bonus token. Only emitted tokens reach the chain's processors and the output, so nothing needs
      * rolling back here; the {@link Scheduler} truncates the rejected drafts' KV.
      */
-    private StepOutcome.SliceOutcome verify(ScheduledSlice slice, StepOutput out, int i, int firstRow) {
+    private StepOutcome.SliceOutcome verify(ScheduledSlice slice, StepOutput out, int i, int firstRow,
+            List<StepOutcome.Fork> forks) {
         Sequence s = slice.sequence();
         int[] drafts = slice.draftTokens();
         int[] emitted = new int[drafts.length + 1];
@@ -186,7 +190,7 @@ final class OutputProcessor {
             events.endMerge();
         }
         speculation.record(drafts.length, accepted);
-        return new StepOutcome.SliceOutcome(accepted, Arrays.copyOf(emitted, count), done, List.of());
+        return new StepOutcome.SliceOutcome(accepted, Arrays.copyOf(emitted, count), done, forks);
     }
 
     /**

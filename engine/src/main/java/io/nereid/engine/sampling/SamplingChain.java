@@ -73,8 +73,13 @@ public final class SamplingChain {
      * without, logprob NaN, rank 0 and no alternatives, which spares two passes over the vocabulary.
      */
     public SampledToken sample(float[] rawLogits, boolean logprobs) {
+        return choose(rawLogits, logprobs, selector::select);
+    }
+
+    /** The token {@code choice} picks from the processed distribution, reported from the raw logits. */
+    private SampledToken choose(float[] rawLogits, boolean logprobs, java.util.function.ToIntFunction<Probabilities> choice) {
         float[] raw = logprobs ? RawLogprobs.logSoftmax(checked(rawLogits)) : null;
-        int id = selector.select(distribution(rawLogits));
+        int id = choice.applyAsInt(distribution(rawLogits));
         return logprobs ? RawLogprobs.report(raw, id, topLogprobs) : new SampledToken(id, Float.NaN, 0, new int[0], new float[0]);
     }
 
@@ -87,9 +92,7 @@ public final class SamplingChain {
         if (draft < 0 || draft >= vocabSize) {
             throw new IllegalArgumentException("draft token " + draft + " is outside the vocabulary of " + vocabSize);
         }
-        float[] raw = logprobs ? RawLogprobs.logSoftmax(checked(rawLogits)) : null;
-        int id = selector.verify(distribution(rawLogits), draft);
-        return logprobs ? RawLogprobs.report(raw, id, topLogprobs) : new SampledToken(id, Float.NaN, 0, new int[0], new float[0]);
+        return choose(rawLogits, logprobs, p -> selector.verify(p, draft));
     }
 
     /** The processed distribution of the next token under {@code rawLogits} (left unchanged), without drawing. */

@@ -60,14 +60,26 @@ public sealed interface TokenSelector permits TokenSelector.Greedy, TokenSelecto
 
         @Override
         public int select(Probabilities p) {
-            double u = random.nextDouble() * p.total();
+            return walk(p, random.nextDouble() * p.total(), -1);
+        }
+
+        /**
+         * The candidate where {@code u} (in [0, total of the walked weights)) falls, walking the
+         * candidates in order and leaving out {@code excluded} (-1: none); the last one walked when
+         * rounding leaves {@code u} at or above 0 after it.
+         */
+        private static int walk(Probabilities p, double u, int excluded) {
+            int last = -1;
             for (int k = 0; k < p.size(); k++) {
-                u -= p.weight(k);
-                if (u < 0) {
-                    return p.id(k);
+                if (p.id(k) != excluded) {
+                    last = k;
+                    u -= p.weight(k);
+                    if (u < 0) {
+                        return p.id(k);
+                    }
                 }
             }
-            return p.id(p.size() - 1);
+            return p.id(last);
         }
 
         /**
@@ -81,26 +93,13 @@ public sealed interface TokenSelector permits TokenSelector.Greedy, TokenSelecto
                 return draft;
             }
             double rest = 0;
-            int last = -1;
             for (int k = 0; k < p.size(); k++) {
-                if (p.id(k) != draft) {
-                    rest += p.weight(k);
-                    last = k;
-                }
+                rest += p.id(k) != draft ? p.weight(k) : 0;
             }
-            if (last < 0) {   // p is all on the draft; u < 1 = p(d) always accepted it, so not reached
+            if (rest == 0) {   // p is all on the draft: u < p(d) = 1 kept it already; no other candidate
                 return draft;
             }
-            double u = random.nextDouble() * rest;
-            for (int k = 0; k < p.size(); k++) {
-                if (p.id(k) != draft) {
-                    u -= p.weight(k);
-                    if (u < 0) {
-                        return p.id(k);
-                    }
-                }
-            }
-            return p.id(last);
+            return walk(p, random.nextDouble() * rest, draft);
         }
     }
 }

@@ -245,7 +245,7 @@ class SchedulerTest {
 
     @Test
     void aMultiTokenOutcomeKeepsTheAcceptedDraftsAndRollsBackTheRejectedTail() {
-        Scheduler s = scheduler(8, 512, 64, true, true, (tokens, length, max) -> new int[] {50, 51, 52});
+        Scheduler s = scheduler(8, 512, 64, true, true, (sequence, tokens, length, max) -> new int[] {50, 51, 52});
         Sequence a = add(s, "a", 30);
         assertEquals(List.of("a@0+30/1"), shape(step(s)));   // prompts are never speculated on
         StepPlan plan = s.schedule();
@@ -264,7 +264,7 @@ class SchedulerTest {
 
     @Test
     void whenEveryDraftIsAcceptedTheBonusTokenFollowsThemAndNothingIsRolledBack() {
-        Scheduler s = scheduler(8, 512, 64, true, true, (tokens, length, max) -> new int[] {50, 51});
+        Scheduler s = scheduler(8, 512, 64, true, true, (sequence, tokens, length, max) -> new int[] {50, 51});
         Sequence a = add(s, "a", 14);
         step(s);
         StepPlan plan = s.schedule();
@@ -278,7 +278,7 @@ class SchedulerTest {
 
     @Test
     void draftsTakeTokensFromTheBudgetAndAreCutToIt() {
-        Scheduler s = scheduler(8, 4, 64, true, true, (tokens, length, max) -> new int[] {50, 51, 52, 53, 54});
+        Scheduler s = scheduler(8, 4, 64, true, true, (sequence, tokens, length, max) -> new int[] {50, 51, 52, 53, 54});
         add(s, "a", 3);
         assertEquals(List.of("a@0+3/1"), shape(step(s)));
         assertEquals(List.of("a@3+1(+3)/4"), shape(s.schedule()));
@@ -286,7 +286,7 @@ class SchedulerTest {
 
     @Test
     void anOutcomeThatContradictsThePlanIsRefused() {
-        Scheduler s = scheduler(8, 512, 64, true, true, (tokens, length, max) -> new int[] {50});
+        Scheduler s = scheduler(8, 512, 64, true, true, (sequence, tokens, length, max) -> new int[] {50});
         add(s, "a", 3);
         step(s);
         StepPlan plan = s.schedule();
@@ -298,7 +298,7 @@ class SchedulerTest {
 
     @Test
     void aSequenceWhoseSchedulingFailsIsReleasedAndReportedWhileTheOthersAreScheduled() {
-        Scheduler s = scheduler(8, 512, 64, true, true, (tokens, length, max) -> {
+        Scheduler s = scheduler(8, 512, 64, true, true, (sequence, tokens, length, max) -> {
             if (tokens[0] == 300) {
                 throw new IllegalStateException("proposer bug");
             }

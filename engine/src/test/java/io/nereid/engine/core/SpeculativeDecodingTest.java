@@ -57,12 +57,16 @@ class SpeculativeDecodingTest {
 
     /** All requests submitted together (or one after another with {@code alone}), to one engine. */
     private static Run run(DraftProposer proposer, boolean alone, IntFunction<GenerationRequest> request) {
-        EngineConfig c = config(512, 16, true, 64);
+        return run(config(512, 16, true, 64), proposer, alone, request);
+    }
+
+    private static Run run(EngineConfig c, DraftProposer proposer, boolean alone, IntFunction<GenerationRequest> request) {
         Run run = new Run();
         try (InflightEngine e = new InflightEngine(c, backend(c), model().tokenizer(), proposer)) {
             for (int i = 0; i < REQUESTS; i++) {
-                Recorder r = new Recorder(request.apply(i).n());
-                e.submit(request.apply(i), r);
+                GenerationRequest q = request.apply(i);
+                Recorder r = new Recorder(q.n());
+                e.submit(q, r);
                 if (alone) {
                     r.await();
                 }
@@ -159,21 +163,8 @@ class SpeculativeDecodingTest {
     void preemptionAndForksMidSpeculationChangeNothing() {
         Run reference = run(DraftProposer.NONE, false, i -> greedy(i, 40));
         // 30 blocks of 16 for 12 sequences of up to ~100 tokens: running ones are preempted and recomputed
-        EngineConfig tiny = config(30, 16, true, 64);
         NgramProposer p = new NgramProposer(4, 1, 3, Integer.MAX_VALUE);
-        Run r = new Run();
-        try (InflightEngine e = new InflightEngine(tiny, backend(tiny), model().tokenizer(), p)) {
-            for (int i = 0; i < REQUESTS; i++) {
-                Recorder rec = new Recorder(1);
-                e.submit(greedy(i, 40), rec);
-                r.recorders.add(rec);
-            }
-            for (Recorder rec : r.recorders) {
-                rec.await();
-            }
-            r.stats = e.stats();
-            r.blocksInUse = e.kvStats().usedBlocks();
-        }
+        Run r = run(config(30, 16, true, 64), p, false, i -> greedy(i, 40));
         assertTrue(r.stats.preemptions() > 0, "the pool was small enough to force preemption");
         assertTrue(r.stats.speculation().acceptedTokens() > 0);
         assertSameOutput(reference, r, "preempted");
@@ -285,7 +276,7 @@ class SpeculativeDecodingTest {
         int samples = 3000;
         long[][] counts = new long[2][320];
         // arm 0: no drafts
-        List<Recorder> first = sample(DraftProposer.NONE, prompt, samples, 0);
+        List<Recorder> first = sample(DraftProposer.NONE, prompt, samples, 0, new long[2]);
         int[] best = new int[320];
         Arrays.fill(best, -1);
         EngineConfig c = config(1024, 16, true, 256);
@@ -303,7 +294,7 @@ class SpeculativeDecodingTest {
             }
         }
         // arm 1: after the first token, its greedy successor as the one draft
-        DraftProposer good = (tokens, length, max) -> length == prompt.length + 1 ? new int[] {best[tokens[length - 1]]}
+        DraftProposer good = (sequence, tokens, length, max) -> length == prompt.length + 1 ? new int[] {best[tokens[length - 1]]}
                 : new int[0];
         long[] speculation = new long[2];
         List<Recorder> second = sample(good, prompt, samples, 1_000_003L, speculation);
@@ -329,10 +320,6 @@ class SpeculativeDecodingTest {
         assertTrue(df >= 3, "too few distinct second tokens to test: " + df);
         assertTrue(chi2 < critical001(df), "chi-square " + chi2 + " with " + df + " degrees of freedom: "
                 + Arrays.toString(counts[0]) + " vs " + Arrays.toString(counts[1]));
-    }
-
-    private static List<Recorder> sample(DraftProposer proposer, int[] prompt, int samples, long seedBase) {
-        return sample(proposer, prompt, samples, seedBase, new long[2]);
     }
 
     /** {@code samples} two-token requests at temperature 0.8, top-k 4, seeds from {@code seedBase}; drafts and accepted tokens into {@code speculation}. */
@@ -371,16 +358,16 @@ class SpeculativeDecodingTest {
         //           0  1  2  3  4  5  6  7  8  9
         int[] t = {5, 6, 7, 8, 5, 6, 9, 1, 5, 6};
         // suffix "5 6": occurrences at 4 (-> 9 1 5) and 0 (-> 7 8 5); most recent first
-        assertArrayEquals(new int[] {9, 1, 5}, p.propose(t, t.length, 8));
-        assertArrayEquals(new int[] {9}, p.propose(t, t.length, 1));
+        assertArrayEquals(new int[] {9, 1, 5}, p.propose(null, t, t.length, 8));
+        assertArrayEquals(new int[] {9}, p.propose(null, t, t.length, 1));
         // "1 5 6" does not recur; "8 5 6"? no: longest recurring suffix is 2 long
         int[] u = {1, 2, 3, 4, 2, 3, 4};
-        assertArrayEquals(new int[] {2, 3, 4}, p.propose(u, u.length, 8));   // "2 3 4" at 1 -> "2 3 4"
-        assertArrayEquals(new int[0], p.propose(new int[] {1, 2, 3}, 3, 8));
-        assertArrayEquals(new int[0], new NgramProposer(3, 2, 3, Integer.MAX_VALUE).propose(new int[] {1, 2, 1}, 3, 8));
+        assertArrayEquals(new int[] {2, 3, 4}, p.propose(null, u, u.length, 8));   // "2 3 4" at 1 -> "2 3 4"
+        assertArrayEquals(new int[0], p.propose(null, new int[] {1, 2, 3}, 3, 8));
+        assertArrayEquals(new int[0], new NgramProposer(3, 2, 3, Integer.MAX_VALUE).propose(null, new int[] {1, 2, 1}, 3, 8));
         // the drafts run on to the end of the sequence at most
-        assertArrayEquals(new int[] {2, 1}, new NgramProposer(3, 1, 3, Integer.MAX_VALUE).propose(new int[] {1, 2, 1}, 3, 8));
+        assertArrayEquals(new int[] {2, 1}, new NgramProposer(3, 1, 3, Integer.MAX_VALUE).propose(null, new int[] {1, 2, 1}, 3, 8));
         // only [0, length) is read
-        assertArrayEquals(new int[] {9, 4}, p.propose(new int[] {4, 9, 4, 4, 9}, 3, 8));
+        assertArrayEquals(new int[] {9, 4}, p.propose(null, new int[] {4, 9, 4, 4, 9}, 3, 8));
     }
 }

@@ -8,9 +8,8 @@ import jdk.incubator.vector.VectorShuffle;
  * The one order in which every vector kernel adds up the lanes of an accumulator, for this JVM's
  * {@link VectorWidth}: lane {@code i} plus lane {@code i ^ h}, for {@code h} from half the width
  * down to 1, then lane 0. {@link #sum(FloatVector)} does it for one vector,
- * {@link #sum4} for four at once, {@link #sum(float[], int)} on lanes stored to an array; all give
- * the same bits, because each step adds the same pairs; {@link #sum16} gives them for the sixteen
- * accumulators of a 4 x 4 tile.
+ * {@link #sum4} for four at once and {@link #sum16} for the sixteen accumulators of a 4 x 4 tile;
+ * all give the same bits, because each step adds the same pairs.
  *
  * <p>Why not {@code reduceLanes(ADD)}: its order is unspecified, compiles to an ordered sum on
  * x86 and a tree on AArch64, and the interpreted fallback sums in order from zero, so a token's
@@ -128,7 +127,6 @@ public final class LaneSums {
             FloatVector d2 = pair(c4, c5, LO_4, HI_4), d3 = pair(c6, c7, LO_4, HI_4);
             FloatVector e0 = pair(d0, d1, LO_2, HI_2), e1 = pair(d2, d3, LO_2, HI_2);
             pair(e0, e1, LO_1, HI_1).intoArray(lanes, off);
-            copyOut(lanes, off, out, outOff, outStride, 4);
         } else if (l == 8) {
             for (int g = 0; g < 2; g++) {   // tokens 2g and 2g + 1
                 int o = off + g * 8 * l;
@@ -137,15 +135,14 @@ public final class LaneSums {
                 FloatVector d0 = pair(c0, c1, LO_2, HI_2), d1 = pair(c2, c3, LO_2, HI_2);
                 pair(d0, d1, LO_1, HI_1).intoArray(lanes, off + g * 8);
             }
-            copyOut(lanes, off, out, outOff, outStride, 4);
         } else {
             for (int t = 0; t < 4; t++) {
                 int o = off + t * 4 * l;
                 FloatVector c0 = pair(lanes, o, LO_2, HI_2), c1 = pair(lanes, o + 2 * l, LO_2, HI_2);
                 pair(c0, c1, LO_1, HI_1).intoArray(lanes, off + t * 4);
             }
-            copyOut(lanes, off, out, outOff, outStride, 4);
         }
+        copyOut(lanes, off, out, outOff, outStride);
     }
 
     /** The two vectors stored at {@code lanes[off]} and {@code lanes[off + L]}, paired. */
@@ -158,23 +155,14 @@ public final class LaneSums {
         return lo.selectFrom(x, y).add(hi.selectFrom(x, y));
     }
 
-    private static void copyOut(float[] sums, int off, float[] out, int outOff, int outStride, int tokens) {
-        for (int t = 0; t < tokens; t++) {   // four floats: arraycopy's call costs more than the copy
+    /** The sixteen sums at {@code sums[off]}, four per token, to their tokens' rows of {@code out}. */
+    private static void copyOut(float[] sums, int off, float[] out, int outOff, int outStride) {
+        for (int t = 0; t < 4; t++) {   // four floats: arraycopy's call costs more than the copy
             int o = outOff + t * outStride, s = off + 4 * t;
             out[o] = sums[s];
             out[o + 1] = sums[s + 1];
             out[o + 2] = sums[s + 2];
             out[o + 3] = sums[s + 3];
         }
-    }
-
-    /** {@link #sum(FloatVector)} of the vector stored at {@code lanes[off, off + L)}, which it overwrites. */
-    public static float sum(float[] lanes, int off) {
-        for (int h = LANES / 2; h >= 1; h /= 2) {
-            for (int i = off; i < off + h; i++) {
-                lanes[i] += lanes[i + h];
-            }
-        }
-        return lanes[off];
     }
 }
