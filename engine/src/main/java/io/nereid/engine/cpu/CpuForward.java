@@ -70,6 +70,8 @@ public final class CpuForward {
         final float[] up;
         final int[] sliceOf;
         final int[] posOf;
+        /** The matmul inputs' converted forms (Q8_0, Q8_K, F16, ...), one input at a time. */
+        final MatmulInput.Buffers inputs;
 
         Activations(int capacity) {
             this.capacity = capacity;
@@ -84,6 +86,7 @@ public final class CpuForward {
             up = new float[capacity * c.ffnDim()];
             sliceOf = new int[capacity];
             posOf = new int[capacity];
+            inputs = new MatmulInput.Buffers(capacity * Math.max(Math.max(c.dim(), c.qDim()), c.ffnDim()));
         }
     }
 
@@ -134,7 +137,7 @@ public final class CpuForward {
         for (int l = 0; l < c.layers(); l++) {
             ModelWeights.Layer layer = w.layer(l);
             rmsNorm(xb, x, layer.attnNorm(), n);
-            MatmulInput attnIn = MatmulInput.of(xb, n, dim);
+            MatmulInput attnIn = MatmulInput.of(xb, n, dim, a.inputs);
             matmul3(layer.wq(), layer.wk(), layer.wv(), attnIn, q, kk, v);
             if (layer.bq() != null) {
                 addBias(q, layer.bq(), n);
@@ -160,11 +163,11 @@ public final class CpuForward {
             });
             writeKv(slices, sliceOf, posOf, kv, l, kk, v, n);
             attention(slices, sliceOf, posOf, kv, l, q, a.att, n);
-            matmul(layer.wo(), MatmulInput.of(a.att, n, c.qDim()), a.proj);
+            matmul(layer.wo(), MatmulInput.of(a.att, n, c.qDim(), a.inputs), a.proj);
             addInto(x, a.proj, n * dim);
             rmsNorm(xb, x, layer.ffnNorm(), n);
-            gateUp(layer.gate(), layer.up(), MatmulInput.of(xb, n, dim), a.gate, a.up, n);
-            matmul(layer.down(), MatmulInput.of(a.gate, n, c.ffnDim()), a.proj);
+            gateUp(layer.gate(), layer.up(), MatmulInput.of(xb, n, dim, a.inputs), a.gate, a.up, n);
+            matmul(layer.down(), MatmulInput.of(a.gate, n, c.ffnDim(), a.inputs), a.proj);
             addInto(x, a.proj, n * dim);
         }
         return logits(slices, x);
@@ -206,7 +209,7 @@ public final class CpuForward {
             }
         }
         float[] logits = new float[wanted * vocab];
-        matmul(w.output(), MatmulInput.of(normed, wanted, dim), logits);
+        matmul(w.output(), MatmulInput.of(normed, wanted, dim, buffers.inputs), logits);
         for (int si = 0, row = 0; si < slices.size(); si++) {
             int rows = rowsWanted(slices.get(si));
             if (rows > 0) {
