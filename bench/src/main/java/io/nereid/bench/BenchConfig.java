@@ -31,13 +31,14 @@ import java.util.List;
  * @param tpotSloMs        time-per-output-token SLO in ms (per request: (e2e − TTFT) / (OSL − 1),
  *                         GenAI-Perf's inter-token latency); 0 = none
  * @param maxErrors        stop sending after this many failed requests (warm-up included); 0 = no limit
+ * @param extraInputs      a JSON object whose fields every request body gets (GenAI-Perf's --extra-inputs); null for none
  */
 public record BenchConfig(String url, String model, String endpoint, String apiKey, List<Integer> concurrencies,
                           List<Double> requestRates, int numRequests, double durationS, int warmupRequests,
                           int inputTokensMean, int inputTokensStddev, int outputTokensMean,
                           int outputTokensStddev, int sharedPrefixTokens, long seed, Path inputFile,
                           Path outputDir, double timeoutS, boolean progress, String scenario,
-                          double ttftSloMs, double tpotSloMs, int maxErrors) {
+                          double ttftSloMs, double tpotSloMs, int maxErrors, String extraInputs) {
 
     public BenchConfig {
         if (!endpoint.equals("chat") && !endpoint.equals("completions")) {
@@ -150,7 +151,7 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
     private BenchConfig withLevel(List<Integer> c, List<Double> r) {
         BenchConfig level = new BenchConfig(url, model, endpoint, apiKey, c, r, numRequests, durationS, warmupRequests,
                 inputTokensMean, inputTokensStddev, outputTokensMean, outputTokensStddev, sharedPrefixTokens, seed,
-                inputFile, outputDir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs, maxErrors);
+                inputFile, outputDir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs, maxErrors, extraInputs);
         return level.withTarget(url, model, outputDir.resolve(level.levelDirName()));
     }
 
@@ -158,7 +159,8 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
     public BenchConfig withTarget(String u, String m, Path dir) {
         return new BenchConfig(u, m, endpoint, apiKey, concurrencies, requestRates, numRequests, durationS,
                 warmupRequests, inputTokensMean, inputTokensStddev, outputTokensMean, outputTokensStddev,
-                sharedPrefixTokens, seed, inputFile, dir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs, maxErrors);
+                sharedPrefixTokens, seed, inputFile, dir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs, maxErrors,
+                extraInputs);
     }
 
     /**
@@ -219,8 +221,23 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
               --request-timeout S          a request unfinished after S seconds is a timeout (default 600)
               --max-errors N               stop the run after N failed requests, e.g. a dead server
                                            (default 0 = no limit); the partial report is written
+              --extra-inputs JSON          fields added to every request body, as GenAI-Perf's
+                                           --extra-inputs, e.g. '{"response_format":{"type":"json_object"}}'
               --no-progress                no progress line on stderr
             """;
+
+    /** The --extra-inputs value: a JSON object, kept as its text. */
+    static String extraInputs(String v) {
+        try {
+            com.fasterxml.jackson.databind.JsonNode n = new com.fasterxml.jackson.databind.ObjectMapper().readTree(v);
+            if (n == null || !n.isObject()) {
+                throw new IllegalArgumentException("--extra-inputs: expected a JSON object, got " + v);
+            }
+            return n.toString();
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalArgumentException("--extra-inputs: not JSON: " + e.getOriginalMessage());
+        }
+    }
 
     public static BenchConfig parse(String[] args) {
         String url = "http://127.0.0.1:8000";
@@ -246,6 +263,7 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         double ttftSlo = 0;
         double tpotSlo = 0;
         int maxErrors = 0;
+        String extraInputs = null;
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
             if (flag.equals("--no-progress")) {
@@ -286,6 +304,7 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
                     case "--request-timeout" -> timeout = Double.parseDouble(v);
                     case "--scenario" -> scenario = v;
                     case "--max-errors" -> maxErrors = Integer.parseInt(v);
+                    case "--extra-inputs" -> extraInputs = extraInputs(v);
                     case "--ttft-slo" -> ttftSlo = positive(flag, Double.parseDouble(v));
                     case "--tpot-slo" -> tpotSlo = positive(flag, Double.parseDouble(v));
                     default -> throw new IllegalArgumentException("unknown option '" + flag + "'");
@@ -299,7 +318,7 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         }
         return new BenchConfig(url, model, endpoint, apiKey, concurrencies, rates, num, duration, warmup, inMean,
                 inStd, outMean, outStd, prefix, seed, inputFile, outputDir, timeout, progress, scenario, ttftSlo,
-                tpotSlo, maxErrors);
+                tpotSlo, maxErrors, extraInputs);
     }
 
     private static double positive(String flag, double v) {

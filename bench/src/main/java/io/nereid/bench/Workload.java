@@ -100,6 +100,13 @@ public final class Workload {
         }
         body.put("stream", true);
         body.putObject("stream_options").put("include_usage", true);
+        if (config.extraInputs() != null) {
+            try {
+                body.setAll((ObjectNode) JSON.readTree(config.extraInputs()));
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                throw new IllegalStateException(e);   // checked when parsed
+            }
+        }
         return body.toString();
     }
 

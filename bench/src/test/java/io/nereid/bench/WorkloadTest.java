@@ -36,6 +36,22 @@ class WorkloadTest {
     }
 
     @Test
+    void extraInputsGoIntoEveryBodyAndMustBeAJsonObject() throws Exception {
+        BenchConfig c = BenchConfig.parse(new String[]{"--model", "m", "--output-dir", "unused", "--extra-inputs",
+                "{\"response_format\":{\"type\":\"json_object\"},\"temperature\":0}"});
+        for (JsonNode body : payloads(new Workload(c), 3)) {
+            assertEquals("json_object", body.path("response_format").path("type").asText());
+            assertEquals(0, body.path("temperature").asInt());
+            assertEquals("m", body.path("model").asText());
+        }
+        for (String bad : List.of("[1]", "{nope")) {
+            IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                    () -> BenchConfig.parse(new String[]{"--model", "m", "--extra-inputs", bad}));
+            assertTrue(e.getMessage().startsWith("--extra-inputs: "), e.getMessage());
+        }
+    }
+
+    @Test
     void sameSeedAndLevelGiveTheSamePayloads() throws Exception {
         assertEquals(payloads(new Workload(config(7), 2, null), 20), payloads(new Workload(config(7), 2, null), 20));
         assertEquals(payloads(new Workload(config(7)), 20), payloads(new Workload(config(7), 0, null), 20));

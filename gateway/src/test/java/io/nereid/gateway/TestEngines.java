@@ -35,6 +35,11 @@ final class TestEngines {
             }
 
             @Override
+            public void prepare(io.nereid.engine.api.Constraint constraint) {
+                real.prepare(constraint);
+            }
+
+            @Override
             public EngineStats stats() {
                 return real.stats();
             }

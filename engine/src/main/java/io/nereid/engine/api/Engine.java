@@ -23,6 +23,15 @@ public interface Engine extends AutoCloseable {
      */
     void validate(GenerationRequest request);
 
+    /**
+     * Compiles {@code constraint} against the model's vocabulary and keeps it for the requests
+     * that carry it, so that {@link #validate} and {@link #submit} find it compiled: front ends
+     * call it on a worker thread (compiling a large schema takes milliseconds). Any thread.
+     *
+     * @throws RequestValidationException (field {@code "constraint"}) naming what cannot be compiled or honoured
+     */
+    void prepare(Constraint constraint);
+
     EngineStats stats();
 
     /** Whether the engine thread runs, and why it stopped if it stopped on its own. Any thread, cheap. */

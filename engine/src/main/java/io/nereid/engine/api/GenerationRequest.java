@@ -34,6 +34,7 @@ public final class GenerationRequest {
     private final int priority;
     private final Instant deadline;
     private final int promptLogprobs;
+    private final Constraint constraint;
 
     private GenerationRequest(Builder b) {
         this.id = b.id;
@@ -49,6 +50,7 @@ public final class GenerationRequest {
         this.priority = b.priority;
         this.deadline = b.deadline;
         this.promptLogprobs = b.promptLogprobs;
+        this.constraint = b.constraint;
     }
 
     /** A request for {@code promptTokens} with every default: greedy, 16 tokens, one choice, no stops. */
@@ -131,6 +133,11 @@ public final class GenerationRequest {
      * ({@link TokenSink#onPromptLogprobs}); -1: off. Such a request computes its whole prompt: it
      * takes nothing from the prefix cache (as vLLM).
      */
+    /** What the output must match, or null. */
+    public Constraint constraint() {
+        return constraint;
+    }
+
     public int promptLogprobs() {
         return promptLogprobs;
     }
@@ -155,6 +162,7 @@ public final class GenerationRequest {
         private int priority;
         private Instant deadline;
         private int promptLogprobs = -1;
+        private Constraint constraint;
 
         private Builder(String id, int[] promptTokens) {
             this.id = Objects.requireNonNull(id, "id");
@@ -208,6 +216,12 @@ public final class GenerationRequest {
 
         public Builder deadline(Instant when) {
             this.deadline = when;
+            return this;
+        }
+
+        /** What the output must match (structured output); null for none. */
+        public Builder constraint(Constraint c) {
+            this.constraint = c;
             return this;
         }
 

@@ -1,6 +1,7 @@
 package io.nereid.engine.core;
 
 import io.nereid.engine.sampling.SamplingChain;
+import io.nereid.engine.structured.TokenMatcher;
 import io.nereid.engine.text.IncrementalDetokenizer;
 import io.nereid.engine.text.StopStringMatcher;
 
@@ -12,13 +13,15 @@ import io.nereid.engine.text.StopStringMatcher;
 final class ChoiceOutput {
 
     final SamplingChain chain;
+    final TokenMatcher constraint;    // the chain's structured-output matcher, or null
     final IncrementalDetokenizer detokenizer;
     final StopStringMatcher stops;
     private int generated;            // output tokens so far
     private long firstTokenNanos;     // System.nanoTime() of the first output token, 0 before it
 
-    ChoiceOutput(SamplingChain chain, IncrementalDetokenizer detokenizer, StopStringMatcher stops) {
+    ChoiceOutput(SamplingChain chain, TokenMatcher constraint, IncrementalDetokenizer detokenizer, StopStringMatcher stops) {
         this.chain = chain;
+        this.constraint = constraint;
         this.detokenizer = detokenizer;
         this.stops = stops;
     }

@@ -1,5 +1,7 @@
 package io.nereid.engine.core;
 
+import io.nereid.engine.api.Constraint;
+import io.nereid.engine.api.RequestValidationException;
 import io.nereid.engine.api.AdmissionException;
 import io.nereid.engine.api.Engine;
 import io.nereid.engine.api.EngineException;
@@ -11,6 +13,9 @@ import io.nereid.engine.api.RequestHandle;
 import io.nereid.engine.api.TokenSink;
 import io.nereid.engine.backend.Backend;
 import io.nereid.engine.backend.StepOutput;
+import io.nereid.engine.structured.CompiledConstraint;
+import io.nereid.engine.structured.Constraints;
+import io.nereid.engine.structured.GrammarException;
 import io.nereid.engine.tokenizer.Tokenizer;
 import io.nereid.kvcache.KvCacheConfig;
 import io.nereid.kvcache.KvCacheManager;
@@ -59,6 +64,7 @@ public final class InflightEngine implements Engine {
     private final EngineConfig config;
     private final KvCacheManager cache;
     private final RequestLimits limits;
+    private final Constraints constraints;   // compiled structured-output constraints, cached by text
     private final Scheduler scheduler;
     private final Executor executor;
     private final OutputProcessor outputs;
@@ -94,6 +100,7 @@ public final class InflightEngine implements Engine {
     public InflightEngine(EngineConfig config, Backend backend, Tokenizer tokenizer, DraftProposer proposer) {
         this.config = config;
         this.limits = new RequestLimits(config, backend.vocabSize());
+        this.constraints = new Constraints(tokenizer);
         this.cache = new KvCacheManager(new KvCacheConfig(config.numBlocks(), config.blockSize(), config.watermark(),
                 KvCacheConfig.randomSeed()));
         int promptRows = (int) Math.min(config.maxNumBatchedTokens(), PROMPT_LOGIT_BYTES_PER_STEP / (4L * backend.vocabSize()));
@@ -116,7 +123,8 @@ public final class InflightEngine implements Engine {
             throw new AdmissionException(AdmissionException.Reason.QUEUE_FULL, Duration.ofSeconds(1),
                     "the waiting queue is full (" + config.maxWaiting() + " requests); retry later");
         }
-        RequestState state = new RequestState(r, sink, submissions.incrementAndGet(), () -> LockSupport.unpark(thread));
+        RequestState state = new RequestState(r, sink, submissions.incrementAndGet(), () -> LockSupport.unpark(thread),
+                r.constraint() == null ? null : compiled(r.constraint()));
         inboxed.incrementAndGet();
         inbox.add(state);
         if (exited && inbox.remove(state)) {
@@ -144,6 +152,22 @@ public final class InflightEngine implements Engine {
     @Override
     public void validate(GenerationRequest r) {
         limits.check(r);
+        if (r.constraint() != null) {
+            compiled(r.constraint());
+        }
+    }
+
+    @Override
+    public void prepare(Constraint c) {
+        compiled(c);
+    }
+
+    private CompiledConstraint compiled(Constraint c) {
+        try {
+            return constraints.compile(c);
+        } catch (GrammarException e) {
+            throw new RequestValidationException("constraint", e.getMessage());
+        }
     }
 
     @Override

@@ -8,6 +8,7 @@ import io.nereid.engine.backend.StepOutput;
 import io.nereid.engine.sampling.SampledToken;
 import io.nereid.engine.sampling.RawLogprobs;
 import io.nereid.engine.sampling.SamplingChain;
+import io.nereid.engine.structured.TokenMatcher;
 import io.nereid.engine.text.IncrementalDetokenizer;
 import io.nereid.engine.text.StopMatch;
 import io.nereid.engine.text.StopStringMatcher;
@@ -91,7 +92,9 @@ final class OutputProcessor {
         // min_tokens holds back the model's EOS ids (unless ignore_eos) and the request's stop token ids.
         int[] suppressed = IntStream.concat(q.ignoreEos() ? IntStream.empty() : IntStream.of(eosIds),
                 IntStream.of(q.stopTokenIds())).toArray();
-        return new ChoiceOutput(new SamplingChain(q.sampling(), vocabSize, q.promptTokens(), seed, q.minTokens(), suppressed),
+        TokenMatcher constraint = r.constraint == null ? null : r.constraint.matcher(eosIds);
+        return new ChoiceOutput(new SamplingChain(q.sampling(), vocabSize, q.promptTokens(), seed, q.minTokens(), suppressed,
+                constraint), constraint,
                 new IncrementalDetokenizer(tokenizer, true, true), new StopStringMatcher(q.stop()));
     }
 
@@ -224,6 +227,12 @@ final class OutputProcessor {
                 return true;
             }
             text = ((StopMatch.Continue) m).text();
+        }
+        if (o.constraint != null && o.constraint.terminated()) {
+            // the constraint is complete and nothing may follow: the choice ends here, EOS or not (ignore_eos, min_tokens)
+            events.delta(r, c, text + flush(o), ids, lp);
+            events.finish(r, c, FinishReason.STOP, null);
+            return true;
         }
         if (o.generated() >= q.maxTokens() || length + 1 >= maxModelLen) {
             events.delta(r, c, text + flush(o), ids, lp);

@@ -4,6 +4,7 @@ import io.nereid.engine.api.GenerationRequest;
 import io.nereid.engine.api.RequestHandle;
 import io.nereid.engine.api.TokenLogprob;
 import io.nereid.engine.api.TokenSink;
+import io.nereid.engine.structured.CompiledConstraint;
 
 /**
  * A submitted request: its sink, its choices (choice 0 prefills the prompt; the others are forked
@@ -14,6 +15,7 @@ final class RequestState implements RequestHandle {
 
     final GenerationRequest request;
     final TokenSink sink;
+    final CompiledConstraint constraint;   // the request's compiled constraint, or null
     final long arrivalNanos;
     final long order;                 // submission order, for FIFO and "latest arrival" preemption
     final Sequence[] choices;         // null until the choice exists (choice 0 on admission, the others at the fork)
@@ -29,7 +31,12 @@ final class RequestState implements RequestHandle {
     private volatile boolean cancelled;
 
     RequestState(GenerationRequest request, TokenSink sink, long order, Runnable wakeUp) {
+        this(request, sink, order, wakeUp, null);
+    }
+
+    RequestState(GenerationRequest request, TokenSink sink, long order, Runnable wakeUp, CompiledConstraint constraint) {
         this.request = request;
+        this.constraint = constraint;
         this.sink = sink;
         this.order = order;
         this.wakeUp = wakeUp;

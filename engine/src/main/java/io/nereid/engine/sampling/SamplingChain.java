@@ -43,6 +43,15 @@ public final class SamplingChain {
      */
     public SamplingChain(SamplingParams params, int vocabSize, int[] promptTokens, long seed, int minTokens,
             int[] suppressedIds) {
+        this(params, vocabSize, promptTokens, seed, minTokens, suppressedIds, null);
+    }
+
+    /**
+     * A chain that also applies {@code constraint} (a structured-output mask), last: after the
+     * penalties and the bias, so nothing can bring back a token it forbids. Null for none.
+     */
+    public SamplingChain(SamplingParams params, int vocabSize, int[] promptTokens, long seed, int minTokens,
+            int[] suppressedIds, LogitsProcessor constraint) {
         for (int id : params.logitBias().keySet()) {
             if (id < 0 || id >= vocabSize) {
                 throw new IllegalArgumentException("logit_bias names token " + id + ", outside the vocabulary of " + vocabSize);
@@ -60,6 +69,9 @@ public final class SamplingChain {
         }
         if (!params.logitBias().isEmpty()) {
             chain.add(new LogitBiasProcessor(params.logitBias()));
+        }
+        if (constraint != null) {
+            chain.add(constraint);
         }
         this.processors = chain.toArray(LogitsProcessor[]::new);
         this.distribution = new Distribution(params);

@@ -15,7 +15,8 @@ import java.util.stream.Collectors;
 /**
  * The engine's own commands, which work on model files rather than serve them; {@code bin/nereid}
  * runs them with the server's class path: {@code quantize [--pure] IN OUT TYPE} ({@link ModelQuantizer}) and
- * {@code bench-model} (llama-bench's table, {@link BenchModel}).
+ * {@code bench-model} (llama-bench's table, {@link BenchModel}) and {@code structured-bench} (MaskBench's
+ * table for the grammar engine, {@link StructuredBench}).
  */
 public final class Main {
 
@@ -31,8 +32,9 @@ public final class Main {
         return switch (command) {
             case "quantize" -> quantize(args, out, err);
             case "bench-model" -> BenchModel.run(args, out, err);
+            case "structured-bench" -> StructuredBench.run(args, out, err);
             default -> {
-                err.println("nereid: unknown engine command '" + command + "' (try: quantize, bench-model)");
+                err.println("nereid: unknown engine command '" + command + "' (try: quantize, bench-model, structured-bench)");
                 yield 64;   // EX_USAGE
             }
         };

@@ -40,6 +40,26 @@ class ToolsMainTest {
     }
 
     @Test
+    void structuredBenchPrintsMaskBenchsTableAndTheTotalLine(@TempDir Path dir) throws IOException {
+        Path data = Fixtures.path("maskbench/data");
+        for (String f : List.of("Github_easy---o10094.json", "Glaiveai2K---book_flight_d310c236.json", "BFCL_java_0.json")) {
+            java.nio.file.Files.copy(data.resolve(f), dir.resolve(f));
+        }
+        Path report = dir.resolve("report.json");
+        assertEquals(0, run("structured-bench", "--tokenizer", Fixtures.path("tokenizers/llama3").toString(), "--json",
+                report.toString(), dir.toString()), err.toString(StandardCharsets.UTF_8));
+        List<String> lines = out.toString(StandardCharsets.UTF_8).lines().toList();
+        assertTrue(lines.get(0).startsWith("split") && lines.get(0).contains("TBM p99.9"), lines.get(0));
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("Glaiveai2K ")), String.join("\n", lines));
+        assertTrue(lines.getLast().matches("total: passing [0-3]/3 \\([0-9]+\\.[0-9] %\\), compile errors [0-3], validation errors [0-3],"
+                + " invalidation errors [0-3], timeouts [0-3]"), lines.getLast());
+        String json = java.nio.file.Files.readString(report);
+        assertTrue(json.contains("\"total\":{\"schemas\":3,"), json);
+        assertEquals(64, run("structured-bench", dir.toString()));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("--tokenizer and at least one DIR are required"));
+    }
+
+    @Test
     void benchModelNamesABadOption() {
         assertEquals(64, run("bench-model", "--model", "x.gguf", "-p", "many"));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("-p must be an integer, got 'many'"));

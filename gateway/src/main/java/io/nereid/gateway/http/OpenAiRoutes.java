@@ -273,6 +273,13 @@ final class OpenAiRoutes {
 
         @Override
         public List<Prompt> prepare() {
+            if (req.structured() != null) {
+                try {
+                    model.engine().prepare(req.structured().constraint());   // compiled here, not on the event loop
+                } catch (RequestValidationException e) {
+                    throw req.invalid(e);
+                }
+            }
             return prompts(req);
         }
 
@@ -283,7 +290,7 @@ final class OpenAiRoutes {
 
         @Override
         public ApiException refused(int k, RuntimeException e) {
-            return forPrompt(e instanceof RequestValidationException v ? ParsedRequest.invalid(req.kind(), v)
+            return forPrompt(e instanceof RequestValidationException v ? req.invalid(v)
                     : GatewayServer.mapFailure(e), batch ? k : -1);
         }
 

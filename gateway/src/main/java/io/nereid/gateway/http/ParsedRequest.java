@@ -18,11 +18,14 @@ import java.util.Map;
  *                      choice's output
  * @param promptLogprobs vLLM's {@code prompt_logprobs}: alternatives per prompt token, -1 when not asked for
  * @param ignoredFields unknown fields, ignored (reported in {@code x-nereid-ignored-fields})
+ * @param structured    what the output must match ({@code response_format}, {@code guided_*},
+ *                      {@code structured_outputs}) and the field it came from, or null
  */
 public record ParsedRequest(Kind kind, String model, List<Map<String, Object>> messages, List<String> prompts,
         List<int[]> promptTokens, SamplingParams sampling, List<String> stop, int[] stopTokenIds, Integer maxTokens,
         int minTokens, boolean ignoreEos, int n, boolean stream, boolean includeUsage, int priority,
-        boolean logprobs, boolean echo, int promptLogprobs, List<String> ignoredFields) {
+        boolean logprobs, boolean echo, int promptLogprobs, List<String> ignoredFields,
+        StructuredOutputs.Parsed structured) {
 
     public enum Kind { CHAT, COMPLETION }
 
@@ -50,10 +53,19 @@ public record ParsedRequest(Kind kind, String model, List<Map<String, Object>> m
         try {
             return GenerationRequest.builder(id, prompt).sampling(sampling).stop(stop).stopTokenIds(stopTokenIds)
                     .maxTokens(maxTokens).minTokens(minTokens).ignoreEos(ignoreEos).n(n).logprobs(logprobs)
-                    .priority(priority).promptLogprobs(enginePromptLogprobs()).build();
+                    .priority(priority).promptLogprobs(enginePromptLogprobs())
+                    .constraint(structured == null ? null : structured.constraint()).build();
         } catch (RequestValidationException e) {
-            throw invalid(kind, e);
+            throw invalid(e);
         }
+    }
+
+    /** The 400 for an engine refusal of this request: a constraint's under the field it came from. */
+    public ApiException invalid(RequestValidationException e) {
+        if ("constraint".equals(e.param()) && structured != null) {
+            return ApiException.invalid(structured.param(), e.getMessage());
+        }
+        return invalid(kind, e);
     }
 
     /** The 400 for an engine refusal, naming the field as the route {@code kind} names it. */

@@ -32,9 +32,8 @@ public final class RequestValidator {
             "logit_bias", "logprobs", "echo", "prompt_logprobs");
     /** Known, not implemented: a 400 unless absent, null, false, empty or the neutral value. */
     static final Set<String> UNSUPPORTED = Set.of("tools", "tool_choice", "functions", "function_call",
-            "parallel_tool_calls", "response_format", "suffix", "best_of", "audio",
-            "modalities", "prediction", "reasoning_effort", "web_search_options", "guided_json", "guided_regex",
-            "guided_choice", "guided_grammar", "structured_outputs");
+            "parallel_tool_calls", "suffix", "best_of", "audio",
+            "modalities", "prediction", "reasoning_effort", "web_search_options", "guided_whitespace_pattern");
     /** Most prompts one completions request may batch (each generated with {@code n} choices). */
     static final int MAX_PROMPTS = 64;
     private static final String PROMPT_SHAPES = "'prompt' must be a string, an array of token ids, or a non-empty array"
@@ -54,7 +53,7 @@ public final class RequestValidator {
                 if (!neutral(f, body.get(f))) {
                     throw ApiException.unsupported(f, "remove it or send null");
                 }
-            } else if (!COMMON.contains(f) && !f.equals(kind == Kind.CHAT ? "messages" : "prompt")
+            } else if (!COMMON.contains(f) && !StructuredOutputs.FIELDS.contains(f) && !f.equals(kind == Kind.CHAT ? "messages" : "prompt")
                     && !(kind == Kind.CHAT && f.equals("top_logprobs"))) {
                 ignored.add(f);
             }
@@ -171,7 +170,7 @@ public final class RequestValidator {
                 body.hasNonNull("stop_token_ids") ? intArray(body.get("stop_token_ids"), "stop_token_ids") : new int[0],
                 maxTokens, minTokens, optBool(body, "ignore_eos", false), n, stream, includeUsage,
                 optInt(body, "priority", 0), logprobs, echo, promptLogprobs == null ? -1 : promptLogprobs,
-                List.copyOf(ignored));
+                List.copyOf(ignored), StructuredOutputs.parse(body));
         // The engine's own checks of every option, now, before the prompt is rendered and tokenized: against
         // a one-token prompt, and with no max_tokens as many as min_tokens asks for (the real request is
         // checked again once its prompt and max_tokens are known).

@@ -1,0 +1,64 @@
+package io.nereid.engine.api;
+
+import java.util.List;
+
+/**
+ * What a request's output must match, enforced token by token by a grammar (structured output):
+ * OpenAI's {@code response_format}, vLLM's {@code guided_*} / {@code structured_outputs}. The
+ * engine compiles it against the model's vocabulary ({@link Engine#prepare}) and masks every
+ * token that could not continue into a match; EOS is allowed only where the output may end.
+ * Immutable.
+ */
+public sealed interface Constraint {
+
+    /** A text naming the constraint exactly: the compile cache's key. */
+    String key();
+
+    /**
+     * JSON that validates against {@code schema} (JSON Schema text); {@code {"type":"object"}} for
+     * {@code json_object}.
+     *
+     * @param freeWhitespace whether whitespace may appear between JSON tokens (else compact JSON)
+     */
+    record JsonSchema(String schema, boolean freeWhitespace) implements Constraint {
+        /** OpenAI's {@code json_object}: any JSON object. */
+        public static final JsonSchema ANY_OBJECT = new JsonSchema("{\"type\":\"object\"}", false);
+
+        @Override
+        public String key() {
+            return "json" + (freeWhitespace ? "+ws:" : ":") + schema;
+        }
+    }
+
+    /** Output that matches {@code pattern} in full (ECMA-262 syntax). */
+    record Regex(String pattern) implements Constraint {
+        @Override
+        public String key() {
+            return "regex:" + pattern;
+        }
+    }
+
+    /** Output that is exactly one of {@code options}. */
+    record Choice(List<String> options) implements Constraint {
+        public Choice {
+            options = List.copyOf(options);
+        }
+
+        @Override
+        public String key() {
+            StringBuilder b = new StringBuilder("choice:");
+            for (String o : options) {
+                b.append(o.length()).append(':').append(o);
+            }
+            return b.toString();
+        }
+    }
+
+    /** Output in the language of a GBNF / EBNF grammar (llama.cpp's syntax; the start rule is {@code root}). */
+    record Grammar(String ebnf) implements Constraint {
+        @Override
+        public String key() {
+            return "grammar:" + ebnf;
+        }
+    }
+}

@@ -1,0 +1,86 @@
+package io.nereid.engine.structured;
+
+import io.nereid.engine.api.Constraint;
+import io.nereid.engine.tokenizer.Tokenizer;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Compiles {@link Constraint}s into {@link CompiledConstraint}s over a tokenizer's vocabulary and
+ * keeps the last {@value #CACHE_SIZE} per tokenizer, keyed by {@link Constraint#key()}, so that a
+ * schema sent with every request compiles once. Compiling builds the grammar, the automaton's
+ * first state and its first mask: what a request's first token needs, done on the caller's
+ * thread (the gateway's worker pool), not the engine's.
+ *
+ * <p>Thread-safe.
+ */
+public final class Constraints {
+
+    static final int CACHE_SIZE = 64;
+
+    private final Tokenizer tokenizer;
+    private final Map<String, CompiledConstraint> cache = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, CompiledConstraint> eldest) {
+            return size() > CACHE_SIZE;
+        }
+    };
+
+    public Constraints(Tokenizer tokenizer) {
+        this.tokenizer = tokenizer;
+    }
+
+    /**
+     * The compiled form of {@code c}, from the cache or compiled now.
+     *
+     * @throws GrammarException naming what cannot be compiled or honoured
+     */
+    public CompiledConstraint compile(Constraint c) {
+        String key = c.key();
+        synchronized (cache) {
+            CompiledConstraint hit = cache.get(key);
+            if (hit != null) {
+                return hit;
+            }
+        }
+        CompiledConstraint compiled = new CompiledConstraint(c, new Automaton(grammar(c), TokenTrie.of(tokenizer)));
+        synchronized (cache) {
+            cache.putIfAbsent(key, compiled);
+            return cache.get(key);
+        }
+    }
+
+    /** The byte grammar of {@code c}. */
+    static Grammar grammar(Constraint c) {
+        return switch (c) {
+            case Constraint.JsonSchema j -> JsonSchemaCompiler.compile(j.schema(), j.freeWhitespace());
+            case Constraint.Regex r -> {
+                Grammar.Builder b = new Grammar.Builder();
+                int root = b.rule("root");
+                b.define(root, RegexCompiler.fullMatch(r.pattern()));
+                yield b.build(root);
+            }
+            case Constraint.Choice ch -> {
+                if (ch.options().isEmpty()) {
+                    throw new GrammarException("a choice needs at least one option");
+                }
+                List<Expr> options = new ArrayList<>();
+                for (String o : ch.options()) {
+                    options.add(Expr.literal(o));
+                }
+                Grammar.Builder b = new Grammar.Builder();
+                int root = b.rule("root");
+                b.define(root, Expr.alt(options));
+                yield b.build(root);
+            }
+            case Constraint.Grammar g -> GbnfParser.parse(g.ebnf());
+        };
+    }
+
+    /** {@code s} quoted for an error message, cut at 80 characters. */
+    static String quoteShort(String s) {
+        return "'" + (s.length() > 80 ? s.substring(0, 77) + "..." : s) + "'";
+    }
+}

@@ -1,0 +1,333 @@
+package io.nereid.engine.structured;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A context-free grammar over bytes, flattened the way llama.cpp's GBNF engine holds one: one
+ * program array in which every alternative of every rule is a run of elements ended by
+ * {@link #END}; an element is a rule reference ({@code >= 0}) or a byte set
+ * ({@code <= -2}, set {@code -e - 2}). A position is an index into the program. Immutable and
+ * thread-safe; {@link Automaton} runs it.
+ *
+ * <p>Left recursion is refused when the grammar is built (a pushdown matcher would expand it
+ * forever); every other context-free grammar is accepted, ambiguous ones included.
+ */
+final class Grammar {
+
+    static final int END = -1;
+
+    /** Upper bound on the program, so that a schema cannot make the compiler use unbounded memory. */
+    static final int MAX_PROGRAM = 4_000_000;
+
+    final int[] program;
+    final int[][] alternatives;   // per rule: the start positions of its alternatives
+    final long[][] sets;          // per byte-set element: 4 words, bit b = byte b allowed
+    final String[] names;
+    final int root;
+
+    private Grammar(int[] program, int[][] alternatives, long[][] sets, String[] names, int root) {
+        this.program = program;
+        this.alternatives = alternatives;
+        this.sets = sets;
+        this.names = names;
+        this.root = root;
+    }
+
+    /** Whether the element at {@code position} is a byte set that allows {@code b}. */
+    boolean allows(int position, int b) {
+        int e = program[position];
+        return e <= -2 && (sets[-e - 2][b >>> 6] >>> (b & 63) & 1) != 0;
+    }
+
+    int size() {
+        return program.length;
+    }
+
+    @Override
+    public String toString() {
+        return "Grammar[" + alternatives.length + " rules, " + program.length + " elements]";
+    }
+
+    /**
+     * Builds a grammar from {@link Expr}s: rules are named and defined in any order (recursion
+     * through {@link Expr.Ref}); alternatives and repetitions nested inside a rule become rules of
+     * their own, shared when equal. Not thread-safe; one per compile.
+     */
+    @SuppressWarnings("unchecked")
+    static final class Builder {
+        private final List<String> names = new ArrayList<>();
+        private final List<Expr> definitions = new ArrayList<>();
+        // rules for nested expressions: small ones (a byte set, a rule, a repetition of one) shared when
+        // equal; larger ones by identity, since a record's structural hash walks the whole tree each time
+        private final Map<Expr, Integer> anonymous = new HashMap<>();
+        private final Map<Expr, Integer> anonymousLarge = new java.util.IdentityHashMap<>();
+        private final Map<Expr.Bytes, Integer> setIndex = new HashMap<>();
+        private final List<long[]> sets = new ArrayList<>();
+        private final List<int[][]> lowered = new ArrayList<>();   // per rule: alternatives as element runs
+        private int elements;
+
+        /** A new rule, defined later with {@link #define}. */
+        int rule(String name) {
+            names.add(name);
+            definitions.add(null);
+            lowered.add(null);
+            return names.size() - 1;
+        }
+
+        void define(int rule, Expr e) {
+            if (definitions.get(rule) != null) {
+                throw new IllegalStateException("rule " + names.get(rule) + " is defined twice");
+            }
+            definitions.set(rule, e);
+        }
+
+        boolean defined(int rule) {
+            return definitions.get(rule) != null;
+        }
+
+        /** A rule for {@code e}: the same one for the same expression (for small ones, for an equal one). */
+        int ruleFor(String name, Expr e) {
+            Map<Expr, Integer> memo = small(e) ? anonymous : anonymousLarge;
+            Integer r = memo.get(e);
+            if (r == null) {
+                r = rule(name);
+                define(r, e);
+                memo.put(e, r);
+            }
+            return r;
+        }
+
+        private static boolean small(Expr e) {
+            return switch (e) {
+                case Expr.Bytes b -> true;
+                case Expr.Ref r -> true;
+                case Expr.Repeat rep -> rep.item() instanceof Expr.Bytes || rep.item() instanceof Expr.Ref;
+                case Expr.Seq s -> s.items().size() <= 4 && s.items().stream().allMatch(x -> x instanceof Expr.Bytes || x instanceof Expr.Ref);
+                case Expr.Alt a -> a.options().size() <= 4 && a.options().stream().allMatch(x -> x instanceof Expr.Bytes || x instanceof Expr.Ref);
+            };
+        }
+
+        Grammar build(int root) {
+            for (int r = 0; r < names.size(); r++) {   // lowering may add rules; they are lowered too
+                if (definitions.get(r) == null) {
+                    throw new GrammarException("rule " + names.get(r) + " is used but never defined");
+                }
+                lower(r);
+            }
+            checkLeftRecursion();
+            int[] program = new int[elements + totalAlternatives()];
+            int[][] starts = new int[names.size()][];
+            int p = 0;
+            for (int r = 0; r < names.size(); r++) {
+                int[][] alts = lowered.get(r);
+                starts[r] = new int[alts.length];
+                for (int a = 0; a < alts.length; a++) {
+                    starts[r][a] = p;
+                    System.arraycopy(alts[a], 0, program, p, alts[a].length);
+                    p += alts[a].length;
+                    program[p++] = END;
+                }
+            }
+            return new Grammar(program, starts, sets.toArray(long[][]::new), names.toArray(String[]::new), root);
+        }
+
+        private int totalAlternatives() {
+            int n = 0;
+            for (int[][] alts : lowered) {
+                n += alts.length;
+            }
+            return n;
+        }
+
+        private void lower(int r) {
+            Expr e = definitions.get(r);
+            List<Expr> options = e instanceof Expr.Alt a ? a.options() : List.of(e);
+            int[][] alts = new int[options.size()][];
+            for (int i = 0; i < alts.length; i++) {
+                List<Integer> out = new ArrayList<>();
+                flatten(options.get(i), out, names.get(r));
+                alts[i] = out.stream().mapToInt(Integer::intValue).toArray();
+                elements += alts[i].length;
+                if (elements > MAX_PROGRAM) {
+                    throw new GrammarException("the constraint is too large (over " + MAX_PROGRAM + " grammar elements)");
+                }
+            }
+            lowered.set(r, alts);
+        }
+
+        private void flatten(Expr e, List<Integer> out, String owner) {
+            switch (e) {
+                case Expr.Seq s -> {
+                    for (Expr item : s.items()) {
+                        flatten(item, out, owner);
+                    }
+                }
+                case Expr.Bytes b -> {
+                    if (b.isEmpty()) {
+                        throw new GrammarException("rule " + owner + " has an empty character class");
+                    }
+                    Integer k = setIndex.get(b);
+                    if (k == null) {
+                        k = sets.size();
+                        sets.add(b.bits());
+                        setIndex.put(b, k);
+                    }
+                    out.add(-k - 2);
+                }
+                case Expr.Ref ref -> out.add(ref.rule());
+                case Expr.Alt a -> out.add(ruleFor(owner + "-alt", a));
+                case Expr.Repeat rep -> repeat(rep, out, owner);
+            }
+        }
+
+        private void repeat(Expr.Repeat rep, List<Integer> out, String owner) {
+            Expr item = rep.item();
+            if (!(item instanceof Expr.Bytes || item instanceof Expr.Ref)) {
+                item = new Expr.Ref(ruleFor(owner + "-item", item));
+            }
+            if (rep.min() > MAX_PROGRAM) {
+                throw new GrammarException("the constraint is too large (a repetition of " + rep.min() + ")");
+            }
+            for (int i = 0; i < rep.min(); i++) {
+                flatten(item, out, owner);
+            }
+            if (rep.max() < 0) {
+                // S ::= item S | ε — right recursion, which the matcher runs in constant stack depth
+                Expr.Repeat key = new Expr.Repeat(item, 0, -1);
+                Integer s = anonymous.get(key);
+                if (s == null) {
+                    s = rule(owner + "-star");
+                    anonymous.put(key, s);
+                    define(s, Expr.alt(Expr.seq(item, new Expr.Ref(s)), Expr.EMPTY));
+                }
+                out.add(s);
+            } else if (rep.max() > rep.min()) {
+                // O_k ::= item O_(k-1) | ε, O_1 ::= item | ε: at most k more
+                int extra = rep.max() - rep.min();
+                if (extra > MAX_PROGRAM / 4) {
+                    throw new GrammarException("the constraint is too large (a repetition of up to " + rep.max() + ")");
+                }
+                Integer previous = null;
+                for (int k = 1; k <= extra; k++) {
+                    Expr.Repeat key = new Expr.Repeat(item, 0, k);
+                    Integer o = anonymous.get(key);
+                    if (o == null) {
+                        o = rule(owner + "-upto" + k);
+                        anonymous.put(key, o);
+                        define(o, Expr.alt(previous == null ? item : Expr.seq(item, new Expr.Ref(previous)), Expr.EMPTY));
+                    }
+                    previous = o;
+                }
+                out.add(previous);
+            }
+        }
+
+        /**
+         * Refuses left recursion that grows the stack: a rule that can reach itself without
+         * consuming a byte through at least one reference that is not a tail call. A cycle made of
+         * tail calls only (S ::= x S | ε with x nullable) is harmless: the matcher re-enters the
+         * same stack node and its visited check ends the expansion.
+         */
+        private void checkLeftRecursion() {
+            int n = names.size();
+            boolean[] nullable = new boolean[n];
+            boolean changed = true;
+            while (changed) {
+                changed = false;
+                for (int r = 0; r < n; r++) {
+                    if (!nullable[r] && Arrays.stream(lowered.get(r)).anyMatch(alt -> allNullable(alt, nullable))) {
+                        nullable[r] = changed = true;
+                    }
+                }
+            }
+            // leftmost edges r -> e, and whether each is a tail call (the last element of its alternative)
+            List<int[]>[] edges = new List[n];
+            for (int r = 0; r < n; r++) {
+                edges[r] = new ArrayList<>();
+                for (int[] alt : lowered.get(r)) {
+                    for (int k = 0; k < alt.length; k++) {
+                        int e = alt[k];
+                        if (e < 0) {
+                            break;
+                        }
+                        edges[r].add(new int[] {e, k == alt.length - 1 ? 1 : 0});
+                        if (!nullable[e]) {
+                            break;
+                        }
+                    }
+                }
+            }
+            int[] component = stronglyConnected(edges);
+            for (int r = 0; r < n; r++) {
+                for (int[] e : edges[r]) {
+                    if (e[1] == 0 && component[e[0]] == component[r]) {
+                        throw new GrammarException("rule " + names.get(e[0]) + " is left-recursive, which is not supported");
+                    }
+                }
+            }
+        }
+
+        /** Tarjan's strongly connected components, iterative; the component number of each rule. */
+        private static int[] stronglyConnected(List<int[]>[] edges) {
+            int n = edges.length;
+            int[] index = new int[n], low = new int[n], component = new int[n], edgeAt = new int[n];
+            Arrays.fill(index, -1);
+            boolean[] onStack = new boolean[n];
+            int[] stack = new int[n], call = new int[n];
+            int sp = 0, next = 0, components = 0;
+            for (int s = 0; s < n; s++) {
+                if (index[s] >= 0) {
+                    continue;
+                }
+                int cp = 0;
+                call[cp++] = s;
+                index[s] = low[s] = next++;
+                stack[sp++] = s;
+                onStack[s] = true;
+                while (cp > 0) {
+                    int v = call[cp - 1];
+                    if (edgeAt[v] < edges[v].size()) {
+                        int w = edges[v].get(edgeAt[v]++)[0];
+                        if (index[w] < 0) {
+                            index[w] = low[w] = next++;
+                            stack[sp++] = w;
+                            onStack[w] = true;
+                            call[cp++] = w;
+                        } else if (onStack[w]) {
+                            low[v] = Math.min(low[v], index[w]);
+                        }
+                    } else {
+                        cp--;
+                        if (cp > 0) {
+                            int parent = call[cp - 1];
+                            low[parent] = Math.min(low[parent], low[v]);
+                        }
+                        if (low[v] == index[v]) {
+                            int w;
+                            do {
+                                w = stack[--sp];
+                                onStack[w] = false;
+                                component[w] = components;
+                            } while (w != v);
+                            components++;
+                        }
+                    }
+                }
+            }
+            return component;
+        }
+
+        private static boolean allNullable(int[] alt, boolean[] nullable) {
+            for (int e : alt) {
+                if (e < 0 || !nullable[e]) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+}

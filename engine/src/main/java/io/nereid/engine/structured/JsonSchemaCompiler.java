@@ -1,0 +1,1043 @@
+package io.nereid.engine.structured;
+
+import io.nereid.engine.json.Json;
+import io.nereid.engine.json.JsonException;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * JSON Schema (draft 4 to 2020-12, the parts that describe a language of JSON texts) into a byte
+ * grammar of the JSON texts that validate. Objects list their properties in the schema's order
+ * (optional ones may be left out; additional properties, where allowed, come after the declared
+ * ones), as llguidance and XGrammar do; compact serialization unless whitespace is free.
+ *
+ * <p>Supported: {@code type} (one or a list), {@code properties}, {@code required},
+ * {@code additionalProperties} (boolean or schema), {@code items} (schema or tuple),
+ * {@code prefixItems}, {@code additionalItems}, {@code minItems}/{@code maxItems}, {@code enum},
+ * {@code const}, {@code anyOf}, {@code oneOf} (as anyOf: exclusivity is not enforced), {@code allOf}
+ * (merged), {@code $ref} to the same document ({@code #}, {@code #/definitions/...},
+ * {@code #/$defs/...}, any JSON pointer; recursion included), {@code minLength}/{@code maxLength},
+ * {@code pattern}, the regular formats (date-time, date, time, uuid, email, ipv4, hostname, uri;
+ * other formats are annotations), integer bounds (exact), number bounds that are whole numbers,
+ * {@code nullable} (OpenAPI). Validation keywords that a context-free grammar cannot express or
+ * that are not built yet ({@code not}, {@code if}, {@code dependencies}, {@code patternProperties},
+ * {@code uniqueItems}, {@code multipleOf}, ...) are refused with a {@link GrammarException} naming
+ * the keyword: a constraint is never silently loosened. Unknown keywords are annotations, as the
+ * specification says.
+ *
+ * <p>One instance per compile; not thread-safe.
+ */
+final class JsonSchemaCompiler {
+
+    private static final Set<String> UNSUPPORTED = Set.of("not", "if", "then", "else", "dependencies",
+            "dependentRequired", "dependentSchemas", "patternProperties", "propertyNames", "contains", "minContains",
+            "maxContains", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef");
+    private static final Set<String> TYPES = Set.of("null", "boolean", "integer", "number", "string", "object", "array");
+    private static final Set<String> STRING_KEYS = Set.of("minLength", "maxLength", "pattern", "format");
+    private static final Set<String> NUMBER_KEYS = Set.of("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+            "multipleOf");
+    private static final Set<String> OBJECT_KEYS = Set.of("properties", "required", "additionalProperties",
+            "minProperties", "maxProperties");
+    private static final Set<String> ARRAY_KEYS = Set.of("items", "prefixItems", "additionalItems", "minItems",
+            "maxItems", "uniqueItems");
+    private static final Map<String, String> FORMATS = Map.of(
+            "date", "^" + Formats.DATE + "$",
+            "time", "^" + Formats.TIME + "$",
+            "date-time", "^" + Formats.DATE + "[Tt]" + Formats.TIME + "$",
+            "uuid", "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+            "email", "^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@" + Formats.HOST + "$",
+            "ipv4", "^" + Formats.OCTET + "(\\." + Formats.OCTET + "){3}$",
+            "hostname", "^" + Formats.HOST + "$",
+            "uri", "^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]*$",
+            "json-pointer", "^(/([^~/]|~[01])*)*$");
+    /** Formats validators assert but this compiler has no grammar for: refused rather than left unchecked. */
+    private static final Set<String> ASSERTED_FORMATS = Set.of("ipv6", "iri", "iri-reference", "uri-reference",
+            "uri-template", "idn-email", "idn-hostname", "regex", "relative-json-pointer", "duration", "color");
+
+    /** Objects with at most this many declared properties accept them in any order. */
+    static final int ANY_ORDER_MAX = 8;
+
+    private final Grammar.Builder b = new Grammar.Builder();
+    private final Object root;
+    private final boolean freeWhitespace;
+    private final Map<Object, Integer> rules = new IdentityHashMap<>();
+    private final Map<String, Integer> shared = new HashMap<>();
+    private int depth;
+
+    /** A rule without alternatives: matches nothing (a schema reached through $ref that accepts no value). */
+    private static final Expr NOTHING = new Expr.Alt(List.of());
+
+    private JsonSchemaCompiler(Object root, boolean freeWhitespace) {
+        this.root = root;
+        this.freeWhitespace = freeWhitespace;
+    }
+
+    /**
+     * The grammar of the JSON texts that validate against {@code schemaJson}.
+     *
+     * @param freeWhitespace whether whitespace may appear between tokens (else compact JSON)
+     * @throws GrammarException for a schema that is not JSON, is unsatisfiable here, or uses a keyword this compiler refuses
+     */
+    static Grammar compile(String schemaJson, boolean freeWhitespace) {
+        Object schema;
+        try {
+            schema = Json.parse(schemaJson);
+        } catch (JsonException e) {
+            throw new GrammarException("the schema is not valid JSON: " + e.getMessage());
+        }
+        return compile(schema, freeWhitespace);
+    }
+
+    static Grammar compile(Object schema, boolean freeWhitespace) {
+        if (!(schema instanceof Map<?, ?>) && !(schema instanceof Boolean)) {
+            throw new GrammarException("a JSON Schema must be an object or a boolean");
+        }
+        JsonSchemaCompiler c = new JsonSchemaCompiler(schema, freeWhitespace);
+        int top = c.b.rule("root");
+        Expr body = c.schema(schema, "root");
+        if (body == null) {
+            throw new GrammarException("the schema accepts no value");
+        }
+        c.b.define(top, Expr.seq(c.ws(), body, c.ws()));
+        return c.b.build(top);
+    }
+
+    /** An expression for the values {@code s} accepts, or null for none (the schema {@code false}). */
+    private Expr schema(Object s, String where) {
+        if (Boolean.TRUE.equals(s)) {
+            return value();
+        }
+        if (Boolean.FALSE.equals(s)) {
+            return null;
+        }
+        if (!(s instanceof Map<?, ?> m)) {
+            throw new GrammarException("the schema at " + where + " is neither an object nor a boolean");
+        }
+        Integer r = rules.get(m);
+        if (r != null) {
+            return new Expr.Ref(r);
+        }
+        r = b.rule(where);
+        rules.put(m, r);   // before the body: a $ref cycle back to m refers to this rule
+        Expr body = compileMap(map(m), where);
+        b.define(r, body == null ? NOTHING : body);
+        return body == null ? null : new Expr.Ref(r);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> map(Map<?, ?> m) {
+        return (Map<String, Object>) m;
+    }
+
+    private Expr compileMap(Map<String, Object> m, String where) {
+        if (++depth > 200) {
+            throw new GrammarException("the schema nests (or refers to itself through allOf) deeper than 200 levels");
+        }
+        try {
+            return compileMapBody(m, where);
+        } finally {
+            depth--;
+        }
+    }
+
+    private Expr compileMapBody(Map<String, Object> m, String where) {
+        for (String k : m.keySet()) {
+            if (UNSUPPORTED.contains(k)) {
+                throw new GrammarException("JSON Schema keyword '" + k + "' (at " + where + ") is not supported");
+            }
+        }
+        if (!hasValidation(m)) {
+            return value();   // {} or annotations only: any value
+        }
+        if (m.containsKey("$ref")) {
+            Object target = resolve(m.get("$ref"), where);
+            Map<String, Object> rest = new LinkedHashMap<>(m);
+            rest.remove("$ref");
+            if (!hasValidation(rest)) {
+                return refTo(target, m.get("$ref").toString());
+            }
+            Object t = deref(target, where);
+            if (Boolean.FALSE.equals(t)) {
+                return null;
+            }
+            return compileMap(t instanceof Map<?, ?> tm ? merge(map(tm), rest, where) : rest, where);
+        }
+        if (m.containsKey("allOf")) {
+            Map<String, Object> merged = new LinkedHashMap<>(m);
+            merged.remove("allOf");
+            for (Object part : list(m.get("allOf"), "allOf", where)) {
+                merged = merge(merged, deref(part, where), where);
+            }
+            return compileMap(merged, where);
+        }
+        for (String key : List.of("anyOf", "oneOf")) {
+            if (m.containsKey(key)) {
+                Map<String, Object> rest = new LinkedHashMap<>(m);
+                rest.remove(key);
+                if (rest.containsKey("anyOf") || rest.containsKey("oneOf")) {
+                    throw new GrammarException("anyOf together with oneOf (at " + where + ") is not supported");
+                }
+                boolean siblings = hasValidation(rest);
+                if (key.equals("oneOf")) {
+                    requireDisjoint(list(m.get(key), key, where), siblings ? rest : null, where);
+                }
+                List<Expr> options = new ArrayList<>();
+                int k = 0;
+                for (Object option : list(m.get(key), key, where)) {
+                    Expr e;
+                    if (siblings) {
+                        e = compileMap(merge(rest, deref(option, where), where), where + "/" + key + "/" + k);
+                    } else {
+                        e = schema(option, where + "/" + key + "/" + k);
+                    }
+                    if (e != null) {
+                        options.add(e);
+                    }
+                    k++;
+                }
+                return options.isEmpty() ? null : Expr.alt(options);
+            }
+        }
+        if (m.containsKey("const")) {
+            return literal(m.get("const"));
+        }
+        if (m.containsKey("enum")) {
+            List<Expr> options = new ArrayList<>();
+            for (Object v : list(m.get("enum"), "enum", where)) {
+                if (typeAllows(m, v)) {
+                    options.add(literal(v));
+                }
+            }
+            return options.isEmpty() ? null : Expr.alt(options);
+        }
+        Set<String> types = types(m, where);
+        List<Expr> options = new ArrayList<>();
+        for (String t : types) {
+            Expr e = switch (t) {
+                case "null" -> Expr.literal("null");
+                case "boolean" -> Expr.alt(Expr.literal("true"), Expr.literal("false"));
+                case "integer" -> integer(m, where);
+                case "number" -> number(m, where);
+                case "string" -> string(m, where);
+                case "object" -> objectValue(m, where);
+                case "array" -> array(m, where);
+                default -> throw new IllegalStateException(t);
+            };
+            if (e != null) {
+                options.add(e);
+            }
+        }
+        return options.isEmpty() ? null : Expr.alt(options);
+    }
+
+    /**
+     * oneOf means exactly one option matches; a grammar can only say "at least one". It is
+     * honoured when no value can match two options (types, constants or a discriminating
+     * property tell them apart), and refused otherwise, never loosened to anyOf.
+     */
+    private void requireDisjoint(List<Object> options, Map<String, Object> siblings, String where) {
+        List<Object> resolved = new ArrayList<>();
+        for (Object o : options) {
+            Object d = deref(o, where);
+            if (d instanceof Map<?, ?> dm && siblings != null) {
+                d = merge(siblings, dm, where);
+            }
+            resolved.add(d instanceof Map<?, ?> dm ? deepDeref(map(dm), where) : d);
+        }
+        for (int i = 0; i < resolved.size(); i++) {
+            for (int j = i + 1; j < resolved.size(); j++) {
+                if (!disjoint(resolved.get(i), resolved.get(j), where)) {
+                    throw new GrammarException("oneOf (at " + where + ") with options " + i + " and " + j
+                            + " that a value may match both is not supported (exclusivity cannot be enforced)");
+                }
+            }
+        }
+    }
+
+    /** The schema with a top-level $ref / allOf resolved, for the disjointness test. */
+    private Map<String, Object> deepDeref(Map<String, Object> m, String where) {
+        Map<String, Object> out = m;
+        for (int hops = 0; hops < 16 && (out.containsKey("$ref") || out.containsKey("allOf")); hops++) {
+            Map<String, Object> rest = new LinkedHashMap<>(out);
+            Object ref = rest.remove("$ref");
+            Object all = rest.remove("allOf");
+            Map<String, Object> next = rest;
+            if (ref != null && deref(resolve(ref, where), where) instanceof Map<?, ?> t) {
+                next = merge(map(t), rest, where);
+            }
+            if (all != null) {
+                for (Object part : list(all, "allOf", where)) {
+                    next = merge(next, deref(part, where), where);
+                }
+            }
+            out = next;
+        }
+        return out;
+    }
+
+    private boolean disjoint(Object a, Object b, String where) {
+        if (Boolean.FALSE.equals(a) || Boolean.FALSE.equals(b)) {
+            return true;
+        }
+        if (!(a instanceof Map<?, ?> am) || !(b instanceof Map<?, ?> bm)) {
+            return false;
+        }
+        Map<String, Object> x = map(am), y = map(bm);
+        Set<String> tx = possibleTypes(x), ty = possibleTypes(y);
+        Set<String> common = new LinkedHashSet<>(tx);
+        common.retainAll(ty);
+        if (common.isEmpty()) {
+            return true;
+        }
+        List<Object> vx = values(x), vy = values(y);
+        if (vx != null && vy != null) {
+            return vx.stream().noneMatch(v -> vy.stream().anyMatch(w -> sameValue(v, w)));
+        }
+        if (common.equals(Set.of("object"))) {
+            // a property both require, with constants that differ; or one requires what the other forbids
+            Map<String, Object> px = properties(x, where), py = properties(y, where);
+            for (String k : required(x)) {
+                if (required(y).contains(k) && px.get(k) instanceof Map<?, ?> kx && py.get(k) instanceof Map<?, ?> ky) {
+                    List<Object> cx = values(deepDeref(map(kx), where)), cy = values(deepDeref(map(ky), where));
+                    if (cx != null && cy != null && cx.stream().noneMatch(v -> cy.stream().anyMatch(w -> sameValue(v, w)))) {
+                        return true;
+                    }
+                }
+                if (forbids(y, py, k)) {
+                    return true;
+                }
+            }
+            for (String k : required(y)) {
+                if (forbids(x, px, k)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private static boolean forbids(Map<String, Object> s, Map<String, Object> props, String key) {
+        if (props.containsKey(key)) {
+            return Boolean.FALSE.equals(props.get(key));
+        }
+        return Boolean.FALSE.equals(s.get("additionalProperties"));
+    }
+
+    private Map<String, Object> properties(Map<String, Object> s, String where) {
+        return s.get("properties") instanceof Map<?, ?> p ? map(p) : Map.of();
+    }
+
+    private static List<String> required(Map<String, Object> s) {
+        List<String> out = new ArrayList<>();
+        if (s.get("required") instanceof List<?> l) {
+            for (Object o : l) {
+                out.add(String.valueOf(o));
+            }
+        }
+        return out;
+    }
+
+    /** The values an enum / const schema allows, or null when it is not one. */
+    private static List<Object> values(Map<String, Object> s) {
+        if (s.containsKey("const")) {
+            return java.util.Collections.singletonList(s.get("const"));
+        }
+        return s.get("enum") instanceof List<?> l ? new ArrayList<>(l) : null;
+    }
+
+    private static boolean sameValue(Object v, Object w) {
+        if (v instanceof Number a && w instanceof Number b) {
+            return new BigDecimal(a.toString()).compareTo(new BigDecimal(b.toString())) == 0;
+        }
+        return java.util.Objects.equals(v, w);
+    }
+
+    /** The JSON types a schema can accept ("integer" folded into "number"). */
+    private static Set<String> possibleTypes(Map<String, Object> s) {
+        Set<String> out = new LinkedHashSet<>();
+        List<Object> vals = values(s);
+        if (vals != null) {
+            for (Object v : vals) {
+                out.add(v == null ? "null" : v instanceof Boolean ? "boolean" : v instanceof Number ? "number"
+                        : v instanceof String ? "string" : v instanceof List<?> ? "array" : "object");
+            }
+            return out;
+        }
+        if (s.get("type") instanceof String t) {
+            out.add(t.equals("integer") ? "number" : t);
+        } else if (s.get("type") instanceof List<?> l) {
+            for (Object t : l) {
+                out.add("integer".equals(t) ? "number" : String.valueOf(t));
+            }
+        } else {
+            out.addAll(List.of("null", "boolean", "number", "string", "object", "array"));
+        }
+        if (Boolean.TRUE.equals(s.get("nullable"))) {
+            out.add("null");
+        }
+        return out;
+    }
+
+    private Expr refTo(Object target, String ref) {
+        Expr e = schema(target, ref);
+        if (e == null) {
+            throw new GrammarException("$ref " + ref + " accepts no value");
+        }
+        return e;
+    }
+
+    private Object deref(Object s, String where) {
+        Object t = s;
+        for (int hops = 0; t instanceof Map<?, ?> m && m.containsKey("$ref") && m.size() == 1; hops++) {
+            if (hops > 64) {
+                throw new GrammarException("$ref chain longer than 64 (at " + where + ")");
+            }
+            t = resolve(m.get("$ref"), where);
+        }
+        return t;
+    }
+
+    private Object resolve(Object ref, String where) {
+        if (!(ref instanceof String r) || !r.startsWith("#")) {
+            throw new GrammarException("$ref " + ref + " (at " + where + "): only references into the same document (#...) are supported");
+        }
+        Object at = root;
+        String pointer = java.net.URLDecoder.decode(r.substring(1), java.nio.charset.StandardCharsets.UTF_8);
+        if (pointer.isEmpty()) {
+            return root;
+        }
+        if (!pointer.startsWith("/")) {
+            throw new GrammarException("$ref " + r + ": anchors are not supported, only JSON pointers");
+        }
+        for (String part : pointer.substring(1).split("/", -1)) {
+            String key = part.replace("~1", "/").replace("~0", "~");
+            if (at instanceof Map<?, ?> m && m.containsKey(key)) {
+                at = m.get(key);
+            } else if (at instanceof List<?> l && key.matches("\\d+") && Integer.parseInt(key) < l.size()) {
+                at = l.get(Integer.parseInt(key));
+            } else {
+                throw new GrammarException("$ref " + r + " (at " + where + ") points to nothing");
+            }
+        }
+        return at;
+    }
+
+    private static boolean hasValidation(Map<String, Object> m) {
+        for (String k : m.keySet()) {
+            if (k.equals("type") || k.equals("enum") || k.equals("const") || k.equals("anyOf") || k.equals("oneOf")
+                    || k.equals("allOf") || k.equals("$ref") || STRING_KEYS.contains(k) || NUMBER_KEYS.contains(k)
+                    || OBJECT_KEYS.contains(k) || ARRAY_KEYS.contains(k) || k.equals("nullable")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The conjunction of two schemas where it is another schema; refused where the keywords conflict. */
+    private Map<String, Object> merge(Map<String, Object> a, Object other, String where) {
+        if (Boolean.TRUE.equals(other)) {
+            return a;
+        }
+        if (!(other instanceof Map<?, ?> om)) {
+            throw new GrammarException("allOf with a false or non-object schema (at " + where + ") accepts nothing");
+        }
+        Map<String, Object> o = map(om);
+        if (o.containsKey("$ref")) {
+            Map<String, Object> rest = new LinkedHashMap<>(o);
+            rest.remove("$ref");
+            Object t = deref(resolve(o.get("$ref"), where), where);
+            return merge(merge(a, t, where), rest, where);
+        }
+        if (o.containsKey("allOf")) {
+            Map<String, Object> rest = new LinkedHashMap<>(o);
+            rest.remove("allOf");
+            Map<String, Object> out = merge(a, rest, where);
+            for (Object part : list(o.get("allOf"), "allOf", where)) {
+                out = merge(out, deref(part, where), where);
+            }
+            return out;
+        }
+        Map<String, Object> out = new LinkedHashMap<>(a);
+        for (Map.Entry<String, Object> e : o.entrySet()) {
+            String k = e.getKey();
+            Object v = e.getValue();
+            if (!out.containsKey(k) || out.get(k).equals(v)) {
+                out.put(k, v);
+                continue;
+            }
+            Object mine = out.get(k);
+            switch (k) {
+                case "properties" -> {
+                    Map<String, Object> props = new LinkedHashMap<>(map((Map<?, ?>) mine));
+                    for (Map.Entry<String, Object> p : map((Map<?, ?>) v).entrySet()) {
+                        Object prev = props.get(p.getKey());
+                        props.put(p.getKey(), prev == null ? p.getValue()
+                                : Map.of("allOf", List.of(prev, p.getValue())));
+                    }
+                    out.put(k, props);
+                }
+                case "required" -> {
+                    Set<Object> req = new LinkedHashSet<>(list(mine, k, where));
+                    req.addAll(list(v, k, where));
+                    out.put(k, new ArrayList<>(req));
+                }
+                case "type" -> {
+                    Set<String> t = new LinkedHashSet<>(typeList(mine, where));
+                    t.retainAll(typeList(v, where));
+                    if (typeList(mine, where).contains("number") && typeList(v, where).contains("integer")
+                            || typeList(v, where).contains("number") && typeList(mine, where).contains("integer")) {
+                        t.add("integer");
+                    }
+                    if (t.isEmpty()) {
+                        throw new GrammarException("allOf with types that exclude each other (at " + where + ")");
+                    }
+                    out.put(k, new ArrayList<>(t));
+                }
+                case "title", "description", "default", "examples", "$comment", "$schema", "$id", "id" -> {
+                    // annotations: either is fine
+                }
+                case "minLength", "minItems", "minimum", "minProperties" -> out.put(k, max(mine, v));
+                case "maxLength", "maxItems", "maximum", "maxProperties" -> out.put(k, min(mine, v));
+                default -> throw new GrammarException("allOf with two different '" + k + "' (at " + where + ") is not supported");
+            }
+        }
+        return out;
+    }
+
+    private static Object max(Object a, Object b) {
+        return new BigDecimal(a.toString()).compareTo(new BigDecimal(b.toString())) >= 0 ? a : b;
+    }
+
+    private static Object min(Object a, Object b) {
+        return new BigDecimal(a.toString()).compareTo(new BigDecimal(b.toString())) <= 0 ? a : b;
+    }
+
+    private Set<String> types(Map<String, Object> m, String where) {
+        Set<String> types = new LinkedHashSet<>();
+        if (m.containsKey("type")) {
+            types.addAll(typeList(m.get("type"), where));
+        } else {
+            // no type: every type, each with the keywords that apply to it
+            types.addAll(List.of("object", "array", "string", "number", "null", "boolean"));
+        }
+        if (Boolean.TRUE.equals(m.get("nullable"))) {
+            types.add("null");
+        }
+        if (types.contains("number")) {
+            types.remove("integer");   // integers are numbers
+        }
+        return types;
+    }
+
+    private static List<String> typeList(Object t, String where) {
+        List<String> out = new ArrayList<>();
+        for (Object x : t instanceof List<?> l ? l : List.of(t)) {
+            if (!(x instanceof String s) || !TYPES.contains(s)) {
+                throw new GrammarException("unknown type " + x + " (at " + where + ")");
+            }
+            out.add(s);
+        }
+        return out;
+    }
+
+    private static boolean typeAllows(Map<String, Object> m, Object v) {
+        if (!m.containsKey("type")) {
+            return true;
+        }
+        Object t = m.get("type");
+        List<?> types = t instanceof List<?> l ? l : List.of(t);
+        String actual = v == null ? "null" : v instanceof Boolean ? "boolean" : v instanceof Long ? "integer"
+                : v instanceof Double d ? (d == Math.rint(d) ? "integer" : "number") : v instanceof String ? "string"
+                : v instanceof List<?> ? "array" : "object";
+        return types.contains(actual) || (actual.equals("integer") && types.contains("number"));
+    }
+
+    private static List<Object> list(Object v, String key, String where) {
+        if (!(v instanceof List<?> l)) {
+            throw new GrammarException("'" + key + "' (at " + where + ") must be an array");
+        }
+        return new ArrayList<>(l);
+    }
+
+    // ---- strings
+
+    private Expr string(Map<String, Object> m, String where) {
+        Integer minLength = count(m, "minLength", where);
+        Integer maxLength = count(m, "maxLength", where);
+        Object pattern = m.get("pattern");
+        Object format = m.get("format");
+        if (pattern != null) {
+            if (minLength != null && minLength > 0 || maxLength != null) {
+                throw new GrammarException("pattern together with minLength/maxLength (at " + where + ") is not supported");
+            }
+            if (!(pattern instanceof String p)) {
+                throw new GrammarException("pattern (at " + where + ") must be a string");
+            }
+            return Expr.seq(Expr.literal("\""), RegexCompiler.search(p, CharSet::jsonChar), Expr.literal("\""));
+        }
+        if (format instanceof String f && ASSERTED_FORMATS.contains(f)) {
+            throw new GrammarException("format '" + f + "' (at " + where + ") is not supported");
+        }
+        if (format instanceof String f && FORMATS.containsKey(f)) {
+            if (minLength != null && minLength > 0 || maxLength != null) {
+                throw new GrammarException("format together with minLength/maxLength (at " + where + ") is not supported");
+            }
+            return sharedRule("format-" + f, () -> Expr.seq(Expr.literal("\""),
+                    RegexCompiler.search(FORMATS.get(f), CharSet::jsonChar), Expr.literal("\"")));
+        }
+        if (minLength == null && maxLength == null) {
+            return anyString();
+        }
+        int lo = minLength == null ? 0 : minLength;
+        int hi = maxLength == null ? -1 : maxLength;
+        if (hi >= 0 && hi < lo) {
+            throw new GrammarException("maxLength below minLength (at " + where + ")");
+        }
+        return Expr.seq(Expr.literal("\""), new Expr.Repeat(stringChar(), lo, hi), Expr.literal("\""));
+    }
+
+    private static Integer count(Map<String, Object> m, String key, String where) {
+        Object v = m.get(key);
+        if (v == null) {
+            return null;
+        }
+        if (!(v instanceof Number n) || n.doubleValue() < 0 || n.doubleValue() != Math.rint(n.doubleValue())) {
+            throw new GrammarException("'" + key + "' (at " + where + ") must be a non-negative integer");
+        }
+        return (int) Math.min(n.longValue(), Integer.MAX_VALUE);
+    }
+
+    // ---- numbers
+
+    private Expr integer(Map<String, Object> m, String where) {
+        checkMultipleOf(m, where);
+        BigDecimal[] bounds = bounds(m, where);
+        if (bounds == null) {
+            return sharedRule("integer", JsonSchemaCompiler::anyInteger);
+        }
+        BigInteger lo = bounds[0] == null ? null : bounds[0].setScale(0, java.math.RoundingMode.CEILING).toBigInteger();
+        BigInteger hi = bounds[2] == null ? null : bounds[2].setScale(0, java.math.RoundingMode.FLOOR).toBigInteger();
+        if (lo != null && bounds[1] != null && new BigDecimal(lo).compareTo(bounds[0]) == 0) {
+            lo = lo.add(BigInteger.ONE);
+        }
+        if (hi != null && bounds[3] != null && new BigDecimal(hi).compareTo(bounds[2]) == 0) {
+            hi = hi.subtract(BigInteger.ONE);
+        }
+        if (lo != null && hi != null && lo.compareTo(hi) > 0) {
+            throw new GrammarException("no integer lies within the bounds (at " + where + ")");
+        }
+        return Numbers.integerRange(lo, hi);
+    }
+
+    private Expr number(Map<String, Object> m, String where) {
+        if (checkMultipleOf(m, where)) {
+            return integer(m, where);
+        }
+        BigDecimal[] bounds = bounds(m, where);
+        if (bounds == null) {
+            return sharedRule("number", JsonSchemaCompiler::anyNumber);
+        }
+        for (int k : new int[] {0, 2}) {
+            if (bounds[k] != null && bounds[k].stripTrailingZeros().scale() > 0) {
+                throw new GrammarException("number bound " + bounds[k].toPlainString() + " (at " + where
+                        + ") is not a whole number; only whole-number bounds are supported");
+            }
+        }
+        Expr e = Numbers.numberRange(bounds[0] == null ? null : bounds[0].toBigIntegerExact(), bounds[1] != null,
+                bounds[2] == null ? null : bounds[2].toBigIntegerExact(), bounds[3] != null);
+        if (e == null) {
+            throw new GrammarException("no number lies within the bounds (at " + where + ")");
+        }
+        return e;
+    }
+
+    /** multipleOf 1 turns a number into an integer (true); other values are refused. */
+    private static boolean checkMultipleOf(Map<String, Object> m, String where) {
+        Object v = m.get("multipleOf");
+        if (v == null) {
+            return false;
+        }
+        if (v instanceof Number n && n.doubleValue() == 1.0) {
+            return true;
+        }
+        throw new GrammarException("multipleOf " + v + " (at " + where + ") is not supported");
+    }
+
+    /** {lower, lowerExclusive marker, upper, upperExclusive marker}, null when unbounded. */
+    private static BigDecimal[] bounds(Map<String, Object> m, String where) {
+        BigDecimal lo = null, hi = null;
+        boolean loEx = false, hiEx = false;
+        if (m.get("minimum") instanceof Number n) {
+            lo = decimal(n);
+            loEx = Boolean.TRUE.equals(m.get("exclusiveMinimum"));
+        }
+        if (m.get("maximum") instanceof Number n) {
+            hi = decimal(n);
+            hiEx = Boolean.TRUE.equals(m.get("exclusiveMaximum"));
+        }
+        if (m.get("exclusiveMinimum") instanceof Number n && (lo == null || decimal(n).compareTo(lo) >= 0)) {
+            lo = decimal(n);
+            loEx = true;
+        }
+        if (m.get("exclusiveMaximum") instanceof Number n && (hi == null || decimal(n).compareTo(hi) <= 0)) {
+            hi = decimal(n);
+            hiEx = true;
+        }
+        if (lo == null && hi == null) {
+            return null;
+        }
+        return new BigDecimal[] {lo, loEx ? BigDecimal.ONE : null, hi, hiEx ? BigDecimal.ONE : null};
+    }
+
+    private static BigDecimal decimal(Number n) {
+        return n instanceof Long l ? BigDecimal.valueOf(l) : new BigDecimal(n.toString());
+    }
+
+    // ---- objects
+
+    private Expr objectValue(Map<String, Object> m, String where) {
+        Map<String, Object> props = m.get("properties") instanceof Map<?, ?> p ? new LinkedHashMap<>(map(p)) : new LinkedHashMap<>();
+        Set<String> required = new LinkedHashSet<>();
+        if (m.containsKey("required")) {
+            for (Object r : list(m.get("required"), "required", where)) {
+                required.add(String.valueOf(r));
+            }
+        }
+        Object additional = m.getOrDefault("additionalProperties", Boolean.TRUE);
+        for (String r : required) {
+            if (!props.containsKey(r)) {
+                props.put(r, additional);   // required but not described: whatever additionalProperties allows
+            }
+        }
+        List<String> names = new ArrayList<>();
+        List<Expr> members = new ArrayList<>();
+        List<Boolean> isRequired = new ArrayList<>();
+        for (Map.Entry<String, Object> p : props.entrySet()) {
+            names.add(p.getKey());   // declared, so never an additional property, even when it may not appear
+            Expr v = schema(p.getValue(), where + "/properties/" + p.getKey());
+            if (v == null) {
+                if (required.contains(p.getKey())) {
+                    throw new GrammarException("required property '" + p.getKey() + "' (at " + where + ") accepts no value");
+                }
+                continue;
+            }
+            members.add(Expr.seq(stringLiteral(p.getKey()), ws(), Expr.literal(":"), ws(), v));
+            isRequired.add(required.contains(p.getKey()));
+        }
+        Expr extra = null;
+        Expr additionalValue = schema(additional, where + "/additionalProperties");
+        if (additionalValue != null) {
+            extra = Expr.seq(keyNotIn(names), ws(), Expr.literal(":"), ws(), additionalValue);
+        }
+        Integer minProps = count(m, "minProperties", where);
+        Integer maxProps = count(m, "maxProperties", where);
+        if (minProps != null && minProps > required.size()) {
+            throw new GrammarException("minProperties above the number of required properties (at " + where + ") is not supported");
+        }
+        if (maxProps != null && (extra != null || maxProps < members.size())) {
+            throw new GrammarException("maxProperties (at " + where + ") is not supported");
+        }
+        Expr sep = Expr.seq(ws(), Expr.literal(","), ws());
+        if (members.size() <= ANY_ORDER_MAX) {
+            return Expr.seq(Expr.literal("{"), ws(), anyOrder(members, isRequired, extra, sep, where), ws(), Expr.literal("}"));
+        }
+        // R(i, c): members i.. given whether one was written before (c); each rule once
+        Expr[][] r = new Expr[members.size() + 1][2];
+        for (int c = 0; c < 2; c++) {
+            Expr lead = c == 1 ? sep : Expr.EMPTY;
+            r[members.size()][c] = extra == null ? Expr.EMPTY
+                    : Expr.opt(Expr.seq(lead, extra, Expr.star(Expr.seq(sep, extra))));
+        }
+        for (int i = members.size() - 1; i >= 0; i--) {
+            for (int c = 0; c < 2; c++) {
+                Expr lead = c == 1 ? sep : Expr.EMPTY;
+                Expr with = Expr.seq(lead, members.get(i), r[i + 1][1]);
+                Expr e = isRequired.get(i) ? with : Expr.alt(with, r[i + 1][c]);
+                r[i][c] = new Expr.Ref(b.ruleFor(where + "/members" + i + c, e));
+            }
+        }
+        return Expr.seq(Expr.literal("{"), ws(), r[0][0], ws(), Expr.literal("}"));
+    }
+
+    /**
+     * The declared members in any order, each at most once, the required ones all present, then
+     * the additional ones: one rule per set of members written so far (2^n rules, so only for up
+     * to {@value #ANY_ORDER_MAX} members; larger objects keep the schema's order).
+     */
+    private Expr anyOrder(List<Expr> members, List<Boolean> isRequired, Expr extra, Expr sep, String where) {
+        int n = members.size();
+        int required = 0;
+        for (int k = 0; k < n; k++) {
+            if (isRequired.get(k)) {
+                required |= 1 << k;
+            }
+        }
+        Expr[] after = new Expr[1 << n];
+        for (int set = (1 << n) - 1; set >= 0; set--) {
+            Expr lead = set == 0 ? Expr.EMPTY : sep;
+            List<Expr> options = new ArrayList<>();
+            for (int k = 0; k < n; k++) {
+                if ((set & 1 << k) == 0) {
+                    options.add(Expr.seq(lead, members.get(k), after[set | 1 << k]));
+                }
+            }
+            if ((set & required) == required) {
+                options.add(extra == null ? Expr.EMPTY : Expr.opt(Expr.seq(lead, extra, Expr.star(Expr.seq(sep, extra)))));
+            }
+            after[set] = new Expr.Ref(b.ruleFor(where + "/members-" + Integer.toBinaryString(set), Expr.alt(options)));
+        }
+        return after[0];
+    }
+
+    /** A JSON string (quotes included) that is none of {@code names}: a trie of them, left at a character off it. */
+    private Expr keyNotIn(List<String> names) {
+        if (names.isEmpty()) {
+            return anyString();
+        }
+        Expr rest = Expr.seq(Expr.star(stringChar()), Expr.literal("\""));
+        return Expr.seq(Expr.literal("\""), notIn(names, 0, rest));
+    }
+
+    private Expr notIn(List<String> names, int at, Expr rest) {
+        Map<Integer, List<String>> next = new LinkedHashMap<>();
+        boolean ends = false;
+        for (String n : names) {
+            if (n.length() == at) {
+                ends = true;
+            } else {
+                int cp = n.codePointAt(at);
+                next.computeIfAbsent(cp, k -> new ArrayList<>()).add(n);
+            }
+        }
+        List<Expr> options = new ArrayList<>();
+        if (!ends) {
+            options.add(Expr.literal("\""));
+        }
+        CharSet taken = CharSet.NONE;
+        for (Map.Entry<Integer, List<String>> e : next.entrySet()) {
+            int cp = e.getKey();
+            taken = taken.union(CharSet.of(cp));
+            options.add(Expr.seq(CharSet.of(cp).jsonChar(), notIn(e.getValue(), at + Character.charCount(cp), rest)));
+        }
+        Expr other = CharSet.ALL.minus(taken).jsonChar();
+        if (other != null) {
+            options.add(Expr.seq(other, rest));
+        }
+        return Expr.alt(options);
+    }
+
+    // ---- arrays
+
+    private Expr array(Map<String, Object> m, String where) {
+        if (Boolean.TRUE.equals(m.get("uniqueItems"))) {
+            throw new GrammarException("uniqueItems (at " + where + ") is not supported");
+        }
+        List<Object> prefix = new ArrayList<>();
+        Object rest = Boolean.TRUE;
+        if (m.get("prefixItems") instanceof List<?> p) {
+            prefix.addAll(p);
+            rest = m.getOrDefault("items", Boolean.TRUE);
+        } else if (m.get("items") instanceof List<?> p) {
+            prefix.addAll(p);
+            rest = m.getOrDefault("additionalItems", Boolean.TRUE);
+        } else if (m.containsKey("items")) {
+            rest = m.get("items");
+        }
+        int min = count(m, "minItems", where) == null ? 0 : count(m, "minItems", where);
+        Integer maxBox = count(m, "maxItems", where);
+        int max = maxBox == null ? -1 : maxBox;
+        if (max >= 0 && max < min) {
+            throw new GrammarException("maxItems below minItems (at " + where + ")");
+        }
+        if (max >= 0 && prefix.size() > max) {
+            prefix = prefix.subList(0, max);
+        }
+        Expr restItem = schema(rest, where + "/items");
+        Expr sep = Expr.seq(ws(), Expr.literal(","), ws());
+        Expr body;
+        if (prefix.isEmpty()) {
+            if (restItem == null || max == 0) {
+                if (min > 0) {
+                    throw new GrammarException("minItems " + min + " but no item is allowed (at " + where + ")");
+                }
+                body = Expr.EMPTY;
+            } else {
+                Expr list = Expr.seq(restItem, new Expr.Repeat(Expr.seq(sep, restItem), Math.max(min - 1, 0),
+                        max < 0 ? -1 : max - 1));
+                body = min == 0 ? Expr.opt(list) : list;
+            }
+        } else {
+            int k = prefix.size();
+            Expr tail;
+            if (restItem != null && (max < 0 || max > k)) {
+                tail = new Expr.Repeat(Expr.seq(sep, restItem), Math.max(0, min - k), max < 0 ? -1 : max - k);
+            } else if (min > k) {
+                throw new GrammarException("minItems " + min + " but only " + k + " items are allowed (at " + where + ")");
+            } else {
+                tail = Expr.EMPTY;
+            }
+            Expr next = tail;
+            for (int j = k - 1; j >= 0; j--) {
+                Expr item = schema(prefix.get(j), where + "/prefixItems/" + j);
+                if (item == null) {
+                    if (j < min) {
+                        throw new GrammarException("item " + j + " accepts no value but minItems is " + min + " (at " + where + ")");
+                    }
+                    next = Expr.EMPTY;
+                    continue;
+                }
+                Expr x = Expr.seq(j > 0 ? sep : Expr.EMPTY, item, next);
+                next = new Expr.Ref(b.ruleFor(where + "/items" + j, j >= min ? Expr.alt(Expr.EMPTY, x) : x));
+            }
+            body = next;
+        }
+        return Expr.seq(Expr.literal("["), ws(), body, ws(), Expr.literal("]"));
+    }
+
+    // ---- literals and the generic JSON pieces
+
+    /** The JSON text of {@code v} (enum, const): strings in any escaping a serializer may choose. */
+    private Expr literal(Object v) {
+        if (v == null) {
+            return Expr.literal("null");
+        }
+        if (v instanceof Boolean bool) {
+            return Expr.literal(bool.toString());
+        }
+        if (v instanceof Long l) {
+            return Expr.literal(l.toString());
+        }
+        if (v instanceof Double d) {
+            if (d == Math.rint(d) && Math.abs(d) < 1e15) {
+                long l = d.longValue();
+                return Expr.alt(Expr.literal(Long.toString(l)), Expr.literal(l + ".0"));
+            }
+            return Expr.literal(d.toString());
+        }
+        if (v instanceof String s) {
+            return stringLiteral(s);
+        }
+        if (v instanceof List<?> l) {
+            List<Expr> items = new ArrayList<>();
+            items.add(Expr.literal("["));
+            items.add(ws());
+            for (int i = 0; i < l.size(); i++) {
+                if (i > 0) {
+                    items.add(Expr.seq(ws(), Expr.literal(","), ws()));
+                }
+                items.add(literal(l.get(i)));
+            }
+            items.add(ws());
+            items.add(Expr.literal("]"));
+            return Expr.seq(items);
+        }
+        Map<String, Object> m = map((Map<?, ?>) v);
+        List<Expr> items = new ArrayList<>();
+        items.add(Expr.literal("{"));
+        items.add(ws());
+        int i = 0;
+        for (Map.Entry<String, Object> e : m.entrySet()) {
+            if (i++ > 0) {
+                items.add(Expr.seq(ws(), Expr.literal(","), ws()));
+            }
+            items.add(Expr.seq(stringLiteral(e.getKey()), ws(), Expr.literal(":"), ws(), literal(e.getValue())));
+        }
+        items.add(ws());
+        items.add(Expr.literal("}"));
+        return Expr.seq(items);
+    }
+
+    /** {@code "s"}: each character as itself where JSON allows, or escaped ({@code \}{@code uXXXX} for any). */
+    static Expr stringLiteral(String s) {
+        List<Expr> items = new ArrayList<>();
+        items.add(Expr.literal("\""));
+        for (int i = 0; i < s.length(); ) {
+            int cp = s.codePointAt(i);
+            i += Character.charCount(cp);
+            List<Expr> forms = new ArrayList<>();
+            Expr plain = CharSet.of(cp).jsonChar();
+            if (plain != null) {
+                forms.add(plain);
+            }
+            if (cp >= 0x80) {
+                char[] units = Character.toChars(cp);
+                List<Expr> escaped = new ArrayList<>();
+                for (char u : units) {
+                    escaped.add(Expr.literal("\\u"));
+                    for (int k = 12; k >= 0; k -= 4) {
+                        escaped.add(CharSet.hexDigit(u >> k & 15));
+                    }
+                }
+                forms.add(Expr.seq(escaped));
+            }
+            items.add(Expr.alt(forms));
+        }
+        items.add(Expr.literal("\""));
+        return Expr.seq(items);
+    }
+
+    private Expr ws() {
+        return freeWhitespace ? sharedRule("ws", () -> Expr.star(Expr.anyOf(" \t\n\r"))) : Expr.EMPTY;
+    }
+
+    private Expr sharedRule(String name, java.util.function.Supplier<Expr> body) {
+        Integer r = shared.get(name);
+        if (r == null) {
+            r = b.rule(name);
+            shared.put(name, r);
+            b.define(r, body.get());
+        }
+        return new Expr.Ref(r);
+    }
+
+    /** One character of a JSON string: unescaped, a short escape, or any {@code \}{@code uXXXX}. */
+    private Expr stringChar() {
+        return sharedRule("char", () -> {
+            Expr hex = Expr.union(Expr.union(Expr.range('0', '9'), Expr.range('a', 'f')), Expr.range('A', 'F'));
+            return Expr.alt(CharSet.ALL.jsonChar(), Expr.seq(Expr.literal("\\u"), hex, hex, hex, hex));
+        });
+    }
+
+    private Expr anyString() {
+        return sharedRule("string", () -> Expr.seq(Expr.literal("\""), Expr.star(stringChar()), Expr.literal("\"")));
+    }
+
+    static Expr anyInteger() {
+        return Expr.seq(Expr.opt(Expr.literal("-")), Expr.alt(Expr.literal("0"),
+                Expr.seq(Expr.range('1', '9'), Expr.star(Expr.range('0', '9')))));
+    }
+
+    static Expr anyNumber() {
+        Expr digits = Expr.plus(Expr.range('0', '9'));
+        return Expr.seq(anyInteger(), Expr.opt(Expr.seq(Expr.literal("."), digits)),
+                Expr.opt(Expr.seq(Expr.anyOf("eE"), Expr.opt(Expr.anyOf("+-")), digits)));
+    }
+
+    /** Any JSON value. */
+    private Expr value() {
+        Integer r = shared.get("value");
+        if (r != null) {
+            return new Expr.Ref(r);
+        }
+        r = b.rule("value");
+        shared.put("value", r);
+        Expr v = new Expr.Ref(r);
+        Expr sep = Expr.seq(ws(), Expr.literal(","), ws());
+        Expr member = Expr.seq(anyString(), ws(), Expr.literal(":"), ws(), v);
+        Expr object = Expr.seq(Expr.literal("{"), ws(), Expr.opt(Expr.seq(member, Expr.star(Expr.seq(sep, member)))), ws(),
+                Expr.literal("}"));
+        Expr array = Expr.seq(Expr.literal("["), ws(), Expr.opt(Expr.seq(v, Expr.star(Expr.seq(sep, v)))), ws(),
+                Expr.literal("]"));
+        b.define(r, Expr.alt(object, array, anyString(), sharedRule("number", JsonSchemaCompiler::anyNumber),
+                Expr.literal("true"), Expr.literal("false"), Expr.literal("null")));
+        return v;
+    }
+}

@@ -1,0 +1,142 @@
+package io.nereid.engine.structured;
+
+import io.nereid.engine.tokenizer.Tokenizer;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Map;
+import java.util.WeakHashMap;
+
+/**
+ * The byte strings of a vocabulary's ordinary tokens as a trie, laid out in preorder so that a
+ * mask is one forward scan that skips every subtree whose prefix the grammar rejects: node
+ * {@code n} is reached by byte {@link #label} from the nearest earlier node of depth
+ * {@code depth - 1}, and its subtree ends before {@link #subtreeEnd}. Special (control) tokens
+ * and tokens without bytes are not in it; the matcher treats EOS on its own.
+ *
+ * <p>Immutable and thread-safe; one per tokenizer ({@link #of}).
+ */
+final class TokenTrie {
+
+    private static final Map<Tokenizer, TokenTrie> CACHE = Collections.synchronizedMap(new WeakHashMap<>());
+
+    final int vocabSize;
+    final byte[] label;       // per node; node 0 is the root
+    final int[] depth;
+    final int[] subtreeEnd;
+    final int[] tokenStart;   // tokens ending at node n: tokens[tokenStart[n] .. tokenStart[n + 1])
+    final int[] tokens;
+    final int maxDepth;
+    final byte[][] tokenBytes;   // per id; null for special tokens and tokens without bytes
+    final long[] subtreeBytes;   // 4 words per node: every byte on the edges of its subtree, its own label included
+
+    private TokenTrie(int vocabSize, byte[] label, int[] depth, int[] subtreeEnd, int[] tokenStart, int[] tokens,
+            byte[][] tokenBytes) {
+        this.tokenBytes = tokenBytes;
+        this.subtreeBytes = new long[4 * label.length];
+        // the subtree of n is n + 1 .. subtreeEnd[n] - 1 in preorder: fold each node into its parent, last first
+        int[] parent = new int[label.length];
+        int[] open = new int[maxDepthOf(depth) + 2];
+        for (int n = 1; n < label.length; n++) {
+            open[depth[n]] = n;
+            parent[n] = depth[n] == 1 ? 0 : open[depth[n] - 1];
+        }
+        for (int n = label.length - 1; n >= 1; n--) {
+            int b = label[n] & 0xFF;
+            subtreeBytes[4 * n + (b >>> 6)] |= 1L << b;
+            for (int w = 0; w < 4; w++) {
+                subtreeBytes[4 * parent[n] + w] |= subtreeBytes[4 * n + w];
+            }
+        }
+        this.vocabSize = vocabSize;
+        this.label = label;
+        this.depth = depth;
+        this.subtreeEnd = subtreeEnd;
+        this.tokenStart = tokenStart;
+        this.tokens = tokens;
+        this.maxDepth = Arrays.stream(depth).max().orElse(0);
+    }
+
+    private static int maxDepthOf(int[] depth) {
+        return Arrays.stream(depth).max().orElse(0);
+    }
+
+    int nodes() {
+        return label.length;
+    }
+
+    /** The trie of {@code tokenizer}'s vocabulary, built once per tokenizer. */
+    static TokenTrie of(Tokenizer tokenizer) {
+        return CACHE.computeIfAbsent(tokenizer, TokenTrie::build);
+    }
+
+    static TokenTrie build(Tokenizer tokenizer) {
+        int v = tokenizer.vocabSize();
+        byte[][] bytes = new byte[v][];
+        Integer[] order = new Integer[v];
+        int n = 0;
+        for (int id = 0; id < v; id++) {
+            if (!tokenizer.isSpecial(id)) {
+                byte[] b = tokenizer.tokenBytes(id);
+                if (b.length > 0) {
+                    bytes[id] = b;
+                    order[n++] = id;
+                }
+            }
+        }
+        Integer[] ids = Arrays.copyOf(order, n);
+        Arrays.sort(ids, (a, b) -> Arrays.compareUnsigned(bytes[a], bytes[b]));
+        // preorder nodes: walking the sorted strings, each new node is a string's byte past the
+        // prefix it shares with the string before it
+        int capacity = 1;
+        for (Integer id : ids) {
+            capacity += bytes[id].length;
+        }
+        byte[] label = new byte[capacity];
+        int[] depth = new int[capacity];
+        int[] tokenOf = new int[capacity];   // per node: how many tokens end there
+        int[] tokenNode = new int[n];
+        int[] path = new int[Arrays.stream(ids).mapToInt(id -> bytes[id].length).max().orElse(0) + 1];
+        int nodes = 1;
+        byte[] previous = new byte[0];
+        for (int k = 0; k < n; k++) {
+            byte[] b = bytes[ids[k]];
+            int common = Arrays.mismatch(previous, b);
+            if (common < 0) {
+                common = b.length;   // the same bytes as the token before
+            }
+            for (int d = common; d < b.length; d++) {
+                label[nodes] = b[d];
+                depth[nodes] = d + 1;
+                path[d + 1] = nodes++;
+            }
+            int end = path[b.length];
+            tokenOf[end]++;
+            tokenNode[k] = end;
+            previous = b;
+        }
+        label = Arrays.copyOf(label, nodes);
+        depth = Arrays.copyOf(depth, nodes);
+        int[] subtreeEnd = new int[nodes];
+        int[] open = new int[path.length + 1];
+        int top = 0;
+        for (int i = 0; i < nodes; i++) {
+            while (top > 0 && depth[open[top - 1]] >= depth[i]) {
+                subtreeEnd[open[--top]] = i;
+            }
+            open[top++] = i;
+        }
+        while (top > 0) {
+            subtreeEnd[open[--top]] = nodes;
+        }
+        int[] tokenStart = new int[nodes + 1];
+        for (int i = 0; i < nodes; i++) {
+            tokenStart[i + 1] = tokenStart[i] + tokenOf[i];
+        }
+        int[] fill = Arrays.copyOf(tokenStart, nodes);
+        int[] tokens = new int[n];
+        for (int k = 0; k < n; k++) {
+            tokens[fill[tokenNode[k]]++] = ids[k];
+        }
+        return new TokenTrie(v, label, depth, subtreeEnd, tokenStart, tokens, bytes);
+    }
+}

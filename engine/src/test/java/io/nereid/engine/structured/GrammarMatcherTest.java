@@ -1,0 +1,316 @@
+package io.nereid.engine.structured;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nereid.engine.Fixtures;
+import io.nereid.engine.api.Constraint;
+import io.nereid.engine.tokenizer.GgufTokenizerLoader;
+import io.nereid.engine.tokenizer.HfTokenizerLoader;
+import io.nereid.engine.tokenizer.Tokenizer;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The grammar engine against independent references: masks against checking every token of
+ * real vocabularies one by one, regexes against {@link java.util.regex.Pattern}, numeric ranges
+ * against {@link BigDecimal}, rollback against a fresh matcher.
+ */
+class GrammarMatcherTest {
+
+    static Tokenizer tokenizer(String name) {
+        return switch (name) {
+            case "llama3", "qwen3" -> HfTokenizerLoader.load(Fixtures.path("tokenizers/" + name + "/tokenizer.json"));
+            default -> GgufTokenizerLoader.load(Fixtures.path("tokenizers/" + name + "/vocab.gguf"));
+        };
+    }
+
+    private static final String PERSON = """
+            {"type":"object","properties":{"name":{"type":"string","maxLength":12},"age":{"type":"integer","minimum":0,"maximum":150},
+             "tags":{"type":"array","items":{"enum":["a","b","ü"]},"maxItems":3},"ok":{"type":"boolean"}},
+             "required":["name","age"],"additionalProperties":false}""";
+
+    /** The output the walk follows, and the constraint it satisfies. */
+    private record Case(Constraint constraint, String output) {
+    }
+
+    private static final List<Case> CASES = List.of(
+            new Case(new Constraint.JsonSchema(PERSON, false), "{\"name\":\"Zoë \\\"Z\\\"\",\"age\":42,\"tags\":[\"ü\",\"a\"],\"ok\":true}"),
+            new Case(new Constraint.JsonSchema("{\"type\":\"object\"}", true), "{ \"a\" : [1, 2.5e3, {\"b\": null}] }"),
+            new Case(new Constraint.Regex("(\\d{3})-[A-Z]{2,4}x?"), "123-ABCx"),
+            new Case(new Constraint.Choice(List.of("positive", "negative", "neutral")), "neutral"),
+            new Case(new Constraint.Grammar("""
+                    root ::= greeting " " name "!"
+                    greeting ::= "Hello" | "Hi"   # a comment
+                    name ::= [A-Z] [a-z]{1,8}
+                    """), "Hello World!"));
+
+    @ParameterizedTest
+    @ValueSource(strings = {"llama3", "qwen3", "llama-spm", "gpt-2"})
+    void masksEqualCheckingEveryTokenAlongAnOutput(String vocabulary) {
+        Tokenizer t = tokenizer(vocabulary);
+        Constraints constraints = new Constraints(t);
+        for (Case c : CASES) {
+            CompiledConstraint compiled = constraints.compile(c.constraint());
+            TokenMatcher m = compiled.matcher(new int[] {t.specialTokens().eos()});
+            int[] ids = tokensOf(t, c.output());
+            for (int step = 0; step <= ids.length; step++) {
+                long[] mask = m.allowed();
+                for (int id = 0; id < t.vocabSize(); id++) {
+                    boolean expected = m.allows(id);
+                    boolean actual = (mask[id >>> 6] >>> id & 1) != 0;
+                    if (expected != actual) {
+                        throw new AssertionError(vocabulary + " " + c.constraint().key() + " step " + step + ": token " + id
+                                + " " + t.piece(id) + " mask " + actual + ", checked alone " + expected);
+                    }
+                }
+                if (step < ids.length) {
+                    assertTrue(m.allows(ids[step]), () -> "the output's own token is allowed");
+                    m.accept(ids[step]);
+                }
+            }
+            assertTrue(m.accepting(), c.output());
+        }
+    }
+
+    /**
+     * {@code text} as the longest tokens whose bytes it starts with (not the tokenizer's encode:
+     * SentencePiece would add its leading space, which a continuation's text does not strip).
+     */
+    static int[] tokensOf(Tokenizer t, String text) {
+        byte[] rest = text.getBytes(StandardCharsets.UTF_8);
+        List<Integer> out = new ArrayList<>();
+        int at = 0;
+        while (at < rest.length) {
+            int best = -1, bestLength = 0;
+            for (int id = 0; id < t.vocabSize(); id++) {
+                byte[] b = t.tokenBytes(id);
+                if (!t.isSpecial(id) && b.length > bestLength && at + b.length <= rest.length
+                        && java.util.Arrays.equals(b, 0, b.length, rest, at, at + b.length)) {
+                    best = id;
+                    bestLength = b.length;
+                }
+            }
+            if (best < 0) {
+                throw new AssertionError("no token for byte " + at + " of " + text);
+            }
+            out.add(best);
+            at += bestLength;
+        }
+        return out.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    @Test
+    void brokenOutputsAreRejectedAtTheFirstBadToken() {
+        Tokenizer t = tokenizer("llama3");
+        CompiledConstraint c = new Constraints(t).compile(new Constraint.JsonSchema(PERSON, false));
+        for (String bad : List.of("{\"age\":42}", "{\"name\":\"x\",\"age\":151}", "{\"name\":\"x\",\"age\":-1}",
+                "{\"name\":\"0123456789abc\",\"age\":1}", "{\"name\":\"x\",\"age\":1,\"extra\":1}",
+                "{\"name\":\"x\",\"age\":1,\"tags\":[\"c\"]}", "{\"name\":\"x\", \"age\":1}")) {
+            TokenMatcher m = c.matcher(new int[0]);
+            boolean rejected = false;
+            for (int id : t.encode(bad, false, false)) {
+                if (!m.allows(id)) {
+                    rejected = true;
+                    break;
+                }
+                m.accept(id);
+            }
+            assertTrue(rejected || !m.accepting(), bad);
+        }
+    }
+
+    @Test
+    void eosOnlyWhereTheOutputMayEndAndOnlyEosWhereItMust() {
+        Tokenizer t = tokenizer("llama3");
+        int eos = t.specialTokens().eos();
+        TokenMatcher m = new Constraints(t).compile(new Constraint.Regex("ab?")).matcher(new int[] {eos});
+        float[] logits = new float[t.vocabSize()];
+        m.apply(logits);
+        assertEquals(Float.NEGATIVE_INFINITY, logits[eos]);
+        m.accept(t.encode("a", false, false)[0]);
+        logits = new float[t.vocabSize()];
+        m.apply(logits);
+        assertEquals(0f, logits[eos]);                                   // may end after "a"
+        assertEquals(0f, logits[t.encode("b", false, false)[0]]);       // or go on with "b"
+        m.accept(t.encode("b", false, false)[0]);
+        assertTrue(m.terminated());
+        logits = new float[t.vocabSize()];
+        m.apply(logits);
+        for (int id = 0; id < logits.length; id++) {
+            assertEquals(id == eos ? 0f : Float.NEGATIVE_INFINITY, logits[id], "only EOS after \"ab\"");
+        }
+        assertThrows(IllegalArgumentException.class, () -> m.accept(t.encode("a", false, false)[0]));
+    }
+
+    @Test
+    void rollbackRestoresTheStateExactly() {
+        Tokenizer t = tokenizer("qwen3");
+        CompiledConstraint c = new Constraints(t).compile(new Constraint.JsonSchema(PERSON, false));
+        int[] ids = t.encode(CASES.get(0).output(), false, false);
+        TokenMatcher m = c.matcher(new int[0]);
+        List<long[]> masks = new ArrayList<>();
+        for (int id : ids) {
+            masks.add(m.allowed());
+            m.accept(id);
+        }
+        for (int back = 1; back <= ids.length; back++) {
+            m.rollback(1);
+            assertArrayEquals(masks.get(ids.length - back), m.allowed(), "after rolling back " + back);
+        }
+        assertThrows(IllegalArgumentException.class, () -> m.rollback(1));
+        for (int id : ids) {   // and forward again
+            m.accept(id);
+        }
+        assertTrue(m.accepting());
+    }
+
+    /** Acceptance of a whole byte string by the automaton alone. */
+    private static boolean accepts(Automaton a, String s) {
+        int st = a.advance(a.initial(), s.getBytes(StandardCharsets.UTF_8));
+        return st != Automaton.DEAD && a.accepting(st);
+    }
+
+    private static Automaton automaton(Grammar g) {
+        return new Automaton(g, TokenTrie.of(tokenizer("gpt-2")));
+    }
+
+    @Test
+    void regexesMatchWhatJavaRegexMatches() {
+        String[] patterns = {"a*b+c?", "(ab|cd){2,3}", "[^a-c]x", "\\d{2,}\\.\\d?", "(?:x|y)*z", "[\\w-]+@[a-z]+\\.(com|org)",
+            "ü+[α-ω]", ".{0,3}", "a|b|", "[\\s\\S]b", "(a(b(c)?)?)+", "\\u0041\\x42[\\-+]"};
+        String alphabet = "abcdxyz01.@-+ üαβω\nAB_";
+        Random random = new Random(7);
+        for (String p : patterns) {
+            Automaton a = automaton(grammarOf(RegexCompiler.fullMatch(p)));
+            Pattern reference = Pattern.compile(p);
+            int matched = 0;
+            for (int k = 0; k < 3000; k++) {
+                StringBuilder s = new StringBuilder();
+                int len = random.nextInt(7);
+                for (int i = 0; i < len; i++) {
+                    s.appendCodePoint(alphabet.codePointAt(alphabet.offsetByCodePoints(0, random.nextInt(alphabet.codePointCount(0, alphabet.length())))));
+                }
+                boolean expected = reference.matcher(s).matches();
+                matched += expected ? 1 : 0;
+                assertEquals(expected, accepts(a, s.toString()), () -> p + " on '" + s + "'");
+            }
+            for (String s : List.of("abc", "abcd", "cdcd", "ab@cd.com", "12.", "üα", "z", "aaaa", "b")) {
+                assertEquals(reference.matcher(s).matches(), accepts(a, s), p + " on " + s);
+            }
+        }
+    }
+
+    @Test
+    void unsupportedRegexFeaturesAreRefusedByName() {
+        for (String[] c : new String[][] {{"(?=a)b", "lookaround"}, {"(a)\\1", "backreferences"}, {"\\bword", "word boundaries"},
+            {"\\p{L}", "Unicode property"}, {"a{3,1}", "wrong way round"}, {"(ab", "missing ')'"}, {"[z-a]", "out of order"}}) {
+            GrammarException e = assertThrows(GrammarException.class, () -> RegexCompiler.fullMatch(c[0]));
+            assertTrue(e.getMessage().contains(c[1]), e.getMessage());
+        }
+    }
+
+    private static Grammar grammarOf(Expr e) {
+        Grammar.Builder b = new Grammar.Builder();
+        int root = b.rule("root");
+        b.define(root, e);
+        return b.build(root);
+    }
+
+    @Test
+    void integerRangesAreExact() {
+        Random random = new Random(3);
+        for (int k = 0; k < 60; k++) {
+            BigInteger lo = random.nextInt(4) == 0 ? null : BigInteger.valueOf(random.nextInt(2400) - 1200);
+            BigInteger hi = random.nextInt(4) == 0 ? null : BigInteger.valueOf(random.nextInt(2400) - 1200);
+            if (lo != null && hi != null && lo.compareTo(hi) > 0) {
+                continue;
+            }
+            Automaton a = automaton(grammarOf(Numbers.integerRange(lo, hi)));
+            for (int v = -1500; v <= 1500; v++) {
+                boolean in = (lo == null || lo.intValue() <= v) && (hi == null || v <= hi.intValue());
+                assertEquals(in, accepts(a, Integer.toString(v)), "[" + lo + ", " + hi + "] " + v);
+            }
+            assertEquals(hi == null, accepts(a, "123456789012"), "a long one");
+            assertFalse(accepts(a, "007"), "leading zeros");
+            assertFalse(accepts(a, "-0"), "minus zero");
+        }
+    }
+
+    @Test
+    void numberRangesAreExact() {
+        String[] samples = {"0", "0.0", "0.5", "1", "1.0", "1.00", "1.01", "2", "2.5", "9.999", "10", "10.0", "10.1", "-0.5",
+            "-1", "-1.0", "-1.5", "-2", "-10", "-10.0", "-10.01", "100", "5", "4.99"};
+        long[][] ranges = {{0, 10}, {-10, -1}, {-1, 5}, {1, 1}, {0, Long.MAX_VALUE}, {Long.MIN_VALUE, 2}};
+        for (long[] r : ranges) {
+            for (int ex = 0; ex < 4; ex++) {
+                boolean loEx = (ex & 1) != 0, hiEx = (ex & 2) != 0;
+                BigInteger lo = r[0] == Long.MIN_VALUE ? null : BigInteger.valueOf(r[0]);
+                BigInteger hi = r[1] == Long.MAX_VALUE ? null : BigInteger.valueOf(r[1]);
+                Expr e = Numbers.numberRange(lo, loEx, hi, hiEx);
+                if (e == null) {
+                    assertTrue(lo != null && lo.equals(hi) && (loEx || hiEx));
+                    continue;
+                }
+                Automaton a = automaton(grammarOf(e));
+                for (String s : samples) {
+                    BigDecimal x = new BigDecimal(s);
+                    boolean in = (lo == null || (loEx ? x.compareTo(new BigDecimal(lo)) > 0 : x.compareTo(new BigDecimal(lo)) >= 0))
+                            && (hi == null || (hiEx ? x.compareTo(new BigDecimal(hi)) < 0 : x.compareTo(new BigDecimal(hi)) <= 0));
+                    assertEquals(in, accepts(a, s), () -> java.util.Arrays.toString(r) + " ex " + loEx + hiEx + " " + s);
+                }
+            }
+        }
+    }
+
+    @Test
+    void grammarsAreCheckedWhenBuilt() {
+        assertTrue(assertThrows(GrammarException.class, () -> GbnfParser.parse("root ::= root \"a\" | \"b\""))
+                .getMessage().contains("left-recursive"));
+        assertTrue(assertThrows(GrammarException.class, () -> GbnfParser.parse("root ::= x"))
+                .getMessage().contains("'x' is used (line 1) but never defined"));
+        assertTrue(assertThrows(GrammarException.class, () -> GbnfParser.parse("start ::= \"a\""))
+                .getMessage().contains("no 'root' rule"));
+        assertTrue(assertThrows(GrammarException.class, () -> GbnfParser.parse("root ::= \"a"))
+                .getMessage().contains("unterminated string"));
+        Automaton a = automaton(GbnfParser.parse("root ::= item (\",\" item)*\nitem ::= [0-9]+ | \"(\" root \")\""));
+        assertTrue(accepts(a, "1,(2,(3)),45"));
+        assertFalse(accepts(a, "1,(2,(3),45"));
+    }
+
+    @Test
+    void schemaKeywordsThatCannotBeHonouredAreRefusedByName() {
+        for (String[] c : new String[][] {{"{\"not\":{\"type\":\"string\"}}", "'not'"},
+            {"{\"type\":\"array\",\"uniqueItems\":true}", "uniqueItems"},
+            {"{\"type\":\"number\",\"multipleOf\":0.5}", "multipleOf"},
+            {"{\"$ref\":\"http://example.com/s.json\"}", "same document"},
+            {"{\"type\":\"number\",\"minimum\":0.5}", "not a whole number"},
+            {"{\"type\":\"integer\",\"minimum\":5,\"maximum\":4}", "no integer"},
+            {"{\"type\":\"strin\"}", "unknown type strin"},
+            {"[1]", "object or a boolean"}, {"{\"type\":", "not valid JSON"}}) {
+            GrammarException e = assertThrows(GrammarException.class, () -> JsonSchemaCompiler.compile(c[0], false), c[0]);
+            assertTrue(e.getMessage().contains(c[1]), e.getMessage());
+        }
+    }
+
+    @Test
+    void recursiveSchemasCompile() {
+        String tree = "{\"$defs\":{\"node\":{\"type\":\"object\",\"properties\":{\"v\":{\"type\":\"integer\"},"
+                + "\"kids\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/$defs/node\"}}},\"required\":[\"v\"],"
+                + "\"additionalProperties\":false}},\"$ref\":\"#/$defs/node\"}";
+        Automaton a = automaton(JsonSchemaCompiler.compile(tree, false));
+        assertTrue(accepts(a, "{\"v\":1,\"kids\":[{\"v\":2},{\"v\":3,\"kids\":[{\"v\":4,\"kids\":[]}]}]}"));
+        assertFalse(accepts(a, "{\"v\":1,\"kids\":[{\"w\":2}]}"));
+    }
+}
