@@ -27,6 +27,8 @@ final class Automaton {
     static final int DEAD = -1;
     private static final int UNKNOWN = -2;
     private static final int ROOT = 0;   // the node below every stack
+    private static final int BIG_SUBTREE = 512;   // tokens below a trie node that make its state's self-loops worth computing
+    private static final long[] NO_LOOPS = new long[4];
 
     /** Bounds on what one constraint's automaton may hold; past them the request fails, not the engine. */
     static final int MAX_NODES = 8_000_000;
@@ -137,18 +139,31 @@ final class Automaton {
         int[] start = trie.tokenStart;
         int[] tokens = trie.tokens;
         long[] sub = trie.subtreeBytes;
-        long[] loop = selfLoops(state);
+        selfLoops(state);
+        long[] loop;
         int n = 1;
         int count = trie.nodes();
         while (n < count) {
             int d = depth[n];
             int parent = at[d - 1];
-            if (parent == state && (sub[4 * n] & ~loop[0]) == 0 && (sub[4 * n + 1] & ~loop[1]) == 0
+            if (parent != state && loops[parent] == null && start[end[n]] - start[n] >= BIG_SUBTREE) {
+                loop = selfLoops(parent);   // worth 256 transitions: it may let this whole subtree be skipped
+            } else {
+                loop = loops[parent] != null ? loops[parent] : NO_LOOPS;
+            }
+            if ((sub[4 * n] & ~loop[0]) == 0 && (sub[4 * n + 1] & ~loop[1]) == 0
                     && (sub[4 * n + 2] & ~loop[2]) == 0 && (sub[4 * n + 3] & ~loop[3]) == 0) {
-                // every byte below leads back to this state: the whole subtree is allowed
-                for (int k = start[n]; k < start[end[n]]; k++) {
-                    int id = tokens[k];
-                    m[id >>> 6] |= 1L << id;
+                // every byte below leads back to the parent's state: the whole subtree is allowed
+                long[] all = trie.subtreeMask[n];
+                if (all != null) {
+                    for (int w = 0; w < all.length; w++) {
+                        m[w] |= all[w];
+                    }
+                } else {
+                    for (int k = start[n]; k < start[end[n]]; k++) {
+                        int id = tokens[k];
+                        m[id >>> 6] |= 1L << id;
+                    }
                 }
                 n = end[n];
                 continue;

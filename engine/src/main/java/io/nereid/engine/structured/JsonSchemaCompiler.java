@@ -26,7 +26,7 @@ import java.util.Set;
  * (merged), {@code $ref} to the same document ({@code #}, {@code #/definitions/...},
  * {@code #/$defs/...}, any JSON pointer; recursion included), {@code minLength}/{@code maxLength},
  * {@code pattern}, the regular formats (date-time, date, time, uuid, email, ipv4, hostname, uri;
- * other formats are annotations), integer bounds (exact), number bounds that are whole numbers,
+ * other formats are annotations), integer and number bounds (exact, decimal),
  * {@code nullable} (OpenAPI). Validation keywords that a context-free grammar cannot express or
  * that are not built yet ({@code not}, {@code if}, {@code dependencies}, {@code patternProperties},
  * {@code uniqueItems}, {@code multipleOf}, ...) are refused with a {@link GrammarException} naming
@@ -645,14 +645,7 @@ final class JsonSchemaCompiler {
         if (bounds == null) {
             return sharedRule("number", JsonSchemaCompiler::anyNumber);
         }
-        for (int k : new int[] {0, 2}) {
-            if (bounds[k] != null && bounds[k].stripTrailingZeros().scale() > 0) {
-                throw new GrammarException("number bound " + bounds[k].toPlainString() + " (at " + where
-                        + ") is not a whole number; only whole-number bounds are supported");
-            }
-        }
-        Expr e = Numbers.numberRange(bounds[0] == null ? null : bounds[0].toBigIntegerExact(), bounds[1] != null,
-                bounds[2] == null ? null : bounds[2].toBigIntegerExact(), bounds[3] != null);
+        Expr e = Numbers.numberRange(bounds[0], bounds[1] != null, bounds[2], bounds[3] != null);
         if (e == null) {
             throw new GrammarException("no number lies within the bounds (at " + where + ")");
         }
@@ -739,15 +732,19 @@ final class JsonSchemaCompiler {
         }
         Integer minProps = count(m, "minProperties", where);
         Integer maxProps = count(m, "maxProperties", where);
-        if (minProps != null && minProps > required.size()) {
-            throw new GrammarException("minProperties above the number of required properties (at " + where + ") is not supported");
-        }
-        if (maxProps != null && (extra != null || maxProps < members.size())) {
-            throw new GrammarException("maxProperties (at " + where + ") is not supported");
+        int min = minProps == null ? 0 : minProps;
+        int max = maxProps == null ? -1 : maxProps;
+        if (max >= 0 && max < min) {
+            throw new GrammarException("maxProperties below minProperties (at " + where + ")");
         }
         Expr sep = Expr.seq(ws(), Expr.literal(","), ws());
         if (members.size() <= ANY_ORDER_MAX) {
-            return Expr.seq(Expr.literal("{"), ws(), anyOrder(members, isRequired, extra, sep, where), ws(), Expr.literal("}"));
+            return Expr.seq(Expr.literal("{"), ws(), anyOrder(members, isRequired, extra, sep, min, max, where), ws(),
+                    Expr.literal("}"));
+        }
+        if (min > required.size() || (max >= 0 && (extra != null || max < members.size()))) {
+            throw new GrammarException("minProperties / maxProperties on an object with more than " + ANY_ORDER_MAX
+                    + " declared properties (at " + where + ") is not supported");
         }
         // R(i, c): members i.. given whether one was written before (c); each rule once
         Expr[][] r = new Expr[members.size() + 1][2];
@@ -772,7 +769,8 @@ final class JsonSchemaCompiler {
      * the additional ones: one rule per set of members written so far (2^n rules, so only for up
      * to {@value #ANY_ORDER_MAX} members; larger objects keep the schema's order).
      */
-    private Expr anyOrder(List<Expr> members, List<Boolean> isRequired, Expr extra, Expr sep, String where) {
+    private Expr anyOrder(List<Expr> members, List<Boolean> isRequired, Expr extra, Expr sep, int minProps, int maxProps,
+            String where) {
         int n = members.size();
         int required = 0;
         for (int k = 0; k < n; k++) {
@@ -782,17 +780,33 @@ final class JsonSchemaCompiler {
         }
         Expr[] after = new Expr[1 << n];
         for (int set = (1 << n) - 1; set >= 0; set--) {
+            int written = Integer.bitCount(set);
             Expr lead = set == 0 ? Expr.EMPTY : sep;
             List<Expr> options = new ArrayList<>();
-            for (int k = 0; k < n; k++) {
-                if ((set & 1 << k) == 0) {
-                    options.add(Expr.seq(lead, members.get(k), after[set | 1 << k]));
+            if (maxProps < 0 || written < maxProps) {
+                for (int k = 0; k < n; k++) {
+                    if ((set & 1 << k) == 0) {
+                        options.add(Expr.seq(lead, members.get(k), after[set | 1 << k]));
+                    }
                 }
             }
             if ((set & required) == required) {
-                options.add(extra == null ? Expr.EMPTY : Expr.opt(Expr.seq(lead, extra, Expr.star(Expr.seq(sep, extra)))));
+                // then the additional properties: enough to reach minProperties, no more than maxProperties allows
+                int least = Math.max(0, minProps - written);
+                int most = maxProps < 0 ? -1 : maxProps - written;
+                if (least == 0) {
+                    options.add(Expr.EMPTY);
+                }
+                if (extra != null && most != 0) {
+                    options.add(Expr.seq(lead, extra, new Expr.Repeat(Expr.seq(sep, extra), Math.max(0, least - 1),
+                            most < 0 ? -1 : most - 1)));
+                }
             }
-            after[set] = new Expr.Ref(b.ruleFor(where + "/members-" + Integer.toBinaryString(set), Expr.alt(options)));
+            after[set] = options.isEmpty() ? NOTHING
+                    : new Expr.Ref(b.ruleFor(where + "/members-" + Integer.toBinaryString(set), Expr.alt(options)));
+        }
+        if (after[0] == NOTHING) {
+            throw new GrammarException("no object satisfies the property counts (at " + where + ")");
         }
         return after[0];
     }
@@ -802,7 +816,7 @@ final class JsonSchemaCompiler {
         if (names.isEmpty()) {
             return anyString();
         }
-        Expr rest = Expr.seq(Expr.star(stringChar()), Expr.literal("\""));
+        Expr rest = Expr.seq(Expr.star(contentByte()), Expr.literal("\""));
         return Expr.seq(Expr.literal("\""), notIn(names, 0, rest));
     }
 
@@ -1006,8 +1020,25 @@ final class JsonSchemaCompiler {
         });
     }
 
+    /**
+     * One byte of an unconstrained JSON string (or an escape): any byte but {@code "}, {@code \} and
+     * control characters. Bytes of 0x80 and above are taken one by one, not as whole UTF-8
+     * characters: tokens are UTF-8 fragments anyway, and a sequence that is not UTF-8 decodes to
+     * U+FFFD, itself a valid string character, so the JSON stays valid. What it buys: every plain
+     * byte leads back to the same parser state, so a mask inside a string skips whole subtrees of
+     * the vocabulary's trie. Strings with a length, a pattern or a format count real characters.
+     */
+    private Expr contentByte() {
+        return sharedRule("content", () -> {
+            Expr hex = Expr.union(Expr.union(Expr.range('0', '9'), Expr.range('a', 'f')), Expr.range('A', 'F'));
+            return Expr.alt(Expr.minus(Expr.range(0x20, 0xFF), Expr.anyOf("\"\\")),
+                    Expr.seq(Expr.literal("\\"), Expr.anyOf("\"\\/bfnrt")),
+                    Expr.seq(Expr.literal("\\u"), hex, hex, hex, hex));
+        });
+    }
+
     private Expr anyString() {
-        return sharedRule("string", () -> Expr.seq(Expr.literal("\""), Expr.star(stringChar()), Expr.literal("\"")));
+        return sharedRule("string", () -> Expr.seq(Expr.literal("\""), Expr.star(contentByte()), Expr.literal("\"")));
     }
 
     static Expr anyInteger() {

@@ -28,6 +28,10 @@ final class TokenTrie {
     final int maxDepth;
     final byte[][] tokenBytes;   // per id; null for special tokens and tokens without bytes
     final long[] subtreeBytes;   // 4 words per node: every byte on the edges of its subtree, its own label included
+    final long[][] subtreeMask;  // per node with at least BULK tokens below it: those tokens as a bitset; else null
+
+    /** Subtrees this large get a bitset, so that allowing all of them is a few thousand ORs, not a loop per token. */
+    static final int BULK = 2048;
 
     private TokenTrie(int vocabSize, byte[] label, int[] depth, int[] subtreeEnd, int[] tokenStart, int[] tokens,
             byte[][] tokenBytes) {
@@ -39,6 +43,17 @@ final class TokenTrie {
         for (int n = 1; n < label.length; n++) {
             open[depth[n]] = n;
             parent[n] = depth[n] == 1 ? 0 : open[depth[n] - 1];
+        }
+        this.subtreeMask = new long[label.length][];
+        int words = (vocabSize + 63) >>> 6;
+        for (int n = 0; n < label.length; n++) {
+            if (tokenStart[subtreeEnd[n]] - tokenStart[n] >= BULK) {
+                long[] m = new long[words];
+                for (int k = tokenStart[n]; k < tokenStart[subtreeEnd[n]]; k++) {
+                    m[tokens[k] >>> 6] |= 1L << tokens[k];
+                }
+                subtreeMask[n] = m;
+            }
         }
         for (int n = label.length - 1; n >= 1; n--) {
             int b = label[n] & 0xFF;

@@ -250,25 +250,28 @@ class GrammarMatcherTest {
 
     @Test
     void numberRangesAreExact() {
-        String[] samples = {"0", "0.0", "0.5", "1", "1.0", "1.00", "1.01", "2", "2.5", "9.999", "10", "10.0", "10.1", "-0.5",
-            "-1", "-1.0", "-1.5", "-2", "-10", "-10.0", "-10.01", "100", "5", "4.99"};
-        long[][] ranges = {{0, 10}, {-10, -1}, {-1, 5}, {1, 1}, {0, Long.MAX_VALUE}, {Long.MIN_VALUE, 2}};
-        for (long[] r : ranges) {
+        String[] samples = {"0", "0.0", "0.5", "0.25", "0.2501", "0.249", "0.01", "0.001", "1", "1.0", "1.00", "1.01", "2",
+            "2.5", "2.25", "2.2500", "2.26", "9.999", "10", "10.0", "10.1", "-0.5", "-0.25", "-0.2", "-1", "-1.0", "-1.5",
+            "-1.50", "-1.51", "-2", "-10", "-10.0", "-10.01", "100", "5", "4.99", "99.99", "100.001"};
+        String[][] ranges = {{"0", "10"}, {"-10", "-1"}, {"-1", "5"}, {"1", "1"}, {"0", null}, {null, "2"}, {"0.25", "2.25"},
+            {"-1.5", "-0.25"}, {"0.01", null}, {null, "99.99"}, {"-0.5", "0.5"}, {"2.25", "2.25"}, {"0.249", "0.2501"}};
+        for (String[] r : ranges) {
             for (int ex = 0; ex < 4; ex++) {
                 boolean loEx = (ex & 1) != 0, hiEx = (ex & 2) != 0;
-                BigInteger lo = r[0] == Long.MIN_VALUE ? null : BigInteger.valueOf(r[0]);
-                BigInteger hi = r[1] == Long.MAX_VALUE ? null : BigInteger.valueOf(r[1]);
+                BigDecimal lo = r[0] == null ? null : new BigDecimal(r[0]);
+                BigDecimal hi = r[1] == null ? null : new BigDecimal(r[1]);
                 Expr e = Numbers.numberRange(lo, loEx, hi, hiEx);
                 if (e == null) {
-                    assertTrue(lo != null && lo.equals(hi) && (loEx || hiEx));
+                    assertTrue(lo != null && lo.compareTo(hi) == 0 && (loEx || hiEx), java.util.Arrays.toString(r));
                     continue;
                 }
                 Automaton a = automaton(grammarOf(e));
                 for (String s : samples) {
                     BigDecimal x = new BigDecimal(s);
-                    boolean in = (lo == null || (loEx ? x.compareTo(new BigDecimal(lo)) > 0 : x.compareTo(new BigDecimal(lo)) >= 0))
-                            && (hi == null || (hiEx ? x.compareTo(new BigDecimal(hi)) < 0 : x.compareTo(new BigDecimal(hi)) <= 0));
-                    assertEquals(in, accepts(a, s), () -> java.util.Arrays.toString(r) + " ex " + loEx + hiEx + " " + s);
+                    boolean in = (lo == null || (loEx ? x.compareTo(lo) > 0 : x.compareTo(lo) >= 0))
+                            && (hi == null || (hiEx ? x.compareTo(hi) < 0 : x.compareTo(hi) <= 0));
+                    boolean minusZero = s.startsWith("-") && x.signum() == 0;
+                    assertEquals(in && !minusZero, accepts(a, s), () -> java.util.Arrays.toString(r) + " ex " + loEx + hiEx + " " + s);
                 }
             }
         }
@@ -295,13 +298,28 @@ class GrammarMatcherTest {
             {"{\"type\":\"array\",\"uniqueItems\":true}", "uniqueItems"},
             {"{\"type\":\"number\",\"multipleOf\":0.5}", "multipleOf"},
             {"{\"$ref\":\"http://example.com/s.json\"}", "same document"},
-            {"{\"type\":\"number\",\"minimum\":0.5}", "not a whole number"},
             {"{\"type\":\"integer\",\"minimum\":5,\"maximum\":4}", "no integer"},
             {"{\"type\":\"strin\"}", "unknown type strin"},
             {"[1]", "object or a boolean"}, {"{\"type\":", "not valid JSON"}}) {
             GrammarException e = assertThrows(GrammarException.class, () -> JsonSchemaCompiler.compile(c[0], false), c[0]);
             assertTrue(e.getMessage().contains(c[1]), e.getMessage());
         }
+    }
+
+    @Test
+    void propertyCountsAndAnyOrder() {
+        Automaton a = automaton(JsonSchemaCompiler.compile("{\"type\":\"object\",\"properties\":{\"x\":{\"type\":\"integer\"},"
+                + "\"y\":{\"type\":\"integer\"},\"z\":{\"type\":\"integer\"}},\"required\":[\"z\"],\"minProperties\":2,"
+                + "\"maxProperties\":3,\"additionalProperties\":{\"type\":\"boolean\"}}", false));
+        assertTrue(accepts(a, "{\"y\":1,\"z\":2}"));
+        assertTrue(accepts(a, "{\"z\":2,\"x\":1}"), "any order");
+        assertTrue(accepts(a, "{\"z\":2,\"q\":true}"), "an additional one counts");
+        assertTrue(accepts(a, "{\"z\":2,\"q\":true,\"r\":false}"));
+        assertFalse(accepts(a, "{\"z\":2}"), "minProperties");
+        assertFalse(accepts(a, "{\"x\":1,\"y\":1}"), "required");
+        assertFalse(accepts(a, "{\"z\":2,\"q\":true,\"r\":false,\"s\":true}"), "maxProperties");
+        assertFalse(accepts(a, "{\"x\":1,\"y\":1,\"z\":2,\"q\":true}"), "maxProperties");
+        assertFalse(accepts(a, "{\"z\":2,\"z\":3}"), "a declared property once");
     }
 
     @Test
