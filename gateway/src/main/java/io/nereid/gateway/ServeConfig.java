@@ -2,6 +2,7 @@ package io.nereid.gateway;
 
 import io.nereid.engine.api.EngineSpec;
 import io.nereid.engine.api.SpeculativeConfig;
+import io.nereid.engine.api.ToolCallFormat;
 import io.nereid.gateway.http.GatewayOptions;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -32,17 +33,20 @@ import java.util.Map;
  * @param drainTimeout        on SIGTERM, how long in-flight requests may take to finish
  * @param gateway             API keys, CORS origins, strictness and the stall timeouts of the HTTP layer
  * @param speculative         speculative decoding ({@code --speculative-config}), or null for none
+ * @param toolCallParser      how the model writes tool calls ({@code --tool-call-parser}), or null: from its chat template
+ * @param reasoningParser     how the model thinks ({@code --reasoning-parser} deepseek_r1 | qwen3), or null: no reasoning split
  */
 public record ServeConfig(Path model, String servedModelName, String host, int port, int maxNumSeqs,
         int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
-        Duration drainTimeout, GatewayOptions gateway, SpeculativeConfig speculative) {
+        Duration drainTimeout, GatewayOptions gateway, SpeculativeConfig speculative, ToolCallFormat toolCallParser,
+        String reasoningParser) {
 
     /** Without HTTP-layer options ({@link GatewayOptions#DEFAULTS}) and without speculative decoding. */
     public ServeConfig(Path model, String servedModelName, String host, int port, int maxNumSeqs,
             int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
             Duration drainTimeout) {
         this(model, servedModelName, host, port, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize, kvCacheBytes,
-                chatTemplate, threads, drainTimeout, GatewayOptions.DEFAULTS, null);
+                chatTemplate, threads, drainTimeout, GatewayOptions.DEFAULTS, null, null, null);
     }
 
     /** One flag: its name, environment variable, default (null: none) and help line. */
@@ -82,6 +86,11 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
                     + " repeatable (environment: comma-separated)"),
             new Option("--api-key-file", null, "file of API keys, one per line ('#' comments), added to --api-key"),
             new Option("--allowed-origins", null, "comma-separated CORS origins, or '*' (default: none)"),
+            new Option("--tool-call-parser", null, "how the model writes tool calls: hermes (Hermes, Qwen 2.5 / 3:"
+                    + " <tool_call>...</tool_call>) or llama3_json (Llama 3.1 / 3.2 JSON); default: from the chat template"),
+            new Option("--reasoning-parser", null, "split the model's thinking into reasoning_content: deepseek_r1"
+                    + " (the template opens <think>) or qwen3 (<think>...</think> at the start); structured output then"
+                    + " constrains the answer only"),
             new Option("--speculative-config", null, "speculative decoding as vLLM's JSON, e.g."
                     + " '{\"method\":\"ngram\",\"num_speculative_tokens\":4,\"prompt_lookup_max\":4,\"prompt_lookup_min\":2}'"
                     + " or '{\"method\":\"draft_model\",\"model\":\"draft.gguf\",\"num_speculative_tokens\":3}'"
@@ -173,7 +182,26 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
                 integer(v, "--max-num-batched-tokens"), integer(v, "--max-waiting"), integer(v, "--block-size"),
                 kv == null ? 0 : bytes(kv), v.get("--chat-template"),
                 v.get("--threads") == null ? Runtime.getRuntime().availableProcessors() : integer(v, "--threads"),
-                Duration.ofSeconds(integer(v, "--drain-timeout")), gateway, speculative(v.get("--speculative-config")));
+                Duration.ofSeconds(integer(v, "--drain-timeout")), gateway, speculative(v.get("--speculative-config")),
+                toolCallParser(v.get("--tool-call-parser")), reasoningParser(v.get("--reasoning-parser")));
+    }
+
+    private static String reasoningParser(String name) {
+        if (name != null && !name.equals("deepseek_r1") && !name.equals("qwen3")) {
+            throw new IllegalArgumentException("--reasoning-parser must be deepseek_r1 or qwen3, got '" + name + "'");
+        }
+        return name;
+    }
+
+    private static ToolCallFormat toolCallParser(String name) {
+        if (name == null) {
+            return null;
+        }
+        ToolCallFormat f = ToolCallFormat.named(name);
+        if (f == null) {
+            throw new IllegalArgumentException("--tool-call-parser must be hermes or llama3_json, got '" + name + "'");
+        }
+        return f;
     }
 
     private static SpeculativeConfig speculative(String json) {

@@ -5,6 +5,7 @@ import io.nereid.engine.api.EngineSpec;
 import io.nereid.engine.api.Engines;
 import io.nereid.engine.api.LoadedModel;
 import io.nereid.engine.template.ChatRequestContext;
+import io.nereid.engine.api.ToolCallFormat;
 import io.nereid.engine.template.ChatTemplate;
 import io.nereid.engine.template.ChatTemplates;
 import io.nereid.engine.text.IncrementalDetokenizer;
@@ -26,12 +27,16 @@ final class ServingModel implements ModelService, AutoCloseable {
     private final String name;
     private final LoadedModel loaded;
     private final ChatTemplate template;
+    private final ToolCallFormat toolCalls;
+    private final String reasoning;
     private final long created = System.currentTimeMillis() / 1000;
 
-    private ServingModel(String name, LoadedModel loaded, ChatTemplate template) {
+    private ServingModel(String name, LoadedModel loaded, ChatTemplate template, ToolCallFormat toolCalls, String reasoning) {
+        this.reasoning = reasoning;
         this.name = name;
         this.loaded = loaded;
         this.template = template;
+        this.toolCalls = toolCalls;
     }
 
     /** Opens {@code c.model()}, or the generated demo model when there is none. */
@@ -45,7 +50,9 @@ final class ServingModel implements ModelService, AutoCloseable {
         try {
             ChatTemplate template = c.chatTemplate() != null ? ChatTemplates.named(c.chatTemplate())
                     : loaded.chatTemplate().orElse(loaded.demo() ? ChatTemplate.builtin("chatml") : null);
-            return new ServingModel(c.servedModelName(), loaded, template);
+            ToolCallFormat tools = c.toolCallParser() != null ? c.toolCallParser()
+                    : template == null ? null : ToolCallFormat.detect(template.source());
+            return new ServingModel(c.servedModelName(), loaded, template, tools, c.reasoningParser());
         } catch (RuntimeException e) {
             loaded.close();
             throw e;
@@ -92,14 +99,21 @@ final class ServingModel implements ModelService, AutoCloseable {
     }
 
     @Override
-    public String renderChat(List<Map<String, Object>> messages, boolean addGenerationPrompt) {
+    public String renderChat(List<Map<String, Object>> messages, boolean addGenerationPrompt, List<Map<String, Object>> tools) {
         Tokenizer t = loaded.tokenizer();
-        if (addGenerationPrompt) {
-            return ChatTemplates.renderForGeneration(template, messages, t);
-        }
         SpecialTokens sp = t.specialTokens();
-        return template.render(new ChatRequestContext(messages, null, false, sp.bos() >= 0 ? t.piece(sp.bos()) : null,
-                sp.eos() >= 0 ? t.piece(sp.eos()) : null, Map.of(), null));
+        return template.render(new ChatRequestContext(messages, tools, addGenerationPrompt,
+                sp.bos() >= 0 ? t.piece(sp.bos()) : null, sp.eos() >= 0 ? t.piece(sp.eos()) : null, Map.of(), null));
+    }
+
+    @Override
+    public ToolCallFormat toolCallFormat() {
+        return toolCalls;
+    }
+
+    @Override
+    public String reasoningParser() {
+        return reasoning;
     }
 
     @Override

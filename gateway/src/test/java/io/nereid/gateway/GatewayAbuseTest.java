@@ -386,7 +386,7 @@ class GatewayAbuseTest {
         out.add(new Case("token ids outside the vocabulary", COMPLETIONS,
                 utf8("{\"model\":\"stories260K\",\"prompt\":[1,99999]}"), 400, "prompt"));
         out.add(new Case("negative token id", COMPLETIONS, utf8("{\"model\":\"stories260K\",\"prompt\":[-7]}"), 400, "prompt"));
-        out.add(new Case("tools", CHAT, utf8(CHAT_BODY + ",\"tools\":[{\"type\":\"function\"}]}"), 400, "tools"));
+        out.add(new Case("tools", CHAT, utf8(CHAT_BODY + ",\"tools\":[{\"type\":\"function\"}]}"), 400, "tools[0].function"));
         out.add(new Case("tool message", CHAT, utf8("{\"model\":\"stories260K\",\"messages\":[{\"role\":\"tool\","
                 + "\"content\":\"x\"}]}"), 400, null));
         out.add(new Case("image part", CHAT, utf8("{\"model\":\"stories260K\",\"messages\":[{\"role\":\"user\",\"content\":"

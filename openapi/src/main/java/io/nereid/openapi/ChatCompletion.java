@@ -32,9 +32,44 @@ public final class ChatCompletion {
             @JsonProperty("stop_reason") Object stopReason) {
     }
 
-    /** The assistant's message; {@code refusal} is always null (Nereid never refuses). */
+    /**
+     * The assistant's message; {@code refusal} is always null (Nereid never refuses); {@code tool_calls}
+     * only when the model called tools (then {@code content} is the text before the calls, or null).
+     */
     public record Message(@JsonProperty("role") String role, @JsonProperty("content") String content,
-            @JsonProperty("refusal") String refusal) {
+            @JsonProperty("refusal") String refusal,
+            @JsonInclude(JsonInclude.Include.NON_NULL) @JsonProperty("tool_calls") List<ToolCall> toolCalls,
+            @JsonInclude(JsonInclude.Include.NON_NULL) @JsonProperty("reasoning_content") String reasoningContent) {
+
+        public Message(String role, String content, String refusal) {
+            this(role, content, refusal, null, null);
+        }
+
+        public Message(String role, String content, String refusal, List<ToolCall> toolCalls) {
+            this(role, content, refusal, toolCalls, null);
+        }
+    }
+
+    /** A call the model made: {@code id}, {@code type: "function"} and the function's name and arguments (JSON text). */
+    public record ToolCall(@JsonProperty("id") String id, @JsonProperty("type") String type,
+            @JsonProperty("function") FunctionCall function) {
+    }
+
+    public record FunctionCall(@JsonProperty("name") String name, @JsonProperty("arguments") String arguments) {
+    }
+
+    /**
+     * A streamed piece of a tool call: the first for a call has its {@code index}, {@code id},
+     * {@code type} and {@code function.name} (arguments ""), the later ones {@code index} and an
+     * arguments fragment.
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record ToolCallDelta(@JsonProperty("index") int index, @JsonProperty("id") String id,
+            @JsonProperty("type") String type, @JsonProperty("function") FunctionDelta function) {
+    }
+
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record FunctionDelta(@JsonProperty("name") String name, @JsonProperty("arguments") String arguments) {
     }
 
     /**
@@ -58,6 +93,16 @@ public final class ChatCompletion {
 
     /** What a chunk adds to the message: role only in the first chunk, absent fields left out. */
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    public record Delta(@JsonProperty("role") String role, @JsonProperty("content") String content) {
+    public record Delta(@JsonProperty("role") String role, @JsonProperty("content") String content,
+            @JsonProperty("tool_calls") List<ToolCallDelta> toolCalls,
+            @JsonProperty("reasoning_content") String reasoningContent) {
+
+        public Delta(String role, String content) {
+            this(role, content, null, null);
+        }
+
+        public Delta(String role, String content, List<ToolCallDelta> toolCalls) {
+            this(role, content, toolCalls, null);
+        }
     }
 }

@@ -54,6 +54,50 @@ public sealed interface Constraint {
         }
     }
 
+    /**
+     * Tool calls in the model's syntax: with {@code required} the output is one call (or several
+     * with {@code parallel}) and nothing else; without, the model may write text and, once it
+     * opens a call, the call is constrained (a lazy grammar). {@code forced} names the one
+     * function allowed (tool_choice naming a function), or is null for any of {@code tools}.
+     */
+    record ToolCalls(ToolCallFormat format, List<Tool> tools, String forced, boolean required, boolean parallel)
+            implements Constraint {
+        public ToolCalls {
+            tools = List.copyOf(tools);
+        }
+
+        @Override
+        public String key() {
+            StringBuilder b = new StringBuilder("tools:").append(format).append(':').append(forced).append(':')
+                    .append(required).append(':').append(parallel);
+            for (Tool t : tools) {
+                b.append(':').append(t.name().length()).append(':').append(t.name()).append(t.parameters().length())
+                        .append(':').append(t.parameters());
+            }
+            return b.toString();
+        }
+    }
+
+    /**
+     * A model that thinks first ({@code <think>...</think>}, DeepSeek-R1, Qwen 3): the thought is
+     * free, {@code answer} constrains what follows it. {@code startsInThought}: the prompt already
+     * opened the thought (DeepSeek-R1's template ends with {@code <think>}), so the output must
+     * close it; else a thought is optional at the start.
+     */
+    record AfterThinking(Constraint answer, boolean startsInThought) implements Constraint {
+        public static final String START = "<think>";
+        public static final String END = "</think>";
+
+        @Override
+        public String key() {
+            return "think:" + startsInThought + ":" + answer.key();
+        }
+    }
+
+    /** A function the model may call: its name and its parameters' JSON Schema (text). */
+    record Tool(String name, String parameters) {
+    }
+
     /** Output in the language of a GBNF / EBNF grammar (llama.cpp's syntax; the start rule is {@code root}). */
     record Grammar(String ebnf) implements Constraint {
         @Override

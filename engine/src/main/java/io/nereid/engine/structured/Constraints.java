@@ -54,14 +54,25 @@ public final class Constraints {
 
     /** The byte grammar of {@code c}. */
     static Grammar grammar(Constraint c) {
+        Grammar.Builder b = new Grammar.Builder();
+        int root = b.rule("root");
+        b.define(root, into(b, c));
+        return b.build(root);
+    }
+
+    /** {@code c} as an expression of {@code b}. */
+    static Expr into(Grammar.Builder b, Constraint c) {
         return switch (c) {
-            case Constraint.JsonSchema j -> JsonSchemaCompiler.compile(j.schema(), j.freeWhitespace());
-            case Constraint.Regex r -> {
-                Grammar.Builder b = new Grammar.Builder();
-                int root = b.rule("root");
-                b.define(root, RegexCompiler.fullMatch(r.pattern()));
-                yield b.build(root);
+            case Constraint.JsonSchema j -> {
+                Object schema;
+                try {
+                    schema = io.nereid.engine.json.Json.parse(j.schema());
+                } catch (io.nereid.engine.json.JsonException e) {
+                    throw new GrammarException("the schema is not valid JSON: " + e.getMessage());
+                }
+                yield JsonSchemaCompiler.into(b, schema, j.freeWhitespace(), "root");
             }
+            case Constraint.Regex r -> RegexCompiler.fullMatch(r.pattern());
             case Constraint.Choice ch -> {
                 if (ch.options().isEmpty()) {
                     throw new GrammarException("a choice needs at least one option");
@@ -70,12 +81,19 @@ public final class Constraints {
                 for (String o : ch.options()) {
                     options.add(Expr.literal(o));
                 }
-                Grammar.Builder b = new Grammar.Builder();
-                int root = b.rule("root");
-                b.define(root, Expr.alt(options));
-                yield b.build(root);
+                yield Expr.alt(options);
             }
-            case Constraint.Grammar g -> GbnfParser.parse(g.ebnf());
+            case Constraint.Grammar g -> GbnfParser.into(b, g.ebnf());
+            case Constraint.ToolCalls t -> ToolCallGrammar.into(b, t);
+            case Constraint.AfterThinking t -> {
+                // the thought is free text up to its end marker; the constraint holds from the answer on
+                Expr thought = Expr.seq(ToolCallGrammar.avoiding(b, Constraint.AfterThinking.END), Expr.literal(Constraint.AfterThinking.END),
+                        new Expr.Repeat(Expr.anyOf(" \n"), 0, 4));
+                Expr answer = into(b, t.answer());
+                yield t.startsInThought()
+                        ? Expr.seq(Expr.opt(Expr.literal(Constraint.AfterThinking.START)), thought, answer)
+                        : Expr.seq(Expr.opt(Expr.seq(Expr.literal(Constraint.AfterThinking.START), thought)), answer);
+            }
         };
     }
 

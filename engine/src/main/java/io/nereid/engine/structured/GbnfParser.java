@@ -17,16 +17,25 @@ final class GbnfParser {
 
     private final String s;
     private int i;
-    private final Grammar.Builder b = new Grammar.Builder();
+    private final Grammar.Builder b;
     private final Map<String, Integer> rules = new HashMap<>();
     private final Map<String, Integer> usedAt = new HashMap<>();
 
-    private GbnfParser(String text) {
+    private GbnfParser(String text, Grammar.Builder b) {
         this.s = text;
+        this.b = b;
     }
 
     static Grammar parse(String text) {
-        GbnfParser p = new GbnfParser(text);
+        Grammar.Builder b = new Grammar.Builder();
+        int top = b.rule("start");
+        b.define(top, into(b, text));
+        return b.build(top);
+    }
+
+    /** The grammar's {@code root} as an expression of {@code b} (its rules added to {@code b}). */
+    static Expr into(Grammar.Builder b, String text) {
+        GbnfParser p = new GbnfParser(text, b);
         p.skipSpace();
         while (p.i < p.s.length()) {
             String name = p.name();
@@ -52,7 +61,7 @@ final class GbnfParser {
                         + p.lineOf(p.usedAt.get(e.getKey())) + ") but never defined");
             }
         }
-        return p.b.build(root);
+        return new Expr.Ref(root);
     }
 
     private int rule(String name) {

@@ -65,7 +65,10 @@ final class JsonSchemaCompiler {
     /** Objects with at most this many declared properties accept them in any order. */
     static final int ANY_ORDER_MAX = 8;
 
-    private final Grammar.Builder b = new Grammar.Builder();
+    /** Free whitespace: the most characters between two JSON tokens. */
+    static final int MAX_WHITESPACE = 24;
+
+    private final Grammar.Builder b;
     private final Object root;
     private final boolean freeWhitespace;
     private final Map<Object, Integer> rules = new IdentityHashMap<>();
@@ -75,7 +78,8 @@ final class JsonSchemaCompiler {
     /** A rule without alternatives: matches nothing (a schema reached through $ref that accepts no value). */
     private static final Expr NOTHING = new Expr.Alt(List.of());
 
-    private JsonSchemaCompiler(Object root, boolean freeWhitespace) {
+    private JsonSchemaCompiler(Grammar.Builder b, Object root, boolean freeWhitespace) {
+        this.b = b;
         this.root = root;
         this.freeWhitespace = freeWhitespace;
     }
@@ -100,14 +104,28 @@ final class JsonSchemaCompiler {
         if (!(schema instanceof Map<?, ?>) && !(schema instanceof Boolean)) {
             throw new GrammarException("a JSON Schema must be an object or a boolean");
         }
-        JsonSchemaCompiler c = new JsonSchemaCompiler(schema, freeWhitespace);
-        int top = c.b.rule("root");
-        Expr body = c.schema(schema, "root");
-        if (body == null) {
-            throw new GrammarException("the schema accepts no value");
+        Grammar.Builder b = new Grammar.Builder();
+        int top = b.rule("root");
+        b.define(top, into(b, schema, freeWhitespace, "root"));
+        return b.build(top);
+    }
+
+    /**
+     * The values {@code schema} accepts as an expression of {@code b} (for a grammar that embeds
+     * JSON, such as a tool call's arguments), whitespace around it as {@code freeWhitespace} says.
+     *
+     * @throws GrammarException as {@link #compile(String, boolean)}
+     */
+    static Expr into(Grammar.Builder b, Object schema, boolean freeWhitespace, String where) {
+        if (!(schema instanceof Map<?, ?>) && !(schema instanceof Boolean)) {
+            throw new GrammarException("a JSON Schema must be an object or a boolean (at " + where + ")");
         }
-        c.b.define(top, Expr.seq(c.ws(), body, c.ws()));
-        return c.b.build(top);
+        JsonSchemaCompiler c = new JsonSchemaCompiler(b, schema, freeWhitespace);
+        Expr body = c.schema(schema, where);
+        if (body == null) {
+            throw new GrammarException("the schema accepts no value (at " + where + ")");
+        }
+        return Expr.seq(c.ws(), body, c.ws());
     }
 
     /** An expression for the values {@code s} accepts, or null for none (the schema {@code false}). */
@@ -999,7 +1017,8 @@ final class JsonSchemaCompiler {
     }
 
     private Expr ws() {
-        return freeWhitespace ? sharedRule("ws", () -> Expr.star(Expr.anyOf(" \t\n\r"))) : Expr.EMPTY;
+        // at most MAX_WHITESPACE at a time: room for indentation, none for a model that loops on spaces
+        return freeWhitespace ? sharedRule("ws", () -> new Expr.Repeat(Expr.anyOf(" \t\n\r"), 0, MAX_WHITESPACE)) : Expr.EMPTY;
     }
 
     private Expr sharedRule(String name, java.util.function.Supplier<Expr> body) {

@@ -31,10 +31,17 @@ public final class ChatTemplate {
 
     private final String name;
     private final List<Node> body;
+    private final String source;
 
-    private ChatTemplate(String name, List<Node> body) {
+    private ChatTemplate(String name, List<Node> body, String source) {
         this.name = name;
         this.body = body;
+        this.source = source;
+    }
+
+    /** The Jinja source (what tells which tool-call syntax the model was taught). */
+    public String source() {
+        return source;
     }
 
     /**
@@ -45,7 +52,7 @@ public final class ChatTemplate {
      */
     public static ChatTemplate compile(String source, String name) {
         try {
-            return new ChatTemplate(name, List.copyOf(Parser.parse(source, name)));
+            return new ChatTemplate(name, List.copyOf(Parser.parse(source, name)), source);
         } catch (StackOverflowError e) {
             throw new TemplateSyntaxException(name, 0, "template nested too deeply to parse");
         }

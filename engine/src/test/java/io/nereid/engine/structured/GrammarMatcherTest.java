@@ -323,6 +323,49 @@ class GrammarMatcherTest {
     }
 
     @Test
+    void toolCallGrammarsForceOrAllowCallsInTheModelsSyntax() {
+        List<Constraint.Tool> tools = List.of(new Constraint.Tool("get_weather",
+                "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":[\"city\"],\"additionalProperties\":false}"),
+                new Constraint.Tool("now", "{\"type\":\"object\",\"properties\":{}}"));
+        String call = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+        String other = "<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>";
+        Automaton required = automaton(ToolCallGrammar.compile(new Constraint.ToolCalls(
+                io.nereid.engine.api.ToolCallFormat.HERMES, tools, null, true, true)));
+        assertTrue(accepts(required, call));
+        assertTrue(accepts(required, call + "\n" + other), "parallel calls");
+        assertFalse(accepts(required, "Sure. " + call), "required: no text");
+        assertFalse(accepts(required, call.replace("Paris\"", "Paris\", \"x\": 1")), "arguments follow the schema");
+        Automaton auto = automaton(ToolCallGrammar.compile(new Constraint.ToolCalls(
+                io.nereid.engine.api.ToolCallFormat.HERMES, tools, null, false, false)));
+        assertTrue(accepts(auto, "Just text, no <tool call> at all."));
+        assertTrue(accepts(auto, "Let me check. " + call));
+        assertFalse(accepts(auto, "Let me check. " + call + "\n" + other), "parallel_tool_calls false: one call");
+        assertFalse(accepts(auto, "x <tool_call>\n{\"name\": \"rm_rf\""), "once opened, the call is constrained");
+        Automaton named = automaton(ToolCallGrammar.compile(new Constraint.ToolCalls(
+                io.nereid.engine.api.ToolCallFormat.LLAMA3_JSON, tools, "now", true, false)));
+        assertTrue(accepts(named, "{\"name\": \"now\", \"parameters\": {}}"));
+        assertFalse(accepts(named, "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"x\"}}"), "only the named one");
+        GrammarException e = assertThrows(GrammarException.class, () -> ToolCallGrammar.compile(new Constraint.ToolCalls(
+                io.nereid.engine.api.ToolCallFormat.HERMES, tools, "missing", true, false)));
+        assertTrue(e.getMessage().contains("'missing'"), e.getMessage());
+    }
+
+    @Test
+    void aThoughtIsFreeAndTheConstraintHoldsAfterIt() {
+        Constraint json = new Constraint.JsonSchema("{\"type\":\"object\",\"properties\":{\"ok\":{\"type\":\"boolean\"}},"
+                + "\"required\":[\"ok\"],\"additionalProperties\":false}", false);
+        Automaton r1 = automaton(Constraints.grammar(new Constraint.AfterThinking(json, true)));
+        assertTrue(accepts(r1, "Let me think: {not json} </thin.</think>\n\n{\"ok\":true}"));
+        assertTrue(accepts(r1, "<think>\nhm</think>{\"ok\":false}"));
+        assertFalse(accepts(r1, "{\"ok\":true}"), "the prompt opened a thought: it must close");
+        assertFalse(accepts(r1, "hm</think>\n\nnot json"), "the answer follows the schema");
+        Automaton qwen = automaton(Constraints.grammar(new Constraint.AfterThinking(json, false)));
+        assertTrue(accepts(qwen, "{\"ok\":true}"), "no thought");
+        assertTrue(accepts(qwen, "<think>\nplan\n</think>\n\n{\"ok\":true}"));
+        assertFalse(accepts(qwen, "plan</think>{\"ok\":true}"), "a thought opens with <think>");
+    }
+
+    @Test
     void recursiveSchemasCompile() {
         String tree = "{\"$defs\":{\"node\":{\"type\":\"object\",\"properties\":{\"v\":{\"type\":\"integer\"},"
                 + "\"kids\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/$defs/node\"}}},\"required\":[\"v\"],"

@@ -92,6 +92,12 @@ final class Exchange implements StepEventPump.Receiver, AdmissionService.Respond
         for (int i = 0; i < choices.length; i++) {
             // An echo with logprobs waits for the prompt's scores (PromptScored) and is sent with them.
             choices[i] = new ChoiceState(request.echoLogprobs() ? "" : echoes.get(i / n).text());
+            if (request.readsToolCalls() && request.stream()) {
+                choices[i].toolCalls = new ToolCallParser(request.tools().format());
+            }
+            if (request.reasoning() != null && request.stream()) {
+                choices[i].reasoning = new ReasoningParser(request.reasoning());
+            }
         }
         this.promptTokens = new int[echoes.size()];
         this.cachedTokens = new int[echoes.size()];
@@ -161,7 +167,10 @@ final class Exchange implements StepEventPump.Receiver, AdmissionService.Respond
         if (request.stream()) {
             for (int i = 0; i < choices.length; i++) {
                 if (!choices[i].finished() && choices[i].hasUnsent()) {
-                    response.write(chunk(i));
+                    String chunk = chunk(i);
+                    if (chunk != null) {
+                        response.write(chunk);
+                    }
                 }
             }
         }
@@ -206,12 +215,49 @@ final class Exchange implements StepEventPump.Receiver, AdmissionService.Respond
         }
     }
 
-    /** The next stream chunk of choice {@code i}: its text and logprobs not yet sent. */
+    /**
+     * The next stream chunk of choice {@code i}: its text and logprobs not yet sent; with tools, the
+     * text goes through the choice's {@link ToolCallParser} first (content, then tool-call deltas).
+     * Null when there is nothing to send yet (text held back as a possible start of a call).
+     */
     private String chunk(int i) {
         ChoiceState c = choices[i];
         String text = c.takeUnsentText();
         Object lp = logprobsJson(i, c.takeUnsentLogprobs());
-        return chunks.content(i, text, lp, c.finishReason, c.stopReason);
+        if (c.toolCalls == null && c.reasoning == null) {
+            return chunks.content(i, text, lp, c.finishReason, c.stopReason);
+        }
+        String finish = c.finishReason;
+        String reasoning = "";
+        String content = text;
+        if (c.reasoning != null) {
+            ReasoningParser.Piece r = c.reasoning.push(text);
+            reasoning = r.reasoning();
+            content = r.content();
+            if (finish != null) {
+                ReasoningParser.Piece last = c.reasoning.finish();
+                reasoning += last.reasoning();
+                content += last.content();
+            }
+        }
+        List<ChatCompletion.ToolCallDelta> calls = new ArrayList<>();
+        if (c.toolCalls != null) {
+            ToolCallParser.Piece p = c.toolCalls.push(content);
+            content = p.content();
+            calls.addAll(p.calls());
+            if (finish != null) {
+                ToolCallParser.Piece last = c.toolCalls.finish();
+                content += last.content();
+                calls.addAll(last.calls());
+                if (finish.equals("stop") && !c.toolCalls.calls().isEmpty()) {
+                    finish = "tool_calls";
+                }
+            }
+        }
+        if (content.isEmpty() && reasoning.isEmpty() && calls.isEmpty() && finish == null && lp == null) {
+            return null;
+        }
+        return chunks.content(i, content, reasoning, calls, lp, finish, c.stopReason);
     }
 
     /** {@code choices[i].logprobs} for these tokens of choice {@code i} (null when not requested). */
@@ -247,8 +293,29 @@ final class Exchange implements StepEventPump.Receiver, AdmissionService.Respond
                 List<ChatCompletion.Choice> out = new ArrayList<>();
                 for (int i = 0; i < choices.length; i++) {
                     ChoiceState c = choices[i];
-                    out.add(new ChatCompletion.Choice(i, new ChatCompletion.Message("assistant", c.text(), null),
-                            logprobsJson(i, c.logprobs()), c.finishReason, c.stopReason));
+                    String text = c.text();
+                    String reasoning = null;
+                    if (request.reasoning() != null) {
+                        ReasoningParser r = new ReasoningParser(request.reasoning());
+                        r.push(text);
+                        r.finish();
+                        reasoning = r.reasoning();
+                        text = r.content();
+                    }
+                    ChatCompletion.Message message = new ChatCompletion.Message("assistant", text, null, null, reasoning);
+                    String finish = c.finishReason;
+                    if (request.readsToolCalls()) {
+                        ToolCallParser p = new ToolCallParser(request.tools().format());
+                        p.push(text);
+                        p.finish();
+                        if (!p.calls().isEmpty()) {
+                            String before = p.content().strip();
+                            message = new ChatCompletion.Message("assistant", before.isEmpty() ? null : before, null, p.calls(),
+                                    reasoning);
+                            finish = "stop".equals(finish) ? "tool_calls" : finish;
+                        }
+                    }
+                    out.add(new ChatCompletion.Choice(i, message, logprobsJson(i, c.logprobs()), finish, c.stopReason));
                 }
                 body = new ChatCompletion.Response(id, created, model, out, usage, choices[0].promptLogprobs);
             } else {

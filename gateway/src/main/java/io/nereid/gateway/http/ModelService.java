@@ -33,7 +33,22 @@ public interface ModelService {
     }
 
     /** The conversation through the chat template; the assistant header only with {@code addGenerationPrompt}. */
-    String renderChat(List<Map<String, Object>> messages, boolean addGenerationPrompt);
+    default String renderChat(List<Map<String, Object>> messages, boolean addGenerationPrompt) {
+        return renderChat(messages, addGenerationPrompt, null);
+    }
+
+    /** As {@link #renderChat(List, boolean)}, the template given {@code tools} (OpenAI's shape; null: none). */
+    String renderChat(List<Map<String, Object>> messages, boolean addGenerationPrompt, List<Map<String, Object>> tools);
+
+    /** How the model writes tool calls ({@code --tool-call-parser}, or what its chat template shows), or null: it cannot. */
+    default io.nereid.engine.api.ToolCallFormat toolCallFormat() {
+        return null;
+    }
+
+    /** {@code --reasoning-parser}: deepseek_r1, qwen3, or null for none. */
+    default String reasoningParser() {
+        return null;
+    }
 
     int[] tokenize(String text, boolean addSpecial);
 

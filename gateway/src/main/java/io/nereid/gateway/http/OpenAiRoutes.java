@@ -92,6 +92,16 @@ final class OpenAiRoutes {
                 throw ApiException.invalid("messages", "the model has no chat template; start the server with"
                         + " --chat-template NAME|FILE, or use /v1/completions");
             }
+            if (req.tools() != null && req.tools().active()) {
+                if (model.toolCallFormat() == null) {
+                    throw ApiException.invalid("tools", "this model's chat template shows no tool-call syntax (Hermes"
+                            + " <tool_call>, Llama 3 JSON); start the server with --tool-call-parser hermes|llama3_json");
+                }
+                req = req.withToolFormat(model.toolCallFormat());
+            }
+            if (kind == Kind.CHAT && model.reasoningParser() != null) {
+                req = req.withReasoning(ReasoningParser.Format.named(model.reasoningParser()));
+            }
         } catch (RuntimeException e) {
             GatewayServer.error(resp, GatewayServer.mapFailure(e));
             return;
@@ -218,7 +228,8 @@ final class OpenAiRoutes {
     private List<Prompt> prompts(ParsedRequest req) {
         if (req.kind() == Kind.CHAT) {
             // A rendered chat template writes its own BOS text (vLLM: add_special_tokens=False).
-            int[] tokens = model.tokenize(model.renderChat(req.messages()), false);
+            int[] tokens = model.tokenize(model.renderChat(req.messages(), true,
+                    req.tools() == null ? null : req.tools().definitions()), false);
             // vLLM's chat echo: the last message's content, when that message is the assistant's.
             Map<String, Object> last = req.messages().getLast();
             return List.of(new Prompt(tokens, new Exchange.Echo(req.echo() && "assistant".equals(last.get("role"))

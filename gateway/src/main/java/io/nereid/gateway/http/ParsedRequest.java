@@ -20,12 +20,36 @@ import java.util.Map;
  * @param ignoredFields unknown fields, ignored (reported in {@code x-nereid-ignored-fields})
  * @param structured    what the output must match ({@code response_format}, {@code guided_*},
  *                      {@code structured_outputs}) and the field it came from, or null
+ * @param tools         chat's tools, tool_choice and parallel_tool_calls, or null
+ * @param reasoning     chat with a reasoning parser: how the thought is split off the answer; else null
  */
 public record ParsedRequest(Kind kind, String model, List<Map<String, Object>> messages, List<String> prompts,
         List<int[]> promptTokens, SamplingParams sampling, List<String> stop, int[] stopTokenIds, Integer maxTokens,
         int minTokens, boolean ignoreEos, int n, boolean stream, boolean includeUsage, int priority,
         boolean logprobs, boolean echo, int promptLogprobs, List<String> ignoredFields,
-        StructuredOutputs.Parsed structured) {
+        StructuredOutputs.Parsed structured, ToolsRequest tools, ReasoningParser.Format reasoning) {
+
+    /** This request for a model that thinks: the thought split off, a constraint applying to the answer only. */
+    ParsedRequest withReasoning(ReasoningParser.Format format) {
+        StructuredOutputs.Parsed s = structured == null ? null : new StructuredOutputs.Parsed(
+                new io.nereid.engine.api.Constraint.AfterThinking(structured.constraint(), format.startsInThought), structured.param());
+        return new ParsedRequest(kind, model, messages, prompts, promptTokens, sampling, stop, stopTokenIds, maxTokens,
+                minTokens, ignoreEos, n, stream, includeUsage, priority, logprobs, echo, promptLogprobs, ignoredFields, s,
+                tools, format);
+    }
+
+    /** This request with the model's tool-call syntax known: its calls are constrained and read back. */
+    ParsedRequest withToolFormat(io.nereid.engine.api.ToolCallFormat format) {
+        ToolsRequest t = tools.withFormat(format);
+        return new ParsedRequest(kind, model, messages, prompts, promptTokens, sampling, stop, stopTokenIds, maxTokens,
+                minTokens, ignoreEos, n, stream, includeUsage, priority, logprobs, echo, promptLogprobs, ignoredFields,
+                t.active() ? new StructuredOutputs.Parsed(t.constraint(), "tools") : structured, t, reasoning);
+    }
+
+    /** Whether tool calls are read back out of the output. */
+    boolean readsToolCalls() {
+        return tools != null && tools.active() && tools.format() != null;
+    }
 
     public enum Kind { CHAT, COMPLETION }
 

@@ -31,14 +31,15 @@ public final class RequestValidator {
             "stop_token_ids", "n", "min_tokens", "ignore_eos", "stream", "stream_options", "user", "priority",
             "logit_bias", "logprobs", "echo", "prompt_logprobs");
     /** Known, not implemented: a 400 unless absent, null, false, empty or the neutral value. */
-    static final Set<String> UNSUPPORTED = Set.of("tools", "tool_choice", "functions", "function_call",
-            "parallel_tool_calls", "suffix", "best_of", "audio",
+    static final Set<String> UNSUPPORTED = Set.of("functions", "function_call", "suffix", "best_of", "audio",
             "modalities", "prediction", "reasoning_effort", "web_search_options", "guided_whitespace_pattern");
+    /** Fields only chat takes (completions ignores them as unknown). */
+    static final Set<String> CHAT_ONLY = Set.of("top_logprobs", "tools", "tool_choice", "parallel_tool_calls");
     /** Most prompts one completions request may batch (each generated with {@code n} choices). */
     static final int MAX_PROMPTS = 64;
     private static final String PROMPT_SHAPES = "'prompt' must be a string, an array of token ids, or a non-empty array"
             + " of strings or of token-id arrays (a batch of up to " + MAX_PROMPTS + " prompts)";
-    private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant");
+    private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant", "tool");
 
     private RequestValidator() {
     }
@@ -54,7 +55,7 @@ public final class RequestValidator {
                     throw ApiException.unsupported(f, "remove it or send null");
                 }
             } else if (!COMMON.contains(f) && !StructuredOutputs.FIELDS.contains(f) && !f.equals(kind == Kind.CHAT ? "messages" : "prompt")
-                    && !(kind == Kind.CHAT && f.equals("top_logprobs"))) {
+                    && !(kind == Kind.CHAT && CHAT_ONLY.contains(f))) {
                 ignored.add(f);
             }
         }
@@ -170,7 +171,10 @@ public final class RequestValidator {
                 body.hasNonNull("stop_token_ids") ? intArray(body.get("stop_token_ids"), "stop_token_ids") : new int[0],
                 maxTokens, minTokens, optBool(body, "ignore_eos", false), n, stream, includeUsage,
                 optInt(body, "priority", 0), logprobs, echo, promptLogprobs == null ? -1 : promptLogprobs,
-                List.copyOf(ignored), StructuredOutputs.parse(body));
+                List.copyOf(ignored), StructuredOutputs.parse(body), kind == Kind.CHAT ? ToolsRequest.parse(body) : null, null);
+        if (parsed.tools() != null && parsed.tools().active() && parsed.structured() != null) {
+            throw ApiException.unsupported(parsed.structured().param(), "together with tools (send one of them)");
+        }
         // The engine's own checks of every option, now, before the prompt is rendered and tokenized: against
         // a one-token prompt, and with no max_tokens as many as min_tokens asks for (the real request is
         // checked again once its prompt and max_tokens are known).
@@ -257,20 +261,69 @@ public final class RequestValidator {
             if (role == null || !role.isTextual()) {
                 throw ApiException.invalid(at + ".role", at + ".role must be a string");
             }
-            if (role.asText().equals("tool") || msg.hasNonNull("tool_calls") && !msg.get("tool_calls").isEmpty()) {
-                throw ApiException.unsupported(at + ".role", "tool messages and tool calls");
-            }
             if (!ROLES.contains(role.asText())) {
                 throw ApiException.invalid(at + ".role", at + ".role must be one of " + ROLES + ", got '"
                         + role.asText() + "'");
             }
             Map<String, Object> converted = new LinkedHashMap<>();
             converted.put("role", role.asText());
-            converted.put("content", content(msg.get("content"), at + ".content"));
+            boolean calls = role.asText().equals("assistant") && msg.hasNonNull("tool_calls") && !msg.get("tool_calls").isEmpty();
+            converted.put("content", calls && (msg.get("content") == null || msg.get("content").isNull()) ? null
+                    : content(msg.get("content"), at + ".content"));
             if (msg.hasNonNull("name")) {
                 converted.put("name", string(msg, "name", false));
             }
+            if (role.asText().equals("tool")) {
+                JsonNode id = msg.get("tool_call_id");
+                if (id == null || !id.isTextual()) {
+                    throw ApiException.invalid(at + ".tool_call_id", at + ".tool_call_id is required: the id of the call this answers");
+                }
+                converted.put("tool_call_id", id.asText());
+            } else if (msg.hasNonNull("tool_calls") && !msg.get("tool_calls").isEmpty()) {
+                if (!calls) {
+                    throw ApiException.invalid(at + ".tool_calls", "only assistant messages carry tool_calls");
+                }
+                converted.put("tool_calls", toolCalls(msg.get("tool_calls"), at + ".tool_calls"));
+            }
             out.add(converted);
+        }
+        return out;
+    }
+
+    /**
+     * An assistant message's earlier calls, for the chat template: each {@code {id, type, function:
+     * {name, arguments}}} with the arguments parsed into an object (what HF templates expect) when
+     * they are JSON, kept as text otherwise.
+     */
+    private static List<Map<String, Object>> toolCalls(JsonNode calls, String at) {
+        if (!calls.isArray()) {
+            throw ApiException.invalid(at, at + " must be an array");
+        }
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (int k = 0; k < calls.size(); k++) {
+            JsonNode c = calls.get(k);
+            String here = at + "[" + k + "]";
+            JsonNode f = c.get("function");
+            if (!c.isObject() || f == null || !f.isObject() || !f.path("name").isTextual()) {
+                throw ApiException.invalid(here, here + " must be {\"id\", \"type\": \"function\", \"function\": {\"name\", \"arguments\"}}");
+            }
+            Object arguments = f.hasNonNull("arguments") ? f.get("arguments").asText() : "{}";
+            try {
+                JsonNode parsed = SseChunks.JSON.readTree((String) arguments);
+                if (parsed != null && parsed.isObject()) {
+                    arguments = SseChunks.JSON.convertValue(parsed, Map.class);
+                }
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                // not JSON: the template gets the text
+            }
+            Map<String, Object> function = new LinkedHashMap<>();
+            function.put("name", f.get("name").asText());
+            function.put("arguments", arguments);
+            Map<String, Object> call = new LinkedHashMap<>();
+            call.put("id", c.path("id").asText(""));
+            call.put("type", "function");
+            call.put("function", function);
+            out.add(call);
         }
         return out;
     }

@@ -74,6 +74,15 @@ public final class SseChunks {
                 List.of(new TextCompletion.Choice(choice, text, logprobs, finishReason, stopReason)), null));
     }
 
+    /** Chat with tools or reasoning: content, reasoning and tool-call deltas (each may be empty) in one chunk. */
+    public String content(int choice, String text, String reasoning, List<ChatCompletion.ToolCallDelta> toolCalls,
+            Object logprobs, String finishReason, Object stopReason) {
+        ChatCompletion.Delta delta = new ChatCompletion.Delta(null, text.isEmpty() ? null : text,
+                toolCalls.isEmpty() ? null : toolCalls, reasoning.isEmpty() ? null : reasoning);
+        return event(new ChatCompletion.Chunk(id, created, model,
+                List.of(new ChatCompletion.ChunkChoice(choice, delta, logprobs, finishReason, stopReason)), null));
+    }
+
     /** The final usage chunk: {@code "choices":[]}. */
     public String usage(UsageInfo usage) {
         return kind == Kind.CHAT ? event(new ChatCompletion.Chunk(id, created, model, List.of(), usage))

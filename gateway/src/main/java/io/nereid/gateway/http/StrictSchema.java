@@ -24,22 +24,27 @@ final class StrictSchema {
 
     /** @throws ApiException 400 ({@code response_format}) at the first break of a strict-mode rule */
     static void check(JsonNode schema, String name) {
-        JsonNode type = schema.get("type");
-        if (type == null || !type.isTextual() || !type.asText().equals("object")) {
-            throw fail(name, List.of(), "schema must be a JSON Schema of 'type: \"object\"', got 'type: \""
-                    + (type == null ? "None" : type.isTextual() ? type.asText() : type.toString()) + "\"'.");
-        }
-        walk(schema, name, new ArrayList<>());
+        check(schema, name, "response_format");
     }
 
-    private static void walk(JsonNode s, String name, List<String> context) {
+    /** As {@link #check(JsonNode, String)}, the 400 naming {@code param} (a tool's parameters: OpenAI's wording for functions). */
+    static void check(JsonNode schema, String name, String param) {
+        JsonNode type = schema.get("type");
+        if (type == null || !type.isTextual() || !type.asText().equals("object")) {
+            throw fail(param, name, List.of(), "schema must be a JSON Schema of 'type: \"object\"', got 'type: \""
+                    + (type == null ? "None" : type.isTextual() ? type.asText() : type.toString()) + "\"'.");
+        }
+        walk(schema, param, name, new ArrayList<>());
+    }
+
+    private static void walk(JsonNode s, String param, String name, List<String> context) {
         if (!s.isObject()) {
             return;
         }
         for (Iterator<String> it = s.fieldNames(); it.hasNext(); ) {
             String k = it.next();
             if (NOT_PERMITTED.contains(k)) {
-                throw fail(name, context, "'" + k + "' is not permitted.");
+                throw fail(param, name, context, "'" + k + "' is not permitted.");
             }
         }
         JsonNode type = s.get("type");
@@ -48,7 +53,7 @@ final class StrictSchema {
         if (object) {
             JsonNode ap = s.get("additionalProperties");
             if (ap == null || !ap.isBoolean() || ap.asBoolean()) {
-                throw fail(name, context, "'additionalProperties' is required to be supplied and to be false.");
+                throw fail(param, name, context, "'additionalProperties' is required to be supplied and to be false.");
             }
             JsonNode props = s.get("properties");
             JsonNode required = s.get("required");
@@ -56,24 +61,24 @@ final class StrictSchema {
                 for (Iterator<String> it = props.fieldNames(); it.hasNext(); ) {
                     String p = it.next();
                     if (required == null || !required.isArray() || !contains(required, p)) {
-                        throw fail(name, context, "'required' is required to be supplied and to be an array including every"
+                        throw fail(param, name, context, "'required' is required to be supplied and to be an array including every"
                                 + " key in properties. Missing '" + p + "'.");
                     }
                 }
                 for (Iterator<Map.Entry<String, JsonNode>> it = props.fields(); it.hasNext(); ) {
                     Map.Entry<String, JsonNode> e = it.next();
-                    walk(e.getValue(), name, with(context, "properties", e.getKey()));
+                    walk(e.getValue(), param, name, with(context, "properties", e.getKey()));
                 }
             }
         }
         JsonNode items = s.get("items");
         if (items != null) {
-            walk(items, name, with(context, "items"));
+            walk(items, param, name, with(context, "items"));
         }
         JsonNode anyOf = s.get("anyOf");
         if (anyOf != null && anyOf.isArray()) {
             for (int i = 0; i < anyOf.size(); i++) {
-                walk(anyOf.get(i), name, with(context, "anyOf", String.valueOf(i)));
+                walk(anyOf.get(i), param, name, with(context, "anyOf", String.valueOf(i)));
             }
         }
         for (String defs : List.of("$defs", "definitions")) {
@@ -81,7 +86,7 @@ final class StrictSchema {
             if (d != null && d.isObject()) {
                 for (Iterator<Map.Entry<String, JsonNode>> it = d.fields(); it.hasNext(); ) {
                     Map.Entry<String, JsonNode> e = it.next();
-                    walk(e.getValue(), name, with(context, defs, e.getKey()));
+                    walk(e.getValue(), param, name, with(context, defs, e.getKey()));
                 }
             }
         }
@@ -102,7 +107,7 @@ final class StrictSchema {
         return out;
     }
 
-    private static ApiException fail(String name, List<String> context, String what) {
+    private static ApiException fail(String param, String name, List<String> context, String what) {
         StringBuilder c = new StringBuilder("(");
         for (int i = 0; i < context.size(); i++) {
             c.append(i > 0 ? ", " : "").append('\'').append(context.get(i)).append('\'');
@@ -111,7 +116,7 @@ final class StrictSchema {
             c.append(',');
         }
         c.append(')');
-        return ApiException.invalid("response_format", "Invalid schema for response_format '" + name + "': In context="
-                + c + ", " + what);
+        String subject = param.equals("response_format") ? "response_format '" + name + "'" : "function '" + name + "'";
+        return ApiException.invalid(param, "Invalid schema for " + subject + ": In context=" + c + ", " + what);
     }
 }

@@ -77,7 +77,7 @@ class OpenApiRequestSchemaTest {
             "\"top_k\":-2", "\"min_p\":1.5", "\"presence_penalty\":3", "\"frequency_penalty\":-2.5",
             "\"repetition_penalty\":0", "\"max_tokens\":0", "\"max_completion_tokens\":0", "\"n\":0", "\"min_tokens\":-1",
             "\"stop\":[\"\"]", "\"stop\":5", "\"seed\":1.5", "\"stop_token_ids\":[\"a\"]", "\"logit_bias\":{\"5\":200}",
-            "\"logit_bias\":{\"a\":1}", "\"tools\":[{\"type\":\"function\"}]", "\"tool_choice\":\"auto\"", "\"best_of\":2",
+            "\"logit_bias\":{\"a\":1}", "\"best_of\":2",
             "\"echo\":\"yes\"", "\"suffix\":\"s\"", "\"stream\":\"yes\"", "\"user\":3", "\"model\":null",
             "\"prompt_logprobs\":21", "\"prompt_logprobs\":-1", "\"echo\":false,\"max_tokens\":0"};
         for (Kind kind : Kind.values()) {
@@ -99,7 +99,9 @@ class OpenApiRequestSchemaTest {
     @Test
     void routeSpecificFieldsHaveTheirOwnShapes() throws Exception {
         String[] chatRejected = {"{\"model\":\"m\",\"messages\":[]}",
-            "{\"model\":\"m\",\"messages\":[{\"role\":\"tool\",\"content\":\"x\"}]}",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"robot\",\"content\":\"x\"}]}",
+            CHAT + ",\"tools\":[{\"type\":\"function\"}]}", CHAT + ",\"tool_choice\":\"sometimes\"}",
+            CHAT + ",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"bad name\"}}]}",
             "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\"}]}]}",
             CHAT + ",\"logprobs\":true,\"top_logprobs\":21}", CHAT + ",\"logprobs\":1}"};
         String batch65 = String.join(",", java.util.Collections.nCopies(RequestValidator.MAX_PROMPTS + 1, "\"a\""));

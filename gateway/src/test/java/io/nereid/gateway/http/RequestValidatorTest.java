@@ -186,7 +186,10 @@ class RequestValidatorTest {
             "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"user\":7}|user",
             "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logit_bias\":{\"a\":1}}|logit_bias",
             "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logit_bias\":{\"5\":500}}|logit_bias",
-            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[{\"type\":\"function\"}]}|tools",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[{\"type\":\"function\"}]}|tools[0].function",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tool_choice\":\"auto\"}|tool_choice",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"tool\",\"content\":\"x\"}]}|messages[0].tool_call_id",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}],\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"g\"}}}|tool_choice",
             "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"response_format\":\"json\"}|response_format",
             "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"response_format\":{\"type\":\"json_schema\"}}|response_format.json_schema",
             "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"guided_regex\":5}|guided_regex",
@@ -239,7 +242,7 @@ class RequestValidatorTest {
     @Test
     void unsupportedFieldsSaySo() {
         ApiException e = assertThrows(ApiException.class, () -> chat("{\"model\":\"m\",\"messages\":[{\"role\":\"user\","
-                + "\"content\":\"x\"}],\"tools\":[{}]}"));
+                + "\"content\":\"x\"}],\"functions\":[{}]}"));
         assertTrue(e.getMessage().contains("not supported by Nereid yet"), e.getMessage());
     }
 

@@ -1,0 +1,110 @@
+package io.nereid.engine.structured;
+
+import io.nereid.engine.api.Constraint;
+import io.nereid.engine.api.ToolCallFormat;
+import io.nereid.engine.json.Json;
+import io.nereid.engine.json.JsonException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The grammar of tool calls in a model's syntax ({@link ToolCallFormat}): each call is the
+ * format's opening, {@code {"name": "NAME", "arguments": ARGS}} with ARGS the JSON its function's
+ * parameter schema accepts (free whitespace inside), and its closing. Required: the output is the
+ * calls and nothing else. Auto: any text that does not contain the format's opening, then
+ * optionally the calls (for Hermes the text may be followed by {@code <tool_call>}; for bare-JSON
+ * formats the calls come first or not at all). Stateless.
+ */
+final class ToolCallGrammar {
+
+    private ToolCallGrammar() {
+    }
+
+    static Grammar compile(Constraint.ToolCalls c) {
+        Grammar.Builder b = new Grammar.Builder();
+        int root = b.rule("root");
+        b.define(root, into(b, c));
+        return b.build(root);
+    }
+
+    /** The calls as an expression of {@code b}. */
+    static Expr into(Grammar.Builder b, Constraint.ToolCalls c) {
+        if (c.tools().isEmpty()) {
+            throw new GrammarException("tools must name at least one function");
+        }
+        ToolCallFormat f = c.format();
+        List<Expr> calls = new ArrayList<>();
+        for (Constraint.Tool t : c.tools()) {
+            if (c.forced() != null && !c.forced().equals(t.name())) {
+                continue;
+            }
+            Object schema;
+            try {
+                schema = Json.parse(t.parameters());
+            } catch (JsonException e) {
+                throw new GrammarException("the parameters of function '" + t.name() + "' are not valid JSON: " + e.getMessage());
+            }
+            Expr args = JsonSchemaCompiler.into(b, schema, true, "function " + t.name());
+            calls.add(Expr.seq(Expr.literal(f.open() + f.head(t.name())), args, Expr.literal("}" + f.close())));
+        }
+        if (calls.isEmpty()) {
+            throw new GrammarException("tool_choice names function '" + c.forced() + "', which is not among the tools");
+        }
+        Expr call = new Expr.Ref(b.ruleFor("call", Expr.alt(calls)));
+        Expr sequence = c.parallel() ? Expr.seq(call, Expr.star(Expr.seq(Expr.literal(f.separator()), call))) : call;
+        if (c.required()) {
+            return sequence;
+        }
+        if (!f.open().isEmpty()) {
+            return Expr.seq(avoiding(b, f.open()), Expr.opt(sequence));
+        }
+        // bare JSON calls: they start the output, or the output is text that does not start with '{'
+        Expr text = Expr.opt(Expr.seq(Expr.minus(Expr.range(0, 255), Expr.anyOf("{")), Expr.star(Expr.range(0, 255))));
+        return Expr.alt(sequence, text);
+    }
+
+    /**
+     * Byte strings that do not contain {@code word}: the states of its Knuth–Morris–Pratt matcher
+     * as rules, each allowed to end (the text may stop anywhere).
+     */
+    static Expr avoiding(Grammar.Builder b, String word) {
+        byte[] w = word.getBytes(StandardCharsets.UTF_8);
+        int n = w.length;
+        int[] fail = new int[n + 1];
+        fail[0] = -1;
+        for (int i = 1, k = -1; i <= n; i++) {
+            while (k >= 0 && w[k] != w[i - 1]) {
+                k = fail[k];
+            }
+            fail[i] = ++k;
+        }
+        int[] rules = new int[n];
+        for (int j = 0; j < n; j++) {
+            rules[j] = b.rule("text" + j);
+        }
+        for (int j = 0; j < n; j++) {
+            List<Expr> options = new ArrayList<>();
+            options.add(Expr.EMPTY);
+            long[][] byNext = new long[n][4];
+            for (int c = 0; c < 256; c++) {
+                int k = j;
+                while (k >= 0 && (w[k] & 0xFF) != c) {
+                    k = fail[k];
+                }
+                int next = k + 1;   // -1 + 1 = 0 when nothing matches
+                if (next < n) {
+                    byNext[next][c >>> 6] |= 1L << c;
+                }
+            }
+            for (int k = 0; k < n; k++) {
+                Expr.Bytes set = new Expr.Bytes(byNext[k]);
+                if (!set.isEmpty()) {
+                    options.add(Expr.seq(set, new Expr.Ref(rules[k])));
+                }
+            }
+            b.define(rules[j], Expr.alt(options));
+        }
+        return new Expr.Ref(rules[0]);
+    }
+}
