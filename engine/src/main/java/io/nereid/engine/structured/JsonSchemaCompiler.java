@@ -731,6 +731,7 @@ final class JsonSchemaCompiler {
         List<String> names = new ArrayList<>();
         List<Expr> members = new ArrayList<>();
         List<Boolean> isRequired = new ArrayList<>();
+        List<String> memberNames = new ArrayList<>();
         for (Map.Entry<String, Object> p : props.entrySet()) {
             names.add(p.getKey());   // declared, so never an additional property, even when it may not appear
             Expr v = schema(p.getValue(), where + "/properties/" + p.getKey());
@@ -742,6 +743,7 @@ final class JsonSchemaCompiler {
             }
             members.add(Expr.seq(stringLiteral(p.getKey()), ws(), Expr.literal(":"), ws(), v));
             isRequired.add(required.contains(p.getKey()));
+            memberNames.add(p.getKey());
         }
         Expr extra = null;
         Expr additionalValue = schema(additional, where + "/additionalProperties");
@@ -764,6 +766,40 @@ final class JsonSchemaCompiler {
             throw new GrammarException("minProperties / maxProperties on an object with more than " + ANY_ORDER_MAX
                     + " declared properties (at " + where + ") is not supported");
         }
+        // more than ANY_ORDER_MAX: the schema's order, or the required ones first (in 'required' order) and
+        // then the others in the schema's order, as llama.cpp writes them
+        Expr declared = inOrder(members, isRequired, extra, sep, where + "/members");
+        List<Integer> requiredFirst = new ArrayList<>();
+        for (String r : required) {
+            int k = memberNames.indexOf(r);
+            if (k >= 0) {
+                requiredFirst.add(k);
+            }
+        }
+        for (int k = 0; k < members.size(); k++) {
+            if (!requiredFirst.contains(k)) {
+                requiredFirst.add(k);
+            }
+        }
+        boolean same = true;
+        for (int k = 0; k < requiredFirst.size(); k++) {
+            same &= requiredFirst.get(k) == k;
+        }
+        Expr body = declared;
+        if (!same) {
+            List<Expr> m2 = new ArrayList<>();
+            List<Boolean> r2 = new ArrayList<>();
+            for (int k : requiredFirst) {
+                m2.add(members.get(k));
+                r2.add(isRequired.get(k));
+            }
+            body = Expr.alt(declared, inOrder(m2, r2, extra, sep, where + "/required-first"));
+        }
+        return Expr.seq(Expr.literal("{"), ws(), body, ws(), Expr.literal("}"));
+    }
+
+    /** The members in this order, optional ones left out as they may be, then the additional ones. */
+    private Expr inOrder(List<Expr> members, List<Boolean> isRequired, Expr extra, Expr sep, String where) {
         // R(i, c): members i.. given whether one was written before (c); each rule once
         Expr[][] r = new Expr[members.size() + 1][2];
         for (int c = 0; c < 2; c++) {
@@ -776,10 +812,10 @@ final class JsonSchemaCompiler {
                 Expr lead = c == 1 ? sep : Expr.EMPTY;
                 Expr with = Expr.seq(lead, members.get(i), r[i + 1][1]);
                 Expr e = isRequired.get(i) ? with : Expr.alt(with, r[i + 1][c]);
-                r[i][c] = new Expr.Ref(b.ruleFor(where + "/members" + i + c, e));
+                r[i][c] = new Expr.Ref(b.ruleFor(where + i + c, e));
             }
         }
-        return Expr.seq(Expr.literal("{"), ws(), r[0][0], ws(), Expr.literal("}"));
+        return r[0][0];
     }
 
     /**

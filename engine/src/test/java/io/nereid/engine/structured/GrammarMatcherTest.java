@@ -366,6 +366,20 @@ class GrammarMatcherTest {
     }
 
     @Test
+    void largeObjectsTakeTheSchemasOrderOrRequiredFirst() {
+        StringBuilder props = new StringBuilder();
+        for (char c = 'a'; c <= 'i'; c++) {
+            props.append(c == 'a' ? "" : ",").append("\"").append(c).append("\":{\"type\":\"integer\"}");
+        }
+        Automaton a = automaton(JsonSchemaCompiler.compile("{\"type\":\"object\",\"properties\":{" + props
+                + "},\"required\":[\"i\",\"c\"],\"additionalProperties\":false}", false));
+        assertTrue(accepts(a, "{\"a\":1,\"c\":2,\"d\":3,\"i\":4}"), "schema order");
+        assertTrue(accepts(a, "{\"i\":4,\"c\":2,\"a\":1,\"d\":3}"), "required first, then schema order");
+        assertFalse(accepts(a, "{\"c\":2,\"a\":1,\"i\":4}"), "another order");
+        assertFalse(accepts(a, "{\"a\":1,\"d\":3,\"i\":4}"), "required");
+    }
+
+    @Test
     void recursiveSchemasCompile() {
         String tree = "{\"$defs\":{\"node\":{\"type\":\"object\",\"properties\":{\"v\":{\"type\":\"integer\"},"
                 + "\"kids\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/$defs/node\"}}},\"required\":[\"v\"],"
