@@ -15,20 +15,22 @@ import java.util.Set;
 
 /**
  * JSON Schema (draft 4 to 2020-12, the parts that describe a language of JSON texts) into a byte
- * grammar of the JSON texts that validate. Objects list their properties in the schema's order
- * (optional ones may be left out; additional properties, where allowed, come after the declared
- * ones), as llguidance and XGrammar do; compact serialization unless whitespace is free.
+ * grammar of the JSON texts that validate. Objects of up to 8 declared properties take them in any
+ * order, larger ones in the schema's order or required-first (optional ones may be left out;
+ * additional properties, where allowed, come after the declared ones); compact serialization unless
+ * whitespace is free.
  *
  * <p>Supported: {@code type} (one or a list), {@code properties}, {@code required},
  * {@code additionalProperties} (boolean or schema), {@code items} (schema or tuple),
  * {@code prefixItems}, {@code additionalItems}, {@code minItems}/{@code maxItems}, {@code enum},
- * {@code const}, {@code anyOf}, {@code oneOf} (as anyOf: exclusivity is not enforced), {@code allOf}
+ * {@code const}, {@code anyOf}, {@code oneOf} (when its options are provably disjoint), {@code allOf}
  * (merged), {@code $ref} to the same document ({@code #}, {@code #/definitions/...},
  * {@code #/$defs/...}, any JSON pointer; recursion included), {@code minLength}/{@code maxLength},
  * {@code pattern}, the regular formats (date-time, date, time, uuid, email, ipv4, hostname, uri;
  * other formats are annotations), integer and number bounds (exact, decimal),
- * {@code nullable} (OpenAPI). Validation keywords that a context-free grammar cannot express or
- * that are not built yet ({@code not}, {@code if}, {@code dependencies}, {@code patternProperties},
+ * {@code nullable} (OpenAPI), {@code patternProperties} (one pattern, additionalProperties false),
+ * min/maxProperties (objects of up to 8 properties). Validation keywords that a context-free grammar cannot express or
+ * that are not built yet ({@code not}, {@code if}, {@code dependencies}, other {@code patternProperties},
  * {@code uniqueItems}, {@code multipleOf}, ...) are refused with a {@link GrammarException} naming
  * the keyword: a constraint is never silently loosened. Unknown keywords are annotations, as the
  * specification says.
@@ -38,13 +40,13 @@ import java.util.Set;
 final class JsonSchemaCompiler {
 
     private static final Set<String> UNSUPPORTED = Set.of("not", "if", "then", "else", "dependencies",
-            "dependentRequired", "dependentSchemas", "patternProperties", "propertyNames", "contains", "minContains",
+            "dependentRequired", "dependentSchemas", "propertyNames", "contains", "minContains",
             "maxContains", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef");
     private static final Set<String> TYPES = Set.of("null", "boolean", "integer", "number", "string", "object", "array");
     private static final Set<String> STRING_KEYS = Set.of("minLength", "maxLength", "pattern", "format");
     private static final Set<String> NUMBER_KEYS = Set.of("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
             "multipleOf");
-    private static final Set<String> OBJECT_KEYS = Set.of("properties", "required", "additionalProperties",
+    private static final Set<String> OBJECT_KEYS = Set.of("properties", "required", "additionalProperties", "patternProperties",
             "minProperties", "maxProperties");
     private static final Set<String> ARRAY_KEYS = Set.of("items", "prefixItems", "additionalItems", "minItems",
             "maxItems", "uniqueItems");
@@ -746,9 +748,13 @@ final class JsonSchemaCompiler {
             memberNames.add(p.getKey());
         }
         Expr extra = null;
-        Expr additionalValue = schema(additional, where + "/additionalProperties");
-        if (additionalValue != null) {
-            extra = Expr.seq(keyNotIn(names), ws(), Expr.literal(":"), ws(), additionalValue);
+        if (m.get("patternProperties") instanceof Map<?, ?> pp && !pp.isEmpty()) {
+            extra = patternMember(map(pp), additional, names, where);
+        } else {
+            Expr additionalValue = schema(additional, where + "/additionalProperties");
+            if (additionalValue != null) {
+                extra = Expr.seq(keyNotIn(names), ws(), Expr.literal(":"), ws(), additionalValue);
+            }
         }
         Integer minProps = count(m, "minProperties", where);
         Integer maxProps = count(m, "maxProperties", where);
@@ -863,6 +869,39 @@ final class JsonSchemaCompiler {
             throw new GrammarException("no object satisfies the property counts (at " + where + ")");
         }
         return after[0];
+    }
+
+    /**
+     * The members patternProperties allows besides the declared ones: keys the pattern finds a
+     * match in, with its schema. Honoured exactly when it is one pattern, additionalProperties is
+     * false (so no other key may appear) and no declared property name matches the pattern (so a
+     * pattern key is never also a declared one, which would need both schemas); refused otherwise.
+     */
+    private Expr patternMember(Map<String, Object> pp, Object additional, List<String> declared, String where) {
+        if (pp.size() != 1 || !Boolean.FALSE.equals(additional)) {
+            throw new GrammarException("patternProperties (at " + where + ") is supported with one pattern and"
+                    + " additionalProperties false only");
+        }
+        String pattern = pp.keySet().iterator().next();
+        Expr key = Expr.seq(Expr.literal("\""), RegexCompiler.search(pattern, CharSet::jsonChar), Expr.literal("\""));
+        if (!declared.isEmpty()) {
+            Grammar.Builder check = new Grammar.Builder();
+            int root = check.rule("key");
+            check.define(root, RegexCompiler.search(pattern, CharSet::utf8));
+            Automaton a = new Automaton(check.build(root), TokenTrie.EMPTY);
+            for (String name : declared) {
+                int st = a.advance(a.initial(), name.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                if (st != Automaton.DEAD && a.accepting(st)) {
+                    throw new GrammarException("patternProperties (at " + where + "): the declared property '" + name
+                            + "' matches the pattern too, which is not supported");
+                }
+            }
+        }
+        Expr value = schema(pp.get(pattern), where + "/patternProperties");
+        if (value == null) {
+            return null;
+        }
+        return Expr.seq(key, ws(), Expr.literal(":"), ws(), value);
     }
 
     /** A JSON string (quotes included) that is none of {@code names}: a trie of them, left at a character off it. */

@@ -17,6 +17,9 @@ import java.util.WeakHashMap;
  */
 final class TokenTrie {
 
+    /** No tokens: for automata that only check byte strings. */
+    static final TokenTrie EMPTY = new TokenTrie(0, new byte[1], new int[1], new int[] {1}, new int[2], new int[0], new byte[0][]);
+
     private static final Map<Tokenizer, TokenTrie> CACHE = Collections.synchronizedMap(new WeakHashMap<>());
 
     final int vocabSize;

@@ -1,6 +1,6 @@
 /**
  * Structured output: constraints compiled into token masks, the grammar engine behind
- * {@code response_format}, vLLM's {@code guided_*} and (next) tool calls.
+ * {@code response_format}, vLLM's {@code guided_*}, tool calls and reasoning models' answers.
  *
  * <pre>
  *   Constraint ──compile──▶ Grammar (byte-level CFG) ──▶ Automaton (lazy DFA over PDA states)
@@ -20,9 +20,13 @@
  * are cached per state within a memory budget.
  *
  * <p>Soundness: every keyword is either enforced exactly or refused with a {@link
- * io.nereid.engine.structured.GrammarException} that names it; the known gaps where the language
- * is a superset: {@code oneOf} is treated as {@code anyOf} (exclusivity is not enforced).
- * Properties come in the schema's order.
+ * io.nereid.engine.structured.GrammarException} that names it ({@code oneOf} only when its options
+ * are provably disjoint). One deliberate looseness: unconstrained string bodies take bytes of 0x80
+ * and above one by one rather than as whole UTF-8 characters (a non-UTF-8 sequence decodes to
+ * U+FFFD, still a valid string character, so the JSON stays valid); strings with a length, a
+ * pattern or a format count real characters. Objects of up to 8 properties take them in any order;
+ * larger ones in the schema's order or required-first. Tool calls ({@code ToolCallGrammar}) and
+ * thought-then-answer ({@code Constraint.AfterThinking}) are grammars over the same machinery.
  *
  * <p>Threading: compiled constraints and automata are thread-safe (the automaton synchronizes its
  * growing tables); matchers are per sequence, engine thread only.

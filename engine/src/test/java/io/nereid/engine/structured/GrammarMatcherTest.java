@@ -380,6 +380,23 @@ class GrammarMatcherTest {
     }
 
     @Test
+    void patternPropertiesWithNoOtherKeys() {
+        Automaton a = automaton(JsonSchemaCompiler.compile("{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"}},"
+                + "\"patternProperties\":{\"^x-[a-z]+$\":{\"type\":\"integer\"}},\"additionalProperties\":false}", false));
+        assertTrue(accepts(a, "{\"id\":\"a\",\"x-ab\":1,\"x-c\":2}"));
+        assertTrue(accepts(a, "{\"x-ab\":1}"));
+        assertFalse(accepts(a, "{\"x-ab\":\"s\"}"), "the pattern's schema");
+        assertFalse(accepts(a, "{\"y\":1}"), "no other keys");
+        assertFalse(accepts(a, "{\"x-A\":1}"), "the pattern");
+        for (String bad : List.of("{\"patternProperties\":{\"^a\":{},\"^b\":{}},\"additionalProperties\":false}",
+                "{\"patternProperties\":{\"^a\":{}}}",
+                "{\"properties\":{\"ab\":{}},\"patternProperties\":{\"^a\":{}},\"additionalProperties\":false}")) {
+            GrammarException e = assertThrows(GrammarException.class, () -> JsonSchemaCompiler.compile(bad, false), bad);
+            assertTrue(e.getMessage().contains("patternProperties"), e.getMessage());
+        }
+    }
+
+    @Test
     void recursiveSchemasCompile() {
         String tree = "{\"$defs\":{\"node\":{\"type\":\"object\",\"properties\":{\"v\":{\"type\":\"integer\"},"
                 + "\"kids\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/$defs/node\"}}},\"required\":[\"v\"],"
