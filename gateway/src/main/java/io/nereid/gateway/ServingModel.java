@@ -99,11 +99,12 @@ final class ServingModel implements ModelService, AutoCloseable {
     }
 
     @Override
-    public String renderChat(List<Map<String, Object>> messages, boolean addGenerationPrompt, List<Map<String, Object>> tools) {
+    public String renderChat(List<Map<String, Object>> messages, boolean addGenerationPrompt, List<Map<String, Object>> tools,
+            Map<String, Object> kwargs) {
         Tokenizer t = loaded.tokenizer();
         SpecialTokens sp = t.specialTokens();
         return template.render(new ChatRequestContext(messages, tools, addGenerationPrompt,
-                sp.bos() >= 0 ? t.piece(sp.bos()) : null, sp.eos() >= 0 ? t.piece(sp.eos()) : null, Map.of(), null));
+                sp.bos() >= 0 ? t.piece(sp.bos()) : null, sp.eos() >= 0 ? t.piece(sp.eos()) : null, kwargs, null));
     }
 
     @Override

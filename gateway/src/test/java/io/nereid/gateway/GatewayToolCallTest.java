@@ -222,6 +222,28 @@ class GatewayToolCallTest {
         assertEquals(200, tokens.statusCode(), tokens.body());
     }
 
+    @Test
+    void chatTemplateKwargsReachTheTemplate() throws Exception {
+        // Qwen 3's template writes an empty thought into the prompt when enable_thinking is false
+        int[] prompt = new int[2];
+        for (int k = 0; k < 2; k++) {
+            Map<String, Object> body = new LinkedHashMap<>(Map.of("model", "m", "max_tokens", 1, "messages",
+                    List.of(Map.of("role", "user", "content", "Hi"))));
+            if (k == 1) {
+                body.put("chat_template_kwargs", Map.of("enable_thinking", false));
+            }
+            HttpResponse<String> r = post(body);
+            assertEquals(200, r.statusCode(), r.body());
+            prompt[k] = JSON.readTree(r.body()).get("usage").get("prompt_tokens").asInt();
+        }
+        assertTrue(prompt[1] > prompt[0], "enable_thinking false adds <think></think>: " + prompt[0] + " vs " + prompt[1]);
+        Map<String, Object> bad = new LinkedHashMap<>(Map.of("model", "m", "messages", List.of(Map.of("role", "user", "content", "Hi")),
+                "chat_template_kwargs", Map.of("messages", List.of())));
+        HttpResponse<String> r = post(bad);
+        assertEquals(400, r.statusCode(), r.body());
+        assertEquals("chat_template_kwargs", JSON.readTree(r.body()).get("error").get("param").asText());
+    }
+
     /** What the OpenAI Java SDK derives a function tool from. */
     public static class GetWeather {
         public Unit unit;

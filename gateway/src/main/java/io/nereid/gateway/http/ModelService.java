@@ -34,11 +34,15 @@ public interface ModelService {
 
     /** The conversation through the chat template; the assistant header only with {@code addGenerationPrompt}. */
     default String renderChat(List<Map<String, Object>> messages, boolean addGenerationPrompt) {
-        return renderChat(messages, addGenerationPrompt, null);
+        return renderChat(messages, addGenerationPrompt, null, Map.of());
     }
 
-    /** As {@link #renderChat(List, boolean)}, the template given {@code tools} (OpenAI's shape; null: none). */
-    String renderChat(List<Map<String, Object>> messages, boolean addGenerationPrompt, List<Map<String, Object>> tools);
+    /**
+     * As {@link #renderChat(List, boolean)}, the template given {@code tools} (OpenAI's shape; null:
+     * none) and the extra variables {@code kwargs} (vLLM's chat_template_kwargs).
+     */
+    String renderChat(List<Map<String, Object>> messages, boolean addGenerationPrompt, List<Map<String, Object>> tools,
+            Map<String, Object> kwargs);
 
     /** How the model writes tool calls ({@code --tool-call-parser}, or what its chat template shows), or null: it cannot. */
     default io.nereid.engine.api.ToolCallFormat toolCallFormat() {

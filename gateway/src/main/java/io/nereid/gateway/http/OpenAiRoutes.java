@@ -229,7 +229,7 @@ final class OpenAiRoutes {
         if (req.kind() == Kind.CHAT) {
             // A rendered chat template writes its own BOS text (vLLM: add_special_tokens=False).
             int[] tokens = model.tokenize(model.renderChat(req.messages(), true,
-                    req.tools() == null ? null : req.tools().definitions()), false);
+                    req.tools() == null ? null : req.tools().definitions(), req.templateKwargs()), false);
             // vLLM's chat echo: the last message's content, when that message is the assistant's.
             Map<String, Object> last = req.messages().getLast();
             return List.of(new Prompt(tokens, new Exchange.Echo(req.echo() && "assistant".equals(last.get("role"))

@@ -22,12 +22,14 @@ import java.util.Map;
  *                      {@code structured_outputs}) and the field it came from, or null
  * @param tools         chat's tools, tool_choice and parallel_tool_calls, or null
  * @param reasoning     chat with a reasoning parser: how the thought is split off the answer; else null
+ * @param templateKwargs vLLM's {@code chat_template_kwargs}: more chat-template variables (empty for none)
  */
 public record ParsedRequest(Kind kind, String model, List<Map<String, Object>> messages, List<String> prompts,
         List<int[]> promptTokens, SamplingParams sampling, List<String> stop, int[] stopTokenIds, Integer maxTokens,
         int minTokens, boolean ignoreEos, int n, boolean stream, boolean includeUsage, int priority,
         boolean logprobs, boolean echo, int promptLogprobs, List<String> ignoredFields,
-        StructuredOutputs.Parsed structured, ToolsRequest tools, ReasoningParser.Format reasoning) {
+        StructuredOutputs.Parsed structured, ToolsRequest tools, ReasoningParser.Format reasoning,
+        Map<String, Object> templateKwargs) {
 
     /** This request for a model that thinks: the thought split off, a constraint applying to the answer only. */
     ParsedRequest withReasoning(ReasoningParser.Format format) {
@@ -35,7 +37,7 @@ public record ParsedRequest(Kind kind, String model, List<Map<String, Object>> m
                 new io.nereid.engine.api.Constraint.AfterThinking(structured.constraint(), format.startsInThought), structured.param());
         return new ParsedRequest(kind, model, messages, prompts, promptTokens, sampling, stop, stopTokenIds, maxTokens,
                 minTokens, ignoreEos, n, stream, includeUsage, priority, logprobs, echo, promptLogprobs, ignoredFields, s,
-                tools, format);
+                tools, format, templateKwargs);
     }
 
     /** This request with the model's tool-call syntax known: its calls are constrained and read back. */
@@ -43,7 +45,7 @@ public record ParsedRequest(Kind kind, String model, List<Map<String, Object>> m
         ToolsRequest t = tools.withFormat(format);
         return new ParsedRequest(kind, model, messages, prompts, promptTokens, sampling, stop, stopTokenIds, maxTokens,
                 minTokens, ignoreEos, n, stream, includeUsage, priority, logprobs, echo, promptLogprobs, ignoredFields,
-                t.active() ? new StructuredOutputs.Parsed(t.constraint(), "tools") : structured, t, reasoning);
+                t.active() ? new StructuredOutputs.Parsed(t.constraint(), "tools") : structured, t, reasoning, templateKwargs);
     }
 
     /** Whether tool calls are read back out of the output. */

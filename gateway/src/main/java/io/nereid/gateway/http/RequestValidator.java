@@ -34,7 +34,8 @@ public final class RequestValidator {
     static final Set<String> UNSUPPORTED = Set.of("functions", "function_call", "suffix", "best_of", "audio",
             "modalities", "prediction", "reasoning_effort", "web_search_options", "guided_whitespace_pattern");
     /** Fields only chat takes (completions ignores them as unknown). */
-    static final Set<String> CHAT_ONLY = Set.of("top_logprobs", "tools", "tool_choice", "parallel_tool_calls");
+    static final Set<String> CHAT_ONLY = Set.of("top_logprobs", "tools", "tool_choice", "parallel_tool_calls",
+            "chat_template_kwargs");
     /** Most prompts one completions request may batch (each generated with {@code n} choices). */
     static final int MAX_PROMPTS = 64;
     private static final String PROMPT_SHAPES = "'prompt' must be a string, an array of token ids, or a non-empty array"
@@ -171,7 +172,8 @@ public final class RequestValidator {
                 body.hasNonNull("stop_token_ids") ? intArray(body.get("stop_token_ids"), "stop_token_ids") : new int[0],
                 maxTokens, minTokens, optBool(body, "ignore_eos", false), n, stream, includeUsage,
                 optInt(body, "priority", 0), logprobs, echo, promptLogprobs == null ? -1 : promptLogprobs,
-                List.copyOf(ignored), StructuredOutputs.parse(body), kind == Kind.CHAT ? ToolsRequest.parse(body) : null, null);
+                List.copyOf(ignored), StructuredOutputs.parse(body), kind == Kind.CHAT ? ToolsRequest.parse(body) : null, null,
+                kind == Kind.CHAT ? templateKwargs(body) : Map.of());
         if (parsed.tools() != null && parsed.tools().active() && parsed.structured() != null) {
             throw ApiException.unsupported(parsed.structured().param(), "together with tools (send one of them)");
         }
@@ -180,6 +182,25 @@ public final class RequestValidator {
         // checked again once its prompt and max_tokens are known).
         parsed.engineRequest("check", new int[] {0}, maxTokens != null ? maxTokens : Math.max(0, minTokens));
         return parsed;
+    }
+
+    /** vLLM's {@code chat_template_kwargs}: more variables for the chat template (e.g. {@code enable_thinking}). */
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> templateKwargs(JsonNode body) {
+        JsonNode k = body.get("chat_template_kwargs");
+        if (k == null || k.isNull()) {
+            return Map.of();
+        }
+        if (!k.isObject()) {
+            throw ApiException.invalid("chat_template_kwargs", "'chat_template_kwargs' must be an object of template variables");
+        }
+        for (String reserved : List.of("messages", "tools", "add_generation_prompt", "bos_token", "eos_token")) {
+            if (k.has(reserved)) {
+                throw ApiException.invalid("chat_template_kwargs", "'chat_template_kwargs' may not set '" + reserved
+                        + "', which the server passes itself");
+            }
+        }
+        return Map.copyOf(SseChunks.JSON.convertValue(k, Map.class));
     }
 
     /** {@code POST /tokenize}: {@code prompt} or {@code messages}, as vLLM takes them. */
