@@ -102,10 +102,6 @@ final class Automaton {
         return id >= 0 && id < trie.tokenBytes.length ? trie.tokenBytes[id] : null;
     }
 
-    synchronized int states() {
-        return states;
-    }
-
     /** The state after byte {@code b} (0..255) in {@code state}, or {@link #DEAD}. */
     synchronized int advance(int state, int b) {
         return step(state, b);

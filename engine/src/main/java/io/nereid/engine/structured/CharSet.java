@@ -92,21 +92,6 @@ final class CharSet {
         return complement().union(o).complement();
     }
 
-    CharSet intersect(CharSet o) {
-        return complement().union(o.complement()).complement();
-    }
-
-    /** ASCII case folding: the set plus the other case of every ASCII letter in it. */
-    CharSet caseInsensitive() {
-        CharSet s = this;
-        for (int c = 'a'; c <= 'z'; c++) {
-            if (contains(c) || contains(c - 32)) {
-                s = s.union(of(c)).union(of(c - 32));
-            }
-        }
-        return s;
-    }
-
     /** The characters as UTF-8 (surrogates excluded: they are not characters). */
     Expr utf8() {
         List<Expr> out = new ArrayList<>();

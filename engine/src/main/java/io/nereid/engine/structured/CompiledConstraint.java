@@ -29,8 +29,4 @@ public final class CompiledConstraint {
     public TokenMatcher matcher(int[] eosIds) {
         return new TokenMatcher(automaton, eosIds);
     }
-
-    Automaton automaton() {
-        return automaton;
-    }
 }

@@ -34,10 +34,6 @@ sealed interface Expr {
             bits = bits.clone();
         }
 
-        boolean contains(int b) {
-            return (bits[b >>> 6] >>> (b & 63) & 1) != 0;
-        }
-
         boolean isEmpty() {
             return (bits[0] | bits[1] | bits[2] | bits[3]) == 0;
         }

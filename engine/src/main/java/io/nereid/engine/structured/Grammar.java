@@ -43,10 +43,6 @@ final class Grammar {
         return e <= -2 && (sets[-e - 2][b >>> 6] >>> (b & 63) & 1) != 0;
     }
 
-    int size() {
-        return program.length;
-    }
-
     @Override
     public String toString() {
         return "Grammar[" + alternatives.length + " rules, " + program.length + " elements]";
