@@ -114,7 +114,7 @@ public final class InflightEngine implements Engine {
 
     @Override
     public RequestHandle submit(GenerationRequest r, TokenSink sink) {
-        validate(r);
+        CompiledConstraint constraint = checked(r);
         if (closing || exited) {
             throw refusal();
         }
@@ -124,7 +124,7 @@ public final class InflightEngine implements Engine {
                     "the waiting queue is full (" + config.maxWaiting() + " requests); retry later");
         }
         RequestState state = new RequestState(r, sink, submissions.incrementAndGet(), () -> LockSupport.unpark(thread),
-                r.constraint() == null ? null : compiled(r.constraint()));
+                constraint);
         inboxed.incrementAndGet();
         inbox.add(state);
         if (exited && inbox.remove(state)) {
@@ -151,10 +151,13 @@ public final class InflightEngine implements Engine {
 
     @Override
     public void validate(GenerationRequest r) {
+        checked(r);
+    }
+
+    /** {@link #validate}'s checks; the request's compiled constraint, or null when it has none. */
+    private CompiledConstraint checked(GenerationRequest r) {
         limits.check(r);
-        if (r.constraint() != null) {
-            compiled(r.constraint());
-        }
+        return r.constraint() == null ? null : compiled(r.constraint());
     }
 
     @Override

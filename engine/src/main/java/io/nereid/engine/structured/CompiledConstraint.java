@@ -1,24 +1,16 @@
 package io.nereid.engine.structured;
 
-import io.nereid.engine.api.Constraint;
-
 /**
  * A constraint compiled against one vocabulary: the automaton (shared, its tables growing as
  * outputs explore it) from which each sequence takes a {@link TokenMatcher}. Thread-safe.
  */
 public final class CompiledConstraint {
 
-    private final Constraint constraint;
     private final Automaton automaton;
 
-    CompiledConstraint(Constraint constraint, Automaton automaton) {
-        this.constraint = constraint;
+    CompiledConstraint(Automaton automaton) {
         this.automaton = automaton;
         automaton.mask(automaton.initial());   // the first token's mask, off the engine thread
-    }
-
-    public Constraint constraint() {
-        return constraint;
     }
 
     /**

@@ -45,7 +45,7 @@ public final class Constraints {
                 return hit;
             }
         }
-        CompiledConstraint compiled = new CompiledConstraint(c, new Automaton(grammar(c), TokenTrie.of(tokenizer)));
+        CompiledConstraint compiled = new CompiledConstraint(new Automaton(grammar(c), TokenTrie.of(tokenizer)));
         synchronized (cache) {
             cache.putIfAbsent(key, compiled);
             return cache.get(key);
@@ -54,24 +54,14 @@ public final class Constraints {
 
     /** The byte grammar of {@code c}. */
     static Grammar grammar(Constraint c) {
-        Grammar.Builder b = new Grammar.Builder();
-        int root = b.rule("root");
-        b.define(root, into(b, c));
-        return b.build(root);
+        return Grammar.of(b -> into(b, c));
     }
 
     /** {@code c} as an expression of {@code b}. */
     static Expr into(Grammar.Builder b, Constraint c) {
         return switch (c) {
-            case Constraint.JsonSchema j -> {
-                Object schema;
-                try {
-                    schema = io.nereid.engine.json.Json.parse(j.schema());
-                } catch (io.nereid.engine.json.JsonException e) {
-                    throw new GrammarException("the schema is not valid JSON: " + e.getMessage());
-                }
-                yield JsonSchemaCompiler.into(b, schema, j.freeWhitespace(), "root");
-            }
+            case Constraint.JsonSchema j ->
+                    JsonSchemaCompiler.into(b, JsonSchemaCompiler.parse(j.schema(), "the schema"), j.freeWhitespace(), "root");
             case Constraint.Regex r -> RegexCompiler.fullMatch(r.pattern());
             case Constraint.Choice ch -> {
                 if (ch.options().isEmpty()) {

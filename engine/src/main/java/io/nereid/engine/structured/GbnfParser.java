@@ -26,13 +26,6 @@ final class GbnfParser {
         this.b = b;
     }
 
-    static Grammar parse(String text) {
-        Grammar.Builder b = new Grammar.Builder();
-        int top = b.rule("start");
-        b.define(top, into(b, text));
-        return b.build(top);
-    }
-
     /** The grammar's {@code root} as an expression of {@code b} (its rules added to {@code b}). */
     static Expr into(Grammar.Builder b, String text) {
         GbnfParser p = new GbnfParser(text, b);

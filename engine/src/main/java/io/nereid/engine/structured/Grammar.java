@@ -43,6 +43,14 @@ final class Grammar {
         return e <= -2 && (sets[-e - 2][b >>> 6] >>> (b & 63) & 1) != 0;
     }
 
+    /** The grammar whose start rule is {@code body}, written into a fresh builder. */
+    static Grammar of(java.util.function.Function<Builder, Expr> body) {
+        Builder b = new Builder();
+        int root = b.rule("root");
+        b.define(root, body.apply(b));
+        return b.build(root);
+    }
+
     @Override
     public String toString() {
         return "Grammar[" + alternatives.length + " rules, " + program.length + " elements]";

@@ -93,23 +93,20 @@ final class JsonSchemaCompiler {
      * @throws GrammarException for a schema that is not JSON, is unsatisfiable here, or uses a keyword this compiler refuses
      */
     static Grammar compile(String schemaJson, boolean freeWhitespace) {
-        Object schema;
-        try {
-            schema = Json.parse(schemaJson);
-        } catch (JsonException e) {
-            throw new GrammarException("the schema is not valid JSON: " + e.getMessage());
-        }
-        return compile(schema, freeWhitespace);
+        return compile(parse(schemaJson, "the schema"), freeWhitespace);
     }
 
     static Grammar compile(Object schema, boolean freeWhitespace) {
-        if (!(schema instanceof Map<?, ?>) && !(schema instanceof Boolean)) {
-            throw new GrammarException("a JSON Schema must be an object or a boolean");
+        return Grammar.of(b -> into(b, schema, freeWhitespace, "root"));
+    }
+
+    /** {@code json} parsed; a {@link GrammarException} naming {@code what} when it is not JSON. */
+    static Object parse(String json, String what) {
+        try {
+            return Json.parse(json);
+        } catch (JsonException e) {
+            throw new GrammarException(what + " is not valid JSON: " + e.getMessage());
         }
-        Grammar.Builder b = new Grammar.Builder();
-        int top = b.rule("root");
-        b.define(top, into(b, schema, freeWhitespace, "root"));
-        return b.build(top);
     }
 
     /**
@@ -120,7 +117,8 @@ final class JsonSchemaCompiler {
      */
     static Expr into(Grammar.Builder b, Object schema, boolean freeWhitespace, String where) {
         if (!(schema instanceof Map<?, ?>) && !(schema instanceof Boolean)) {
-            throw new GrammarException("a JSON Schema must be an object or a boolean (at " + where + ")");
+            throw new GrammarException("a JSON Schema must be an object or a boolean" + ("root".equals(where) ? ""
+                    : " (at " + where + ")"));
         }
         JsonSchemaCompiler c = new JsonSchemaCompiler(b, schema, freeWhitespace);
         Expr body = c.schema(schema, where);

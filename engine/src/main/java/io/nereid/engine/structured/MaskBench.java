@@ -1,6 +1,5 @@
 package io.nereid.engine.structured;
 
-import io.nereid.engine.api.Constraint;
 import io.nereid.engine.json.Json;
 import io.nereid.engine.tokenizer.Tokenizer;
 import java.io.IOException;
@@ -64,9 +63,8 @@ public final class MaskBench {
         long deadline = start + timeoutMillis * 1_000_000L;
         CompiledConstraint compiled;
         try {
-            Grammar g = JsonSchemaCompiler.compile(schema, freeWhitespace);
-            compiled = new CompiledConstraint(new Constraint.JsonSchema(Json.quote("<maskbench>"), freeWhitespace),
-                    new Automaton(g, TokenTrie.of(tokenizer)));
+            compiled = new CompiledConstraint(new Automaton(JsonSchemaCompiler.compile(schema, freeWhitespace),
+                    TokenTrie.of(tokenizer)));
         } catch (GrammarException e) {
             return new Result(name, split(name), Outcome.COMPILE_ERROR, e.getMessage(), -1, new long[0]);
         } catch (StackOverflowError e) {

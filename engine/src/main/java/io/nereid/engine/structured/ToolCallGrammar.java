@@ -2,8 +2,6 @@ package io.nereid.engine.structured;
 
 import io.nereid.engine.api.Constraint;
 import io.nereid.engine.api.ToolCallFormat;
-import io.nereid.engine.json.Json;
-import io.nereid.engine.json.JsonException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,13 +19,6 @@ final class ToolCallGrammar {
     private ToolCallGrammar() {
     }
 
-    static Grammar compile(Constraint.ToolCalls c) {
-        Grammar.Builder b = new Grammar.Builder();
-        int root = b.rule("root");
-        b.define(root, into(b, c));
-        return b.build(root);
-    }
-
     /** The calls as an expression of {@code b}. */
     static Expr into(Grammar.Builder b, Constraint.ToolCalls c) {
         if (c.tools().isEmpty()) {
@@ -39,12 +30,7 @@ final class ToolCallGrammar {
             if (c.forced() != null && !c.forced().equals(t.name())) {
                 continue;
             }
-            Object schema;
-            try {
-                schema = Json.parse(t.parameters());
-            } catch (JsonException e) {
-                throw new GrammarException("the parameters of function '" + t.name() + "' are not valid JSON: " + e.getMessage());
-            }
+            Object schema = JsonSchemaCompiler.parse(t.parameters(), "the parameters of function '" + t.name() + "'");
             Expr args = JsonSchemaCompiler.into(b, schema, true, "function " + t.name());
             calls.add(Expr.seq(Expr.literal(f.open() + f.head(t.name())), args, Expr.literal("}" + f.close())));
         }

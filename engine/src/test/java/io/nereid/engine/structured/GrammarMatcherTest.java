@@ -222,10 +222,7 @@ class GrammarMatcherTest {
     }
 
     private static Grammar grammarOf(Expr e) {
-        Grammar.Builder b = new Grammar.Builder();
-        int root = b.rule("root");
-        b.define(root, e);
-        return b.build(root);
+        return Grammar.of(b -> e);
     }
 
     @Test
@@ -279,15 +276,15 @@ class GrammarMatcherTest {
 
     @Test
     void grammarsAreCheckedWhenBuilt() {
-        assertTrue(assertThrows(GrammarException.class, () -> GbnfParser.parse("root ::= root \"a\" | \"b\""))
+        assertTrue(assertThrows(GrammarException.class, () -> Constraints.grammar(new Constraint.Grammar("root ::= root \"a\" | \"b\"")))
                 .getMessage().contains("left-recursive"));
-        assertTrue(assertThrows(GrammarException.class, () -> GbnfParser.parse("root ::= x"))
+        assertTrue(assertThrows(GrammarException.class, () -> Constraints.grammar(new Constraint.Grammar("root ::= x")))
                 .getMessage().contains("'x' is used (line 1) but never defined"));
-        assertTrue(assertThrows(GrammarException.class, () -> GbnfParser.parse("start ::= \"a\""))
+        assertTrue(assertThrows(GrammarException.class, () -> Constraints.grammar(new Constraint.Grammar("start ::= \"a\"")))
                 .getMessage().contains("no 'root' rule"));
-        assertTrue(assertThrows(GrammarException.class, () -> GbnfParser.parse("root ::= \"a"))
+        assertTrue(assertThrows(GrammarException.class, () -> Constraints.grammar(new Constraint.Grammar("root ::= \"a")))
                 .getMessage().contains("unterminated string"));
-        Automaton a = automaton(GbnfParser.parse("root ::= item (\",\" item)*\nitem ::= [0-9]+ | \"(\" root \")\""));
+        Automaton a = automaton(Constraints.grammar(new Constraint.Grammar("root ::= item (\",\" item)*\nitem ::= [0-9]+ | \"(\" root \")\"")));
         assertTrue(accepts(a, "1,(2,(3)),45"));
         assertFalse(accepts(a, "1,(2,(3),45"));
     }
@@ -329,23 +326,23 @@ class GrammarMatcherTest {
                 new Constraint.Tool("now", "{\"type\":\"object\",\"properties\":{}}"));
         String call = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
         String other = "<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>";
-        Automaton required = automaton(ToolCallGrammar.compile(new Constraint.ToolCalls(
+        Automaton required = automaton(Constraints.grammar(new Constraint.ToolCalls(
                 io.nereid.engine.api.ToolCallFormat.HERMES, tools, null, true, true)));
         assertTrue(accepts(required, call));
         assertTrue(accepts(required, call + "\n" + other), "parallel calls");
         assertFalse(accepts(required, "Sure. " + call), "required: no text");
         assertFalse(accepts(required, call.replace("Paris\"", "Paris\", \"x\": 1")), "arguments follow the schema");
-        Automaton auto = automaton(ToolCallGrammar.compile(new Constraint.ToolCalls(
+        Automaton auto = automaton(Constraints.grammar(new Constraint.ToolCalls(
                 io.nereid.engine.api.ToolCallFormat.HERMES, tools, null, false, false)));
         assertTrue(accepts(auto, "Just text, no <tool call> at all."));
         assertTrue(accepts(auto, "Let me check. " + call));
         assertFalse(accepts(auto, "Let me check. " + call + "\n" + other), "parallel_tool_calls false: one call");
         assertFalse(accepts(auto, "x <tool_call>\n{\"name\": \"rm_rf\""), "once opened, the call is constrained");
-        Automaton named = automaton(ToolCallGrammar.compile(new Constraint.ToolCalls(
+        Automaton named = automaton(Constraints.grammar(new Constraint.ToolCalls(
                 io.nereid.engine.api.ToolCallFormat.LLAMA3_JSON, tools, "now", true, false)));
         assertTrue(accepts(named, "{\"name\": \"now\", \"parameters\": {}}"));
         assertFalse(accepts(named, "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"x\"}}"), "only the named one");
-        GrammarException e = assertThrows(GrammarException.class, () -> ToolCallGrammar.compile(new Constraint.ToolCalls(
+        GrammarException e = assertThrows(GrammarException.class, () -> Constraints.grammar(new Constraint.ToolCalls(
                 io.nereid.engine.api.ToolCallFormat.HERMES, tools, "missing", true, false)));
         assertTrue(e.getMessage().contains("'missing'"), e.getMessage());
     }

@@ -23,8 +23,7 @@ final class ChoiceState {
     Logprobs.Completion echoLogprobs;                          // the echoed prompt's, until sent
     String finishReason;
     Object stopReason;
-    ToolCallParser toolCalls;   // a streamed chat with tools: reads the calls out of the text; else null
-    ReasoningParser reasoning;  // a streamed chat with --reasoning-parser: splits the thought off; else null
+    ChatOutputSplit split;      // chat with tools or --reasoning-parser: takes the text apart; else null
 
     /** @param echo text the choice starts with ("" for none) */
     ChoiceState(String echo) {

@@ -92,11 +92,9 @@ final class Exchange implements StepEventPump.Receiver, AdmissionService.Respond
         for (int i = 0; i < choices.length; i++) {
             // An echo with logprobs waits for the prompt's scores (PromptScored) and is sent with them.
             choices[i] = new ChoiceState(request.echoLogprobs() ? "" : echoes.get(i / n).text());
-            if (request.readsToolCalls() && request.stream()) {
-                choices[i].toolCalls = new ToolCallParser(request.tools().format());
-            }
-            if (request.reasoning() != null && request.stream()) {
-                choices[i].reasoning = new ReasoningParser(request.reasoning());
+            if (request.kind() == Kind.CHAT) {
+                choices[i].split = ChatOutputSplit.of(request.reasoning(),
+                        request.readsToolCalls() ? request.tools().format() : null);
             }
         }
         this.promptTokens = new int[echoes.size()];
@@ -224,40 +222,15 @@ final class Exchange implements StepEventPump.Receiver, AdmissionService.Respond
         ChoiceState c = choices[i];
         String text = c.takeUnsentText();
         Object lp = logprobsJson(i, c.takeUnsentLogprobs());
-        if (c.toolCalls == null && c.reasoning == null) {
+        if (c.split == null) {
             return chunks.content(i, text, lp, c.finishReason, c.stopReason);
         }
-        String finish = c.finishReason;
-        String reasoning = "";
-        String content = text;
-        if (c.reasoning != null) {
-            ReasoningParser.Piece r = c.reasoning.push(text);
-            reasoning = r.reasoning();
-            content = r.content();
-            if (finish != null) {
-                ReasoningParser.Piece last = c.reasoning.finish();
-                reasoning += last.reasoning();
-                content += last.content();
-            }
-        }
-        List<ChatCompletion.ToolCallDelta> calls = new ArrayList<>();
-        if (c.toolCalls != null) {
-            ToolCallParser.Piece p = c.toolCalls.push(content);
-            content = p.content();
-            calls.addAll(p.calls());
-            if (finish != null) {
-                ToolCallParser.Piece last = c.toolCalls.finish();
-                content += last.content();
-                calls.addAll(last.calls());
-                if (finish.equals("stop") && !c.toolCalls.calls().isEmpty()) {
-                    finish = "tool_calls";
-                }
-            }
-        }
-        if (content.isEmpty() && reasoning.isEmpty() && calls.isEmpty() && finish == null && lp == null) {
+        ChatOutputSplit.Piece p = c.split.push(text, c.finishReason != null);
+        String finish = c.finishReason == null ? null : c.split.finishReason(c.finishReason);
+        if (p.isEmpty() && finish == null && lp == null) {
             return null;
         }
-        return chunks.content(i, content, reasoning, calls, lp, finish, c.stopReason);
+        return chunks.content(i, p.content(), p.reasoning(), p.calls(), lp, finish, c.stopReason);
     }
 
     /** {@code choices[i].logprobs} for these tokens of choice {@code i} (null when not requested). */
@@ -293,27 +266,17 @@ final class Exchange implements StepEventPump.Receiver, AdmissionService.Respond
                 List<ChatCompletion.Choice> out = new ArrayList<>();
                 for (int i = 0; i < choices.length; i++) {
                     ChoiceState c = choices[i];
-                    String text = c.text();
-                    String reasoning = null;
-                    if (request.reasoning() != null) {
-                        ReasoningParser r = new ReasoningParser(request.reasoning());
-                        r.push(text);
-                        r.finish();
-                        reasoning = r.reasoning();
-                        text = r.content();
-                    }
-                    ChatCompletion.Message message = new ChatCompletion.Message("assistant", text, null, null, reasoning);
+                    ChatCompletion.Message message = new ChatCompletion.Message("assistant", c.text(), null);
                     String finish = c.finishReason;
-                    if (request.readsToolCalls()) {
-                        ToolCallParser p = new ToolCallParser(request.tools().format());
-                        p.push(text);
-                        p.finish();
-                        if (!p.calls().isEmpty()) {
-                            String before = p.content().strip();
-                            message = new ChatCompletion.Message("assistant", before.isEmpty() ? null : before, null, p.calls(),
-                                    reasoning);
-                            finish = "stop".equals(finish) ? "tool_calls" : finish;
+                    if (c.split != null) {
+                        c.split.push(c.text(), true);
+                        String content = c.split.content();
+                        if (!c.split.calls().isEmpty()) {
+                            content = content.strip().isEmpty() ? null : content.strip();
                         }
+                        message = new ChatCompletion.Message("assistant", content, null,
+                                c.split.calls().isEmpty() ? null : c.split.calls(), c.split.reasoning());
+                        finish = c.split.finishReason(finish);
                     }
                     out.add(new ChatCompletion.Choice(i, message, logprobsJson(i, c.logprobs()), finish, c.stopReason));
                 }
