@@ -9,10 +9,18 @@ import java.util.Map;
  * matcher of llama.cpp's GBNF engine (a set of stacks, each a chain of return positions whose top
  * is a byte set) with every stack node and every set of stacks hash-consed, so that a parser state
  * is a small integer and its byte transitions are cached in a table. That makes the grammar a
- * deterministic automaton built lazily, only over the states outputs reach: inside a JSON string
- * every ordinary byte leads back to the same state, and a mask over the {@link TokenTrie} costs a
- * table lookup per trie node it visits. Masks are cached per state too (within a memory budget),
- * so a state the output returns to costs nothing the second time.
+ * deterministic automaton built lazily, only over the states outputs reach. A transition is
+ * computed once per class of bytes that the same stacks take (inside a JSON string, one
+ * expansion for some 200 bytes), and each node's expansion is kept, so a new state costs little.
+ *
+ * <p>A mask is one preorder scan of the {@link TokenTrie} that skips every subtree the grammar
+ * rejects and takes whole every subtree whose bytes all lead back to the same state (inside a JSON
+ * string, nearly the whole vocabulary at once). Masks are cached per state (within a memory
+ * budget), so a state the output returns to costs nothing the second time. States inside counted
+ * repetitions ({@code maxLength}, {@code {m,n}}, {@code maxItems}) would each cost a full scan,
+ * since every item moves to a new state: their masks derive instead from the same position in the
+ * repetition without its count, which agrees on every token shorter than the items left (see
+ * {@link #canonicalPositions}); only longer tokens are scanned.
  *
  * <p>A rule reference in tail position does not push a return position (tail calls), so the
  * repetitions the compilers write as right recursion run in constant stack depth.
@@ -27,8 +35,6 @@ final class Automaton {
     static final int DEAD = -1;
     private static final int UNKNOWN = -2;
     private static final int ROOT = 0;   // the node below every stack
-    private static final int BIG_SUBTREE = 512;   // tokens below a trie node that make its state's self-loops worth computing
-    private static final long[] NO_LOOPS = new long[4];
 
     /** Bounds on what one constraint's automaton may hold; past them the request fails, not the engine. */
     static final int MAX_NODES = 8_000_000;
@@ -51,11 +57,26 @@ final class Automaton {
     private boolean[] accepting = new boolean[256];
     private int[][] transitions = new int[256][];
     private long[][] masks = new long[256][];
-    private long[][] loops = new long[256][];
+    private long[][] loops = new long[256][];   // per state, learnt while masking: see subtreeLoops
+    private int[] canonical = new int[256];   // per state: 1 + the state whose mask it shares (0: not yet known)
     private int states;
     private long maskBytes;
     private final Map<StateKey, Integer> stateIds = new HashMap<>();
     private final int initial;
+    private final int[][] canonicalPosition;   // {position map, limit per position}; null without counted repetitions
+    private int[] canonicalLimit = new int[256];   // per state: the input length up to which it agrees with its canonical state
+    private int cutLimit;
+
+    // per node, memo of its expansion (closureOf)
+    static final long CLOSURE_BUDGET = 4_000_000;   // ints, over all nodes
+    private int[][] closure = new int[1024][];
+    private boolean[] closureAccepts = new boolean[1024];
+    private int[] closureMark = new int[1024];
+    private int[] after = new int[1024];   // per ready node: the node past its byte (0: not yet made)
+    private int closureEpoch;
+    private long closureInts;
+    private boolean closureAccepting;
+    private int[] reached = new int[256];
 
     // scratch for one transition
     private int epoch;
@@ -68,6 +89,7 @@ final class Automaton {
         this.g = grammar;
         this.trie = trie;
         this.maskWords = (trie.vocabSize + 63) >>> 6;
+        this.canonicalPosition = canonicalPositions(trie.maxDepth);
         nodePos[ROOT] = -1;
         begin();
         for (int a : g.alternatives[g.root]) {
@@ -126,60 +148,72 @@ final class Automaton {
         if (m != null) {
             return m;
         }
-        m = new long[maskWords];
+        int c = canonicalState(state);
+        int limit = 0;   // tokens of at most this many bytes are known before the walk
+        m = new long[maskWords + 1];   // the last word takes the bit set for nodes where no token ends
+        if (c != state) {
+            long[] same = mask(c);
+            limit = canonicalLimit[state];
+            if (limit >= trie.maxDepth) {
+                if (masks[c] == same) {
+                    masks[state] = same;   // shared: no more memory
+                }
+                return same;
+            }
+            long[] shorter = trie.tokensUpTo(limit);
+            for (int w = 0; w < maskWords; w++) {
+                m[w] = same[w] & shorter[w];
+            }
+        }
+        // the state and its transition row (null until needed) at each depth of the current path
         int[] at = new int[trie.maxDepth + 1];
+        int[][] rowAt = new int[trie.maxDepth + 1][];
         at[0] = state;
+        rowAt[0] = row(state);
         byte[] label = trie.label;
-        int[] depth = trie.depth;
+        short[] depth = trie.depth;
+        short[] height = trie.height;
         int[] end = trie.subtreeEnd;
-        int[] start = trie.tokenStart;
-        int[] tokens = trie.tokens;
-        long[] sub = trie.subtreeBytes;
-        selfLoops(state);
-        long[] loop;
+        int[] tokenAt = trie.tokenAt;
         int n = 1;
         int count = trie.nodes();
         while (n < count) {
-            int d = depth[n];
-            int parent = at[d - 1];
-            if (parent != state && loops[parent] == null && start[end[n]] - start[n] >= BIG_SUBTREE) {
-                loop = selfLoops(parent);   // worth 256 transitions: it may let this whole subtree be skipped
-            } else {
-                loop = loops[parent] != null ? loops[parent] : NO_LOOPS;
-            }
-            if ((sub[4 * n] & ~loop[0]) == 0 && (sub[4 * n + 1] & ~loop[1]) == 0
-                    && (sub[4 * n + 2] & ~loop[2]) == 0 && (sub[4 * n + 3] & ~loop[3]) == 0) {
-                // every byte below leads back to the parent's state: the whole subtree is allowed
-                long[] all = trie.subtreeMask[n];
-                if (all != null) {
-                    for (int w = 0; w < all.length; w++) {
-                        m[w] |= all[w];
-                    }
-                } else {
-                    for (int k = start[n]; k < start[end[n]]; k++) {
-                        int id = tokens[k];
-                        m[id >>> 6] |= 1L << id;
-                    }
-                }
-                n = end[n];
+            if (height[n] <= limit) {
+                n = end[n];   // no token below is longer than the limit: known already
                 continue;
             }
-            int[] t = transitions[parent];
-            int s = t == null ? UNKNOWN : t[label[n] & 0xFF];
+            int d = depth[n];
+            int parent = at[d - 1];
+            int b = label[n] & 0xFF;
+            int[] t = rowAt[d - 1];
+            if (t == null) {
+                t = rowAt[d - 1] = row(parent);   // made only for states that are parents: half the nodes are leaves
+            }
+            int s = t[b];
             if (s == UNKNOWN) {
-                s = step(parent, label[n] & 0xFF);
+                s = step(parent, b);
             }
             if (s == DEAD) {
                 n = end[n];
                 continue;
             }
+            if (s == parent && subtreeLoops(parent, n)) {
+                // every byte below leads back to the parent's state: the whole subtree is allowed
+                trie.addSubtree(n, m);
+                n = end[n];
+                continue;
+            }
             at[d] = s;
-            for (int k = start[n]; k < start[n + 1]; k++) {
-                int id = tokens[k];
+            rowAt[d] = transitions[s];
+            int id = tokenAt[n];
+            if (id >= 0) {
                 m[id >>> 6] |= 1L << id;
+            } else {
+                trie.addTokensAt(n, m);
             }
             n++;
         }
+        m = Arrays.copyOf(m, maskWords);
         if (maskBytes + 8L * maskWords <= MASK_BUDGET_BYTES) {
             masks[state] = m;
             maskBytes += 8L * maskWords;
@@ -187,40 +221,211 @@ final class Automaton {
         return m;
     }
 
-    /** The bytes that lead from {@code state} back to itself (4 words), computed once per state. */
-    private long[] selfLoops(int state) {
-        long[] loop = loops[state];
-        if (loop == null) {
-            loop = new long[4];
-            for (int b = 0; b < 256; b++) {
-                if (step(state, b) == state) {
-                    loop[b >>> 6] |= 1L << b;
+    /**
+     * Where each program position goes when counted repetitions are cut loose: a position inside
+     * {@code O_j} or {@code E_j} (at most / exactly {@code j} more of an item that consumes at
+     * least a byte; {@link Grammar#counted}), {@code j >= 2}, goes to the same place in the item's
+     * unbounded repetition (item* for O, item forever for E). The two agree on every input of at
+     * most {@code j} bytes, so a state's mask is its cut state's for the tokens that short, and
+     * only longer tokens need a walk; with {@code j} at least the longest token, they share the
+     * mask outright. The unbounded repetition loops, so its own walk skips whole subtrees: inside
+     * a string of at most 1,000 characters a mask costs what it costs in an unbounded one. Null
+     * when the grammar has no counted repetition.
+     */
+    private int[][] canonicalPositions(int longest) {
+        int[] map = null, limit = null;
+        int[][] alts = g.alternatives;
+        for (int[] chain : g.counted) {
+            int loose = chain[0];
+            for (int j = 2; j < chain.length; j++) {
+                if (!sameShape(alts[chain[j]], alts[loose])) {
+                    continue;
+                }
+                if (map == null) {
+                    map = new int[g.program.length];
+                    Arrays.setAll(map, i -> i);
+                    limit = new int[g.program.length];
+                    Arrays.fill(limit, Integer.MAX_VALUE);
+                }
+                int[] from = alts[chain[j]], to = alts[loose];
+                for (int a = 0; a < from.length; a++) {
+                    for (int o = 0; ; o++) {
+                        map[from[a] + o] = to[a] + o;
+                        limit[from[a] + o] = j >= longest ? Integer.MAX_VALUE : j;
+                        if (g.program[from[a] + o] == Grammar.END) {
+                            break;
+                        }
+                    }
                 }
             }
-            loops[state] = loop;
         }
-        return loop;
+        return map == null ? null : new int[][] {map, limit};
     }
 
-    private int step(int state, int b) {
+    private boolean sameShape(int[] a, int[] b) {
+        if (a.length != b.length) {
+            return false;
+        }
+        for (int i = 0; i < a.length; i++) {
+            int x = a[i], y = b[i];
+            while (g.program[x] != Grammar.END && g.program[y] != Grammar.END) {
+                x++;
+                y++;
+            }
+            if (x - a[i] != y - b[i] || g.program[x] != g.program[y]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The state {@code state}'s mask derives from: itself, unless it sits in counted repetitions;
+     * then the state with every position cut ({@link #canonicalPositions}), the two agreeing on all
+     * inputs of at most {@code canonicalLimit[state]} bytes.
+     */
+    private int canonicalState(int state) {
+        if (canonicalPosition == null) {
+            return state;
+        }
+        int c = canonical[state];
+        if (c != 0) {
+            return c - 1;
+        }
+        int[] ns = stateNodes[state];
+        int[] cut = new int[ns.length];
+        boolean changed = false;
+        cutLimit = Integer.MAX_VALUE;
+        for (int i = 0; i < ns.length; i++) {
+            cut[i] = canonicalNode(ns[i]);
+            changed |= cut[i] != ns[i];
+        }
+        int result = state;
+        int limit = cutLimit;
+        if (changed) {
+            Arrays.sort(cut);
+            int n = 0;
+            for (int i = 0; i < cut.length; i++) {
+                if (i == 0 || cut[i] != cut[i - 1]) {
+                    cut[n++] = cut[i];
+                }
+            }
+            result = intern(Arrays.copyOf(cut, n), accepting[state]);
+        }
+        canonical[state] = result + 1;
+        canonicalLimit[state] = limit;
+        if (canonical[result] == 0) {
+            canonical[result] = result + 1;
+            canonicalLimit[result] = Integer.MAX_VALUE;
+        }
+        return result;
+    }
+
+    private int canonicalNode(int n) {
+        int depth = 0;
+        boolean changed = false;
+        int[] map = canonicalPosition[0], limit = canonicalPosition[1];
+        for (int x = n; x != ROOT; x = nodeParent[x]) {
+            work = push(work, depth++, x);
+            changed |= map[nodePos[x]] != nodePos[x];
+        }
+        if (!changed) {
+            return n;
+        }
+        int c = ROOT;
+        for (int i = depth - 1; i >= 0; i--) {
+            int pos = nodePos[work[i]];
+            cutLimit = Math.min(cutLimit, limit[pos]);
+            c = node(map[pos], c);
+        }
+        return c;
+    }
+
+    /**
+     * Whether every byte on the edges below trie node {@code n} leads from {@code state} back to
+     * itself. What is learnt is kept per state (bytes known to loop, bytes known not to), so each
+     * byte is tried at most once per state and a state without loops costs one try.
+     */
+    private boolean subtreeLoops(int state, int n) {
+        long[] k = loops[state];
+        if (k == null) {
+            k = loops[state] = new long[8];   // words 0..3: bytes that loop; 4..7: bytes that do not
+        }
+        long[] sub = trie.subtreeBytes;
+        for (int w = 0; w < 4; w++) {
+            long unknown = sub[4 * n + w] & ~k[w];
+            if ((unknown & k[4 + w]) != 0) {
+                return false;
+            }
+            while (unknown != 0) {
+                int b = 64 * w + Long.numberOfTrailingZeros(unknown);
+                unknown &= unknown - 1;
+                if (step(state, b) == state) {
+                    k[w] |= 1L << b;
+                } else {
+                    k[4 + w] |= 1L << b;
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /** The transition row of {@code state}, made if it has none. */
+    private int[] row(int state) {
         int[] t = transitions[state];
         if (t == null) {
             t = new int[256];
             Arrays.fill(t, UNKNOWN);
             transitions[state] = t;
         }
+        return t;
+    }
+
+    /**
+     * The state after byte {@code b}, computed once per class of bytes: the bytes that exactly
+     * the same stacks take lead to the same state, so one expansion fills the row for all of
+     * them (inside a JSON string, some 200 bytes at once; the bytes no stack takes, all DEAD).
+     */
+    private int step(int state, int b) {
+        int[] t = row(state);
         int next = t[b];
         if (next == UNKNOWN) {
             begin();
+            long c0 = -1L, c1 = -1L, c2 = -1L, c3 = -1L;   // the bytes taken by exactly the stacks that take b
             for (int n : stateNodes[state]) {
-                if (g.allows(nodePos[n], b)) {
-                    expand(node(nodePos[n] + 1, nodeParent[n]));
+                long[] set = g.sets[-g.program[nodePos[n]] - 2];
+                if ((set[b >>> 6] >>> b & 1) != 0) {
+                    c0 &= set[0];
+                    c1 &= set[1];
+                    c2 &= set[2];
+                    c3 &= set[3];
+                    int next1 = after[n];
+                    if (next1 == 0) {
+                        next1 = after[n] = node(nodePos[n] + 1, nodeParent[n]);   // never ROOT: 0 means not yet known
+                    }
+                    expand(next1);
+                } else {
+                    c0 &= ~set[0];
+                    c1 &= ~set[1];
+                    c2 &= ~set[2];
+                    c3 &= ~set[3];
                 }
             }
             next = finish();
-            t[b] = next;
+            fill(t, 0, c0, next);
+            fill(t, 64, c1, next);
+            fill(t, 128, c2, next);
+            fill(t, 192, c3, next);
         }
         return next;
+    }
+
+    private static void fill(int[] row, int base, long bytes, int state) {
+        while (bytes != 0) {
+            row[base + Long.numberOfTrailingZeros(bytes)] = state;
+            bytes &= bytes - 1;
+        }
     }
 
     private void begin() {
@@ -231,20 +436,45 @@ final class Automaton {
 
     /** Adds the stacks {@code start} expands to (rule references entered, finished rules returned from). */
     private void expand(int start) {
-        int top = 0;
+        int[] c = closure[start];
+        boolean accepts;
+        if (c == null) {
+            c = closureOf(start);
+            accepts = closureAccepting;
+        } else {
+            accepts = closureAccepts[start];
+        }
+        readyAccepting |= accepts;
+        for (int r : c) {
+            if (nodeMark[r] != epoch) {
+                nodeMark[r] = epoch;
+                ready = push(ready, readyCount++, r);
+            }
+        }
+    }
+
+    /**
+     * The ready stacks (top a byte set) that {@code start} expands to, and in {@link
+     * #closureAccepting} whether the input may end there; kept per node within a budget, since
+     * the same nodes are expanded again for every state and byte that reach them.
+     */
+    private int[] closureOf(int start) {
+        int mark = ++closureEpoch;
+        int top = 0, found = 0;
+        boolean accepts = false;
         work = push(work, top++, start);
         while (top > 0) {
             int n = work[--top];
-            if (nodeMark[n] == epoch) {
+            if (closureMark[n] == mark) {
                 continue;
             }
-            nodeMark[n] = epoch;
+            closureMark[n] = mark;
             int pos = nodePos[n];
             int parent = nodeParent[n];
             int e = g.program[pos];
             if (e == Grammar.END) {
                 if (parent == ROOT) {
-                    readyAccepting = true;
+                    accepts = true;
                 } else {
                     work = push(work, top++, parent);
                 }
@@ -254,9 +484,17 @@ final class Automaton {
                     work = push(work, top++, node(a, ret));
                 }
             } else {
-                ready = push(ready, readyCount++, n);
+                reached = push(reached, found++, n);
             }
         }
+        int[] c = Arrays.copyOf(reached, found);
+        closureAccepting = accepts;
+        if (closureInts + found + 4 <= CLOSURE_BUDGET) {
+            closure[start] = c;
+            closureAccepts[start] = accepts;
+            closureInts += found + 4;
+        }
+        return c;
     }
 
     private static int[] push(int[] a, int i, int v) {
@@ -273,6 +511,11 @@ final class Automaton {
         }
         int[] key = Arrays.copyOf(ready, readyCount);
         Arrays.sort(key);
+        return intern(key, readyAccepting);
+    }
+
+    /** The state of these ready stacks (sorted, distinct), made if new. */
+    private int intern(int[] key, boolean readyAccepting) {
         StateKey k = new StateKey(key, readyAccepting);
         Integer id = stateIds.get(k);
         if (id != null) {
@@ -288,6 +531,8 @@ final class Automaton {
             transitions = Arrays.copyOf(transitions, c);
             masks = Arrays.copyOf(masks, c);
             loops = Arrays.copyOf(loops, c);
+            canonical = Arrays.copyOf(canonical, c);
+            canonicalLimit = Arrays.copyOf(canonicalLimit, c);
         }
         stateNodes[states] = key;
         accepting[states] = readyAccepting;
@@ -309,6 +554,10 @@ final class Automaton {
             nodePos = Arrays.copyOf(nodePos, c);
             nodeParent = Arrays.copyOf(nodeParent, c);
             nodeMark = Arrays.copyOf(nodeMark, c);
+            closure = Arrays.copyOf(closure, c);
+            closureAccepts = Arrays.copyOf(closureAccepts, c);
+            closureMark = Arrays.copyOf(closureMark, c);
+            after = Arrays.copyOf(after, c);
         }
         nodePos[nodes] = pos;
         nodeParent[nodes] = parent;

@@ -28,13 +28,24 @@ final class Grammar {
     final long[][] sets;          // per byte-set element: 4 words, bit b = byte b allowed
     final String[] names;
     final int root;
+    /**
+     * Counted repetitions of items that cannot match the empty string: {@code counted[c][k]}, k >= 1,
+     * is the rule "at most {@code k} more of the item" ({@code O_k ::= item O_(k-1) | ε}) or
+     * "exactly {@code k} more" ({@code E_k ::= item E_(k-1)}); {@code counted[c][0]} is the same
+     * without the count ({@code S ::= item S | ε}, or {@code F ::= item F}, which never ends and
+     * exists only for this). A counted rule and its loose one behave alike on every input of at
+     * most {@code k} bytes, which lets the automaton derive one's mask from the other's ({@link
+     * Automaton}).
+     */
+    final int[][] counted;
 
-    private Grammar(int[] program, int[][] alternatives, long[][] sets, String[] names, int root) {
+    private Grammar(int[] program, int[][] alternatives, long[][] sets, String[] names, int root, int[][] counted) {
         this.program = program;
         this.alternatives = alternatives;
         this.sets = sets;
         this.names = names;
         this.root = root;
+        this.counted = counted;
     }
 
     /** Whether the element at {@code position} is a byte set that allows {@code b}. */
@@ -72,6 +83,9 @@ final class Grammar {
         private final Map<Expr.Bytes, Integer> setIndex = new HashMap<>();
         private final List<long[]> sets = new ArrayList<>();
         private final List<int[][]> lowered = new ArrayList<>();   // per rule: alternatives as element runs
+        private final Map<Chain, Map<Integer, Integer>> chains = new HashMap<>();   // k -> O_k or E_k
+        private final Map<Chain, Integer> loose = new HashMap<>();   // the chain's rule without the count
+        private record Chain(Expr item, boolean exact) {}
         private int elements;
 
         /** A new rule, defined later with {@link #define}. */
@@ -122,7 +136,23 @@ final class Grammar {
                 }
                 lower(r);
             }
-            checkLeftRecursion();
+            boolean[] nullable = nullable();
+            checkLeftRecursion(nullable);
+            List<int[]> counted = new ArrayList<>();
+            chains.forEach((chain, rules) -> {
+                if (chain.item() instanceof Expr.Bytes || !nullable[((Expr.Ref) chain.item()).rule()]) {
+                    int length = 0;   // the run O_1 .. O_length made here (a rule made elsewhere ends it)
+                    while (rules.containsKey(length + 1)) {
+                        length++;
+                    }
+                    int[] c = new int[length + 1];
+                    c[0] = loose.get(chain);
+                    for (int k = 1; k <= length; k++) {
+                        c[k] = rules.get(k);
+                    }
+                    counted.add(c);
+                }
+            });
             int[] program = new int[elements + totalAlternatives()];
             int[][] starts = new int[names.size()][];
             int p = 0;
@@ -136,7 +166,8 @@ final class Grammar {
                     program[p++] = END;
                 }
             }
-            return new Grammar(program, starts, sets.toArray(long[][]::new), names.toArray(String[]::new), root);
+            return new Grammar(program, starts, sets.toArray(long[][]::new), names.toArray(String[]::new), root,
+                    counted.toArray(int[][]::new));
         }
 
         private int totalAlternatives() {
@@ -196,19 +227,21 @@ final class Grammar {
             if (rep.min() > MAX_PROGRAM) {
                 throw new GrammarException("the constraint is too large (a repetition of " + rep.min() + ")");
             }
-            for (int i = 0; i < rep.min(); i++) {
-                flatten(item, out, owner);
+            if (rep.min() < 2) {
+                for (int i = 0; i < rep.min(); i++) {
+                    flatten(item, out, owner);
+                }
+            } else {
+                // E_k ::= item E_(k-1), E_1 ::= item: exactly k more (a chain of rules, not k copies
+                // inline, so that the automaton sees which positions differ only by the count)
+                Integer previous = null;
+                for (int k = 1; k <= rep.min(); k++) {
+                    previous = chainRule(item, k, true, previous, owner);
+                }
+                out.add(previous);
             }
             if (rep.max() < 0) {
-                // S ::= item S | ε — right recursion, which the matcher runs in constant stack depth
-                Expr.Repeat key = new Expr.Repeat(item, 0, -1);
-                Integer s = anonymous.get(key);
-                if (s == null) {
-                    s = rule(owner + "-star");
-                    anonymous.put(key, s);
-                    define(s, Expr.alt(Expr.seq(item, new Expr.Ref(s)), Expr.EMPTY));
-                }
-                out.add(s);
+                out.add(star(item, owner));
             } else if (rep.max() > rep.min()) {
                 // O_k ::= item O_(k-1) | ε, O_1 ::= item | ε: at most k more
                 int extra = rep.max() - rep.min();
@@ -217,17 +250,48 @@ final class Grammar {
                 }
                 Integer previous = null;
                 for (int k = 1; k <= extra; k++) {
-                    Expr.Repeat key = new Expr.Repeat(item, 0, k);
-                    Integer o = anonymous.get(key);
-                    if (o == null) {
-                        o = rule(owner + "-upto" + k);
-                        anonymous.put(key, o);
-                        define(o, Expr.alt(previous == null ? item : Expr.seq(item, new Expr.Ref(previous)), Expr.EMPTY));
-                    }
-                    previous = o;
+                    previous = chainRule(item, k, false, previous, owner);
                 }
                 out.add(previous);
             }
+        }
+
+        /** S ::= item S | ε — right recursion, which the matcher runs in constant stack depth; shared per item. */
+        private int star(Expr item, String owner) {
+            Expr.Repeat key = new Expr.Repeat(item, 0, -1);
+            Integer s = anonymous.get(key);
+            if (s == null) {
+                s = rule(owner + "-star");
+                anonymous.put(key, s);
+                define(s, Expr.alt(Expr.seq(item, new Expr.Ref(s)), Expr.EMPTY));
+            }
+            return s;
+        }
+
+        /** F ::= item F: items without end, which no output reaches (see {@link Grammar#counted}). */
+        private int forever(Expr item, String owner) {
+            int f = rule(owner + "-forever");
+            define(f, Expr.seq(item, new Expr.Ref(f)));
+            return f;
+        }
+
+        /** O_k (at most k more items) or E_k (exactly k more), given the rule for k - 1; shared per item. */
+        private int chainRule(Expr item, int k, boolean exact, Integer previous, String owner) {
+            Chain chain = new Chain(item, exact);
+            Map<Integer, Integer> rules = chains.get(chain);
+            if (rules == null) {
+                rules = new HashMap<>();
+                chains.put(chain, rules);
+                loose.put(chain, exact ? forever(item, owner) : star(item, owner));
+            }
+            Integer r = rules.get(k);
+            if (r == null) {
+                r = rule(owner + (exact ? "-exactly" : "-upto") + k);
+                rules.put(k, r);
+                Expr once = previous == null ? item : Expr.seq(item, new Expr.Ref(previous));
+                define(r, exact ? once : Expr.alt(once, Expr.EMPTY));
+            }
+            return r;
         }
 
         /**
@@ -236,18 +300,8 @@ final class Grammar {
          * tail calls only (S ::= x S | ε with x nullable) is harmless: the matcher re-enters the
          * same stack node and its visited check ends the expansion.
          */
-        private void checkLeftRecursion() {
+        private void checkLeftRecursion(boolean[] nullable) {
             int n = names.size();
-            boolean[] nullable = new boolean[n];
-            boolean changed = true;
-            while (changed) {
-                changed = false;
-                for (int r = 0; r < n; r++) {
-                    if (!nullable[r] && Arrays.stream(lowered.get(r)).anyMatch(alt -> allNullable(alt, nullable))) {
-                        nullable[r] = changed = true;
-                    }
-                }
-            }
             // leftmost edges r -> e, and whether each is a tail call (the last element of its alternative)
             List<int[]>[] edges = new List[n];
             for (int r = 0; r < n; r++) {
@@ -273,6 +327,22 @@ final class Grammar {
                     }
                 }
             }
+        }
+
+        /** Which rules can match the empty string. */
+        private boolean[] nullable() {
+            int n = names.size();
+            boolean[] nullable = new boolean[n];
+            boolean changed = true;
+            while (changed) {
+                changed = false;
+                for (int r = 0; r < n; r++) {
+                    if (!nullable[r] && Arrays.stream(lowered.get(r)).anyMatch(alt -> allNullable(alt, nullable))) {
+                        nullable[r] = changed = true;
+                    }
+                }
+            }
+            return nullable;
         }
 
         /** Tarjan's strongly connected components, iterative; the component number of each rule. */

@@ -18,16 +18,27 @@ import java.util.WeakHashMap;
 final class TokenTrie {
 
     /** No tokens: for automata that only check byte strings. */
-    static final TokenTrie EMPTY = new TokenTrie(0, new byte[1], new int[1], new int[] {1}, new int[2], new int[0], new byte[0][]);
+    static final TokenTrie EMPTY = new TokenTrie(0, new byte[1], new short[1], new int[] {1}, new int[2], new int[0], new byte[0][]);
+
+    /** {@link #tokenAt} of a node where several tokens end (the same bytes under different ids). */
+    static final int SEVERAL = -1;
 
     private static final Map<Tokenizer, TokenTrie> CACHE = Collections.synchronizedMap(new WeakHashMap<>());
 
     final int vocabSize;
     final byte[] label;       // per node; node 0 is the root
-    final int[] depth;
+    final short[] depth;      // tokens are at most Short.MAX_VALUE bytes (longer ones are left out)
     final int[] subtreeEnd;
     final int[] tokenStart;   // tokens ending at node n: tokens[tokenStart[n] .. tokenStart[n + 1])
     final int[] tokens;
+    /**
+     * Per node: the one token ending there, {@link #SEVERAL}, or where none does {@link #noToken}, a
+     * bit just past the mask's words, so that the walk sets a bit per node without a branch.
+     */
+    final int[] tokenAt;
+    final int noToken;
+    final short[] height;     // per node: the length of the longest token in its subtree (0 for none)
+    private final long[][] upTo;   // per length, made when first asked: the tokens of at most that many bytes
     final int maxDepth;
     final byte[][] tokenBytes;   // per id; null for special tokens and tokens without bytes
     final long[] subtreeBytes;   // 4 words per node: every byte on the edges of its subtree, its own label included
@@ -36,7 +47,7 @@ final class TokenTrie {
     /** Subtrees this large get a bitset, so that allowing all of them is a few thousand ORs, not a loop per token. */
     static final int BULK = 2048;
 
-    private TokenTrie(int vocabSize, byte[] label, int[] depth, int[] subtreeEnd, int[] tokenStart, int[] tokens,
+    private TokenTrie(int vocabSize, byte[] label, short[] depth, int[] subtreeEnd, int[] tokenStart, int[] tokens,
             byte[][] tokenBytes) {
         this.tokenBytes = tokenBytes;
         this.subtreeBytes = new long[4 * label.length];
@@ -58,6 +69,15 @@ final class TokenTrie {
                 subtreeMask[n] = m;
             }
         }
+        this.height = new short[label.length];
+        for (int n = label.length - 1; n >= 0; n--) {
+            if (tokenStart[n + 1] > tokenStart[n]) {
+                height[n] = (short) Math.max(height[n], depth[n]);
+            }
+            if (n > 0) {
+                height[parent[n]] = (short) Math.max(height[parent[n]], height[n]);
+            }
+        }
         for (int n = label.length - 1; n >= 1; n--) {
             int b = label[n] & 0xFF;
             subtreeBytes[4 * n + (b >>> 6)] |= 1L << b;
@@ -71,11 +91,60 @@ final class TokenTrie {
         this.subtreeEnd = subtreeEnd;
         this.tokenStart = tokenStart;
         this.tokens = tokens;
-        this.maxDepth = Arrays.stream(depth).max().orElse(0);
+        this.maxDepth = maxDepthOf(depth);
+        this.upTo = new long[maxDepth + 1][];
+        this.tokenAt = new int[label.length];
+        this.noToken = 64 * words;
+        for (int n = 0; n < label.length; n++) {
+            int k = tokenStart[n + 1] - tokenStart[n];
+            tokenAt[n] = k == 0 ? noToken : k == 1 ? tokens[tokenStart[n]] : SEVERAL;
+        }
     }
 
-    private static int maxDepthOf(int[] depth) {
-        return Arrays.stream(depth).max().orElse(0);
+    private static int maxDepthOf(short[] depth) {
+        int max = 0;
+        for (short d : depth) {
+            max = Math.max(max, d);
+        }
+        return max;
+    }
+
+    /** The tokens of at most {@code length} bytes (bitset over ids; shared, read-only). */
+    synchronized long[] tokensUpTo(int length) {
+        long[] m = upTo[length];
+        if (m == null) {
+            m = new long[(vocabSize + 63) >>> 6];
+            for (int id = 0; id < tokenBytes.length; id++) {
+                if (tokenBytes[id] != null && tokenBytes[id].length <= length) {
+                    m[id >>> 6] |= 1L << id;
+                }
+            }
+            upTo[length] = m;
+        }
+        return m;
+    }
+
+    /** Sets in {@code mask} the bit of every token in node {@code n}'s subtree, itself included. */
+    void addSubtree(int n, long[] mask) {
+        long[] all = subtreeMask[n];
+        if (all != null) {
+            for (int w = 0; w < all.length; w++) {
+                mask[w] |= all[w];
+            }
+        } else {
+            for (int k = tokenStart[n]; k < tokenStart[subtreeEnd[n]]; k++) {
+                int id = tokens[k];
+                mask[id >>> 6] |= 1L << id;
+            }
+        }
+    }
+
+    /** Sets in {@code mask} the bits of the tokens that end at node {@code n}. */
+    void addTokensAt(int n, long[] mask) {
+        for (int k = tokenStart[n]; k < tokenStart[n + 1]; k++) {
+            int id = tokens[k];
+            mask[id >>> 6] |= 1L << id;
+        }
     }
 
     int nodes() {
@@ -95,7 +164,7 @@ final class TokenTrie {
         for (int id = 0; id < v; id++) {
             if (!tokenizer.isSpecial(id)) {
                 byte[] b = tokenizer.tokenBytes(id);
-                if (b.length > 0) {
+                if (b.length > 0 && b.length <= Short.MAX_VALUE) {
                     bytes[id] = b;
                     order[n++] = id;
                 }
@@ -110,7 +179,7 @@ final class TokenTrie {
             capacity += bytes[id].length;
         }
         byte[] label = new byte[capacity];
-        int[] depth = new int[capacity];
+        short[] depth = new short[capacity];
         int[] tokenOf = new int[capacity];   // per node: how many tokens end there
         int[] tokenNode = new int[n];
         int[] path = new int[Arrays.stream(ids).mapToInt(id -> bytes[id].length).max().orElse(0) + 1];
@@ -124,7 +193,7 @@ final class TokenTrie {
             }
             for (int d = common; d < b.length; d++) {
                 label[nodes] = b[d];
-                depth[nodes] = d + 1;
+                depth[nodes] = (short) (d + 1);
                 path[d + 1] = nodes++;
             }
             int end = path[b.length];

@@ -41,6 +41,14 @@ class GrammarMatcherTest {
              "tags":{"type":"array","items":{"enum":["a","b","ü"]},"maxItems":3},"ok":{"type":"boolean"}},
              "required":["name","age"],"additionalProperties":false}""";
 
+    /** Counted repetitions longer and shorter than the longest token: masks derived from other states' masks. */
+    private static final String COUNTED = """
+            {"type":"object","properties":{"s":{"type":"string","minLength":140,"maxLength":300},
+             "l":{"type":"array","items":{"type":"string","maxLength":20},"minItems":2,"maxItems":200}},
+             "required":["s","l"],"additionalProperties":false}""";
+    private static final String LONG_TEXT = "It was the best of times, it was the worst of times, it was the age of wisdom, "
+            + "it was the age of foolishness, it was the epoch of belief, it was the epoch of incredulity, it was the season";
+
     /** The output the walk follows, and the constraint it satisfies. */
     private record Case(Constraint constraint, String output) {
     }
@@ -54,7 +62,10 @@ class GrammarMatcherTest {
                     root ::= greeting " " name "!"
                     greeting ::= "Hello" | "Hi"   # a comment
                     name ::= [A-Z] [a-z]{1,8}
-                    """), "Hello World!"));
+                    """), "Hello World!"),
+            new Case(new Constraint.JsonSchema(COUNTED, false),
+                    "{\"s\":\"" + LONG_TEXT + "\",\"l\":[\"abc\",\"a longer item, here\",\"x\"]}"),
+            new Case(new Constraint.Regex("[a-z ]{2,150}!"), "the quick brown fox jumps over the lazy dog and keeps on running!"));
 
     @ParameterizedTest
     @ValueSource(strings = {"llama3", "qwen3", "llama-spm", "gpt-2"})
