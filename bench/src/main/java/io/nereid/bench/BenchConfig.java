@@ -41,8 +41,9 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
                           double ttftSloMs, double tpotSloMs, int maxErrors, String extraInputs) {
 
     public BenchConfig {
-        if (!endpoint.equals("chat") && !endpoint.equals("completions")) {
-            throw new IllegalArgumentException("--endpoint: expected chat or completions, got '" + endpoint + "'");
+        if (!endpoint.equals("chat") && !endpoint.equals("completions") && !endpoint.equals("kserve-generate")) {
+            throw new IllegalArgumentException("--endpoint: expected chat, completions or kserve-generate, got '"
+                    + endpoint + "'");
         }
         if (scenario != null && !scenario.equals("offline") && !scenario.equals("server")) {
             throw new IllegalArgumentException("--scenario: expected offline or server, got '" + scenario + "'");
@@ -195,7 +196,9 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
 
               --url URL                    server base URL (default http://127.0.0.1:8000)
               --model NAME                 model to request (default: the first of GET /v1/models)
-              --endpoint chat|completions  /v1/chat/completions (default) or /v1/completions
+              --endpoint chat|completions|kserve-generate
+                                           /v1/chat/completions (default), /v1/completions, or Triton's
+                                           /v2/models/MODEL/generate_stream (KServe v2 generate extension)
               --api-key KEY                sent as Authorization: Bearer KEY
               --concurrency N[,N...]       closed loop, N requests in flight (default 1); a list sweeps
               --request-rate R[,R...]      open loop: Poisson arrivals, R requests/s (fixed by --seed);

@@ -85,7 +85,7 @@ public final class GenAiPerfExport {
         root.put("experiments", List.of(experiment));
         root.put("version", "nereid-bench");
         root.put("service_kind", "openai");
-        root.put("endpoint", config.endpoint().equals("chat") ? "v1/chat/completions" : "v1/completions");
+        root.put("endpoint", LoadGenerator.path(config).substring(1));
         return root;
     }
 

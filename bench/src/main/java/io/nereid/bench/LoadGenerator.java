@@ -56,12 +56,22 @@ public final class LoadGenerator implements AutoCloseable {
 
     public LoadGenerator(BenchConfig config) {
         this.config = config;
-        this.uri = URI.create(config.url() + (config.endpoint().equals("chat") ? "/v1/chat/completions" : "/v1/completions"));
+        this.uri = URI.create(config.url() + path(config));
         this.client = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(Duration.ofSeconds(10))
                 .executor(Executors.newVirtualThreadPerTaskExecutor())
                 .build();
+    }
+
+    /** The route {@code --endpoint} names. */
+    static String path(BenchConfig config) {
+        return switch (config.endpoint()) {
+            case "chat" -> "/v1/chat/completions";
+            case "kserve-generate" -> "/v2/models/" + java.net.URLEncoder.encode(config.model(),
+                    java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20") + "/generate_stream";
+            default -> "/v1/completions";
+        };
     }
 
     /** Sends the warm-up requests (unrecorded), then the measured ones; returns them in id order. */
@@ -226,7 +236,8 @@ public final class LoadGenerator implements AutoCloseable {
                             break;
                         }
                     }
-                    if (!done && error == null) {
+                    // Triton's generate_stream ends with the connection, not with [DONE]
+                    if (!done && error == null && !config.endpoint().equals("kserve-generate")) {
                         error = "stream ended without [DONE]";
                     }
                 }

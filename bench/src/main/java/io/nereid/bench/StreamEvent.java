@@ -10,7 +10,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  *   data: {"choices":[{"delta":{"content":"Hi"}}]}          chat: content "Hi"
  *   data: {"choices":[{"text":"Hi"}]}                        completions: content "Hi"
  *   data: {"choices":[],"usage":{"prompt_tokens":5,...}}     usage only (stream_options.include_usage)
- *   data: {"error":{"message":"...","code":500}}             an error mid-stream
+ *   data: {"text_output":"Hi","model_name":...}               Triton generate_stream: content "Hi"
+ *   data: {"error":{"message":"...","code":500}}             an error mid-stream (Triton: {"error":"..."})
  *   data: [DONE]                                             end of stream
  * </pre>
  * Pure and stateless; safe from any thread.
@@ -41,6 +42,9 @@ public record StreamEvent(String content, int promptTokens, int completionTokens
             return new StreamEvent("", -1, -1, msg.isEmpty() ? "error event" : msg, false);
         }
         StringBuilder content = new StringBuilder();
+        if (n.path("text_output").isTextual()) {
+            content.append(n.get("text_output").asText());
+        }
         for (JsonNode choice : n.path("choices")) {
             JsonNode delta = choice.path("delta").path("content");
             if (delta.isTextual()) {

@@ -82,6 +82,18 @@ public final class Workload {
                 ? words(random, sample(config.inputTokensMean(), config.inputTokensStddev()))
                 : filePrompts.get(next++ % filePrompts.size());
         ObjectNode body = JSON.createObjectNode();
+        if (config.endpoint().equals("kserve-generate")) {
+            // Triton's generate extension: inputs by the TensorRT-LLM ensemble's names, text deltas streamed
+            body.put("text_input", prefix.isEmpty() ? prompt : prefix + "\n" + prompt);
+            if (config.outputTokensMean() > 0) {
+                int out = sample(config.outputTokensMean(), config.outputTokensStddev());
+                body.put("max_tokens", out);
+                body.put("min_length", out);
+                body.put("ignore_eos", true);
+            }
+            body.put("exclude_input_in_output", true);
+            return extra(body);
+        }
         body.put("model", config.model());
         if (config.endpoint().equals("chat")) {
             var messages = body.putArray("messages");
@@ -100,6 +112,11 @@ public final class Workload {
         }
         body.put("stream", true);
         body.putObject("stream_options").put("include_usage", true);
+        return extra(body);
+    }
+
+    /** {@code body} with {@code --extra-inputs} merged in, as JSON text. */
+    private String extra(ObjectNode body) {
         if (config.extraInputs() != null) {
             try {
                 body.setAll((ObjectNode) JSON.readTree(config.extraInputs()));

@@ -12,6 +12,8 @@ class StreamEventTest {
         assertEquals("Hi", StreamEvent.parse("{\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}").content());
         assertEquals("", StreamEvent.parse("{\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}").content());
         assertEquals("yo", StreamEvent.parse("{\"choices\":[{\"text\":\"yo\"}]}").content());
+        assertEquals(" yo", StreamEvent.parse("{\"model_name\":\"m\",\"model_version\":\"1\",\"text_output\":\" yo\"}").content());
+        assertEquals("boom", StreamEvent.parse("{\"error\":\"boom\"}").error());
         StreamEvent usage = StreamEvent.parse("{\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":9}}");
         assertEquals(5, usage.promptTokens());
         assertEquals(9, usage.completionTokens());

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -80,5 +81,19 @@ class WorkloadTest {
         }
         assertEquals(300, seeds.size());
         assertNotEquals(Workload.levelSeed(0, 1), Workload.levelSeed(1, 0));
+    }
+
+    @Test
+    void kserveGenerateSendsTheTensorRtLlmEnsemblesInputs() throws Exception {
+        BenchConfig c = BenchConfig.parse(new String[]{"--model", "m", "--endpoint", "kserve-generate",
+                "--output-tokens-mean", "7", "--output-dir", "unused"});
+        com.fasterxml.jackson.databind.JsonNode body = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(new Workload(c).nextPayload());
+        assertTrue(body.get("text_input").asText().length() > 0);
+        assertEquals(7, body.get("max_tokens").asInt());
+        assertEquals(7, body.get("min_length").asInt());
+        assertTrue(body.get("exclude_input_in_output").asBoolean());
+        assertFalse(body.has("model"));
+        assertEquals("/v2/models/m/generate_stream", LoadGenerator.path(c));
     }
 }

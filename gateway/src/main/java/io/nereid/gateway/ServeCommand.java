@@ -62,13 +62,16 @@ final class ServeCommand {
             return 1;
         }
         try {
-            server = GatewayServer.start(model, config.gateway(), config.host(), config.port());
+            server = GatewayServer.start(model, config.gateway(), config.host(), config.port(), config.grpcPort());
         } catch (Exception e) {
             model.close();
             err.println("nereid serve: cannot listen on " + config.host() + ":" + config.port() + ": " + e.getMessage());
             return 1;
         }
         err.println("nereid serve: " + model.summary());
+        if (server.grpcPort() >= 0) {
+            out.println("nereid serve: KServe v2 gRPC on " + config.host() + ":" + server.grpcPort());
+        }
         out.println("nereid serve: listening on http://" + config.host() + ":" + server.port());
         out.flush();
         AtomicBoolean stopping = new AtomicBoolean();   // the first of a signal and an engine failure shuts down

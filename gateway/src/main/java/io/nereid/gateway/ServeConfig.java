@@ -39,14 +39,14 @@ import java.util.Map;
 public record ServeConfig(Path model, String servedModelName, String host, int port, int maxNumSeqs,
         int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
         Duration drainTimeout, GatewayOptions gateway, SpeculativeConfig speculative, ToolCallFormat toolCallParser,
-        String reasoningParser) {
+        String reasoningParser, int grpcPort) {
 
     /** Without HTTP-layer options ({@link GatewayOptions#DEFAULTS}) and without speculative decoding. */
     public ServeConfig(Path model, String servedModelName, String host, int port, int maxNumSeqs,
             int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
             Duration drainTimeout) {
         this(model, servedModelName, host, port, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize, kvCacheBytes,
-                chatTemplate, threads, drainTimeout, GatewayOptions.DEFAULTS, null, null, null);
+                chatTemplate, threads, drainTimeout, GatewayOptions.DEFAULTS, null, null, null, -1);
     }
 
     /** One flag: its name, environment variable, default (null: none) and help line. */
@@ -63,6 +63,8 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
                     + " without .gguf)"),
             new Option("--host", "127.0.0.1", "interface to bind"),
             new Option("--port", "8000", "TCP port; 0 = any free port (printed)"),
+            new Option("--grpc-port", null, "KServe v2 / Triton gRPC port; 0 = any free port (printed), -1 = no gRPC"
+                    + " (default: 8001 as Triton's, or any free port when --port is 0)"),
             new Option("--max-num-seqs", "64", "sequences per engine step"),
             new Option("--max-num-batched-tokens", "512", "tokens per engine step"),
             new Option("--max-waiting", "1024", "queued requests before 429 rate_limit_error"),
@@ -100,6 +102,9 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
     public ServeConfig {
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("--port must be in [0, 65535], got " + port);
+        }
+        if (grpcPort < -1 || grpcPort > 65535) {
+            throw new IllegalArgumentException("--grpc-port must be -1 (none) or in [0, 65535], got " + grpcPort);
         }
         if (maxNumSeqs < 1 || maxNumBatchedTokens < 1 || maxWaiting < 1 || blockSize < 1 || threads < 1) {
             throw new IllegalArgumentException("--max-num-seqs, --max-num-batched-tokens, --max-waiting, --block-size"
@@ -183,7 +188,8 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
                 kv == null ? 0 : bytes(kv), v.get("--chat-template"),
                 v.get("--threads") == null ? Runtime.getRuntime().availableProcessors() : integer(v, "--threads"),
                 Duration.ofSeconds(integer(v, "--drain-timeout")), gateway, speculative(v.get("--speculative-config")),
-                toolCallParser(v.get("--tool-call-parser")), reasoningParser(v.get("--reasoning-parser")));
+                toolCallParser(v.get("--tool-call-parser")), reasoningParser(v.get("--reasoning-parser")),
+                v.get("--grpc-port") != null ? integer(v, "--grpc-port") : integer(v, "--port") == 0 ? 0 : 8001);
     }
 
     private static String reasoningParser(String name) {

@@ -27,14 +27,24 @@ record TestServer(ServingModel model, GatewayServer server) implements AutoClose
         return start(UnaryOperator.identity(), backend, options);
     }
 
+    /** As {@link #start(String...)}, with the KServe v2 gRPC service on an ephemeral port too. */
+    static TestServer withGrpc(String... options) throws Exception {
+        return start(UnaryOperator.identity(), UnaryOperator.identity(), true, options);
+    }
+
     private static TestServer start(UnaryOperator<ModelService> serve, UnaryOperator<Backend> backend, String... options)
             throws Exception {
+        return start(serve, backend, false, options);
+    }
+
+    private static TestServer start(UnaryOperator<ModelService> serve, UnaryOperator<Backend> backend, boolean grpc,
+            String... options) throws Exception {
         List<String> args = new java.util.ArrayList<>(List.of("--model", TestModels.stories260K().toString(), "--port", "0"));
         args.addAll(List.of(options));
         ServeConfig c = ServeConfig.parse(args, Map.of());
         ServingModel model = ServingModel.open(c, spec -> spec.withBackendDecorator(backend));
         try {
-            return new TestServer(model, GatewayServer.start(serve.apply(model), c.gateway(), "127.0.0.1", 0));
+            return new TestServer(model, GatewayServer.start(serve.apply(model), c.gateway(), "127.0.0.1", 0, grpc ? 0 : -1));
         } catch (Exception e) {
             model.close();
             throw e;

@@ -15,7 +15,7 @@ import java.util.List;
  * <p>CORS: a request whose {@code Origin} is in {@code allowedOrigins} (or any origin with
  * {@code *}) gets {@code Access-Control-Allow-Origin}; a preflight ({@code OPTIONS} with
  * {@code Access-Control-Request-Method}) is answered here, 204 for an allowed origin, 403 otherwise.
- * Auth: with keys configured, every route but {@code /health} and {@code /health/*} needs
+ * Auth: with keys configured, every route but {@code /health}, {@code /health/*} and {@code /v2/health/*} needs
  * {@code Authorization: Bearer KEY} (also {@code /metrics}, {@code /tokenize}, {@code /v1/models},
  * which vLLM leaves open), else 401 in the OpenAI envelope. Keys are compared in constant time.
  * Runs on the event loop; stateless after construction.
@@ -76,7 +76,7 @@ final class AccessControl implements Handler<RoutingContext> {
 
     /** Whether a request for {@code path} with this {@code Authorization} header value may pass. */
     boolean authorized(String path, String authorization) {
-        if (keys.isEmpty() || path.equals("/health") || path.startsWith("/health/")) {
+        if (keys.isEmpty() || path.equals("/health") || path.startsWith("/health/") || path.startsWith("/v2/health/")) {
             return true;
         }
         if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {

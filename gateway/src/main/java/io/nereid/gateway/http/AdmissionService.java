@@ -59,6 +59,28 @@ final class AdmissionService {
 
         /** Every prompt is admitted: write the response's head and stream what arrives. */
         void start(List<RequestHandle> admitted);
+
+        /** The responder made of these three. */
+        static Responder of(java.util.function.IntFunction<TokenSink> sink,
+                java.util.function.Consumer<List<RequestHandle>> abandon,
+                java.util.function.Consumer<List<RequestHandle>> start) {
+            return new Responder() {
+                @Override
+                public TokenSink sink(int k) {
+                    return sink.apply(k);
+                }
+
+                @Override
+                public void abandon(List<RequestHandle> admitted) {
+                    abandon.accept(admitted);
+                }
+
+                @Override
+                public void start(List<RequestHandle> admitted) {
+                    start.accept(admitted);
+                }
+            };
+        }
     }
 
     private final ModelService model;

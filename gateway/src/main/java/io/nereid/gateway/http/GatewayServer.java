@@ -32,7 +32,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the body limit and request timeout, health ({@code GET /health}, {@code GET /health/ready}),
  * {@code GET /metrics}, {@code GET /openapi.json}, 404 / 405 and the failure handler — and the
  * front ends mounted on it: the OpenAI routes ({@link OpenAiRoutes}: completions, chat, models,
- * tokenize), which admit through the protocol-neutral {@link AdmissionService} and stream through a
+ * tokenize) and the KServe v2 / Triton routes ({@link KServeRoutes}: {@code /v2/...}), which admit through the protocol-neutral {@link AdmissionService} and stream through a
  * {@link StepEventPump}.
  * Lifecycle: {@link #start} binds; {@link #drain} stops admitting (503) and waits for in-flight
  * requests; {@link #close} closes the server and Vert.x (not the model). If the engine stops after a
@@ -59,11 +59,14 @@ public final class GatewayServer implements AutoCloseable {
     private final Readiness readiness;
     private final ServingMetrics metrics;
     private final OpenAiRoutes openAi;
+    private final KServeRoutes kserve;
+    private final KServeGrpc grpc;
     private final AtomicInteger inflight = new AtomicInteger();
     private volatile boolean draining;
     private volatile boolean aborting;
     private final CompletableFuture<String> engineFailure = new CompletableFuture<>();
     private HttpServer server;
+    private boolean grpcStarted;
     private Router router;
 
     private GatewayServer(ModelService model, GatewayOptions options, int prepThreads) {
@@ -73,8 +76,12 @@ public final class GatewayServer implements AutoCloseable {
         this.readiness = new Readiness(options.stallTimeout());
         this.metrics = new ServingMetrics(model.name());
         this.prep = vertx.createSharedWorkerExecutor("nereid-prep", prepThreads);
-        this.openAi = new OpenAiRoutes(vertx, model, options, metrics, prep,
-                new AdmissionService(model, prep, metrics, () -> draining), inflight, () -> aborting);
+        AdmissionService admission = new AdmissionService(model, prep, metrics, () -> draining);
+        this.openAi = new OpenAiRoutes(vertx, model, options, metrics, prep, admission, inflight, () -> aborting);
+        java.util.function.BooleanSupplier ready = () -> !draining && model.engine().health().alive()
+                && readiness.observe(model.engine().stats(), System.nanoTime());
+        this.kserve = new KServeRoutes(vertx, model, options, metrics, admission, inflight, ready);
+        this.grpc = new KServeGrpc(vertx, model, options, metrics, admission, inflight, ready, kserve);
         // Sample the engine between probes too, so a loop that stops between two probes is noticed.
         vertx.setPeriodic(1000, id -> {
             readiness.observe(model.engine().stats(), System.nanoTime());
@@ -90,8 +97,17 @@ public final class GatewayServer implements AutoCloseable {
         return start(model, GatewayOptions.DEFAULTS, host, port);
     }
 
-    /** Binds {@code host:port} (0: any free port) and returns the running server. */
+    /** Binds {@code host:port} (0: any free port) and returns the running server, without gRPC. */
     public static GatewayServer start(ModelService model, GatewayOptions options, String host, int port)
+            throws Exception {
+        return start(model, options, host, port, -1);
+    }
+
+    /**
+     * Binds HTTP on {@code host:port} and the KServe v2 gRPC service on {@code host:grpcPort} (0:
+     * any free port; -1: no gRPC) and returns the running server.
+     */
+    public static GatewayServer start(ModelService model, GatewayOptions options, String host, int port, int grpcPort)
             throws Exception {
         GatewayServer g = new GatewayServer(model, options, Math.max(2, Runtime.getRuntime().availableProcessors() / 2));
         try {
@@ -105,6 +121,10 @@ public final class GatewayServer implements AutoCloseable {
                     .invalidRequestHandler(HttpFraming::answer)
                     .requestHandler(g.router).listen(port, host)
                     .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            if (grpcPort >= 0) {
+                g.grpc.start(host, grpcPort);
+                g.grpcStarted = true;
+            }
         } catch (Exception e) {
             g.close();
             throw e;
@@ -114,6 +134,11 @@ public final class GatewayServer implements AutoCloseable {
 
     public int port() {
         return server.actualPort();
+    }
+
+    /** The gRPC port, or -1 when gRPC is off. */
+    public int grpcPort() {
+        return grpcStarted ? grpc.port() : -1;
     }
 
     /** Every registered route as {@code "METHOD /path"}, path parameters written {@code {name}} as in OpenAPI. */
@@ -150,7 +175,7 @@ public final class GatewayServer implements AutoCloseable {
             bodyDeadline(ctx);
             ctx.next();
         });
-        r.route().handler(new AccessControl(options, (ctx, e) -> error(ctx.response(), e)));
+        r.route().handler(new AccessControl(options, GatewayServer::errorFor));
         r.get("/health").handler(this::live);
         r.get("/health/ready").handler(this::ready);
         io.vertx.core.buffer.Buffer openapi = io.vertx.core.buffer.Buffer.buffer(OpenApiDocument.bytes());
@@ -161,15 +186,16 @@ public final class GatewayServer implements AutoCloseable {
                         model.numKvBlocks())));
         r.post().handler(BodyHandler.create().setBodyLimit(BODY_LIMIT));
         openAi.register(r);
+        kserve.register(r);
         RouteTable routes = new RouteTable(r);
         r.route().last().handler(ctx -> {
             List<HttpMethod> allowed = routes.methods(ctx.request().path());
             if (allowed.isEmpty()) {
-                error(ctx.response(), new ApiException(404, "invalid_request_error", null, "not_found",
+                errorFor(ctx, new ApiException(404, "invalid_request_error", null, "not_found",
                         "no route " + ctx.request().method() + " " + ctx.request().path(), 0));
             } else {
                 ctx.response().putHeader("Allow", String.join(", ", allowed.stream().map(HttpMethod::name).toList()));
-                error(ctx.response(), new ApiException(405, "invalid_request_error", null, "method_not_allowed",
+                errorFor(ctx, new ApiException(405, "invalid_request_error", null, "method_not_allowed",
                         ctx.request().path() + " takes " + String.join(" or ", allowed.stream().map(HttpMethod::name).toList())
                                 + ", not " + ctx.request().method(), 0));
             }
@@ -222,9 +248,9 @@ public final class GatewayServer implements AutoCloseable {
         }
         int status = ctx.statusCode();
         if (status >= 400 && status < 500 && !(t instanceof ApiException)) {
-            error(ctx.response(), statusOnly(status, ctx.request(), t));
+            errorFor(ctx, statusOnly(status, ctx.request(), t));
         } else {
-            error(ctx.response(), mapFailure(t == null ? new IllegalStateException("status " + status) : t));
+            errorFor(ctx, mapFailure(t == null ? new IllegalStateException("status " + status) : t));
         }
     }
 
@@ -260,7 +286,7 @@ public final class GatewayServer implements AutoCloseable {
                 LOG.log(System.Logger.Level.INFO, "request {0}: body not received within {1} s; 408 and connection closed",
                         (Object) ctx.get(REQUEST_ID), options.requestTimeout().toSeconds());
                 ctx.response().putHeader("Connection", "close");
-                error(ctx.response(), new ApiException(408, "invalid_request_error", null, "request_timeout",
+                errorFor(ctx, new ApiException(408, "invalid_request_error", null, "request_timeout",
                         "the request body did not arrive within " + options.requestTimeout().toSeconds()
                                 + " s (--request-timeout)", 0));
                 req.connection().close();
@@ -333,6 +359,15 @@ public final class GatewayServer implements AutoCloseable {
         return Math.max(1, (d.toMillis() + 999) / 1000);
     }
 
+    /** The failure in the envelope of the route's protocol: KServe's under {@code /v2}, else OpenAI's. */
+    static void errorFor(RoutingContext ctx, ApiException e) {
+        if (ctx.request().path().equals("/v2") || ctx.request().path().startsWith("/v2/")) {
+            KServeRoutes.fail(ctx, e);
+        } else {
+            error(ctx.response(), e);
+        }
+    }
+
     static void error(HttpServerResponse resp, ApiException e) {
         if (resp.headWritten()) {
             resp.reset();
@@ -383,6 +418,7 @@ public final class GatewayServer implements AutoCloseable {
             if (server != null) {
                 server.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
             }
+            grpc.close();
             prep.close();
             vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
         } catch (Exception e) {

@@ -2,9 +2,7 @@ package io.nereid.gateway.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.nereid.engine.api.GenerationRequest;
-import io.nereid.engine.api.RequestHandle;
 import io.nereid.engine.api.RequestValidationException;
-import io.nereid.engine.api.TokenSink;
 import io.nereid.gateway.http.ParsedRequest.Kind;
 import io.nereid.openapi.ModelList;
 import io.nereid.openapi.Tokenization;
@@ -310,26 +308,13 @@ final class OpenAiRoutes {
             Exchange exchange = new Exchange(vertx.getOrCreateContext(), resp, req, prompts.stream().map(Prompt::echo).toList(),
                     id, model.name(), metrics, logprobFormat, inflight::decrementAndGet, requestId,
                     options.clientStallTimeout(), aborting);
-            return new AdmissionService.Responder() {
-                @Override
-                public TokenSink sink(int k) {
-                    return exchange.sink(k);
-                }
-
-                @Override
-                public void abandon(List<RequestHandle> admitted) {
-                    exchange.abandon(admitted);
-                }
-
-                @Override
-                public void start(List<RequestHandle> admitted) {
-                    inflight.incrementAndGet();   // before any byte: the drain waits for this response
-                    GatewayServer.LOG.log(System.Logger.Level.DEBUG, "request {0}: admitted as {1} ({2} prompt(s), {3} prompt tokens,"
-                            + " stream {4})", requestId, id, prompts.size(), prompts.stream().mapToInt(p -> p.tokens().length)
-                            .sum(), req.stream());
-                    exchange.start(admitted);
-                }
-            };
+            return AdmissionService.Responder.of(exchange::sink, exchange::abandon, admitted -> {
+                inflight.incrementAndGet();   // before any byte: the drain waits for this response
+                GatewayServer.LOG.log(System.Logger.Level.DEBUG, "request {0}: admitted as {1} ({2} prompt(s), {3} prompt"
+                        + " tokens, stream {4})", requestId, id, prompts.size(), prompts.stream().mapToInt(p -> p.tokens().length)
+                        .sum(), req.stream());
+                exchange.start(admitted);
+            });
         }
     }
 

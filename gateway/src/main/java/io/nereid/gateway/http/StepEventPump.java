@@ -127,9 +127,19 @@ final class StepEventPump {
      * connection ({@code closeHandler} of the response) before {@link #done} is a disconnect.
      */
     void start(List<RequestHandle> admitted, Receiver receiver, io.vertx.core.http.HttpServerResponse response) {
+        start(admitted, receiver, response::closeHandler);
+    }
+
+    /**
+     * As {@link #start(List, Receiver, io.vertx.core.http.HttpServerResponse)}, for a response whose
+     * going away (a closed connection, a cancelled gRPC call) is reported to the handler that
+     * {@code onClose} registers.
+     */
+    void start(List<RequestHandle> admitted, Receiver receiver,
+            java.util.function.Consumer<io.vertx.core.Handler<Void>> onClose) {
         this.handles = List.copyOf(admitted);
         this.receiver = receiver;
-        response.closeHandler(v -> {
+        onClose.accept(v -> {
             if (!done) {
                 done = true;
                 cancelStallTimer();

@@ -1,0 +1,768 @@
+package io.nereid.gateway.http;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.MessageLite;
+import io.nereid.engine.api.GenerationRequest;
+import io.nereid.engine.api.RequestValidationException;
+import io.nereid.gateway.grpc.proto.DataType;
+import io.nereid.gateway.grpc.proto.InferParameter;
+import io.nereid.gateway.grpc.proto.InferStatistics;
+import io.nereid.gateway.grpc.proto.InferTensorContents;
+import io.nereid.gateway.grpc.proto.ModelConfig;
+import io.nereid.gateway.grpc.proto.ModelConfigRequest;
+import io.nereid.gateway.grpc.proto.ModelConfigResponse;
+import io.nereid.gateway.grpc.proto.ModelInferRequest;
+import io.nereid.gateway.grpc.proto.ModelInferResponse;
+import io.nereid.gateway.grpc.proto.ModelInput;
+import io.nereid.gateway.grpc.proto.ModelMetadataRequest;
+import io.nereid.gateway.grpc.proto.ModelMetadataResponse;
+import io.nereid.gateway.grpc.proto.ModelOutput;
+import io.nereid.gateway.grpc.proto.ModelParameter;
+import io.nereid.gateway.grpc.proto.ModelReadyRequest;
+import io.nereid.gateway.grpc.proto.ModelReadyResponse;
+import io.nereid.gateway.grpc.proto.ModelStatistics;
+import io.nereid.gateway.grpc.proto.ModelStatisticsRequest;
+import io.nereid.gateway.grpc.proto.ModelStatisticsResponse;
+import io.nereid.gateway.grpc.proto.ModelStreamInferResponse;
+import io.nereid.gateway.grpc.proto.ModelTransactionPolicy;
+import io.nereid.gateway.grpc.proto.RepositoryIndexRequest;
+import io.nereid.gateway.grpc.proto.RepositoryIndexResponse;
+import io.nereid.gateway.grpc.proto.RepositoryModelLoadRequest;
+import io.nereid.gateway.grpc.proto.RepositoryModelLoadResponse;
+import io.nereid.gateway.grpc.proto.RepositoryModelUnloadRequest;
+import io.nereid.gateway.grpc.proto.RepositoryModelUnloadResponse;
+import io.nereid.gateway.grpc.proto.ServerLiveRequest;
+import io.nereid.gateway.grpc.proto.ServerLiveResponse;
+import io.nereid.gateway.grpc.proto.ServerMetadataRequest;
+import io.nereid.gateway.grpc.proto.ServerMetadataResponse;
+import io.nereid.gateway.grpc.proto.ServerReadyRequest;
+import io.nereid.gateway.grpc.proto.ServerReadyResponse;
+import io.nereid.gateway.grpc.proto.StatisticDuration;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.grpc.common.GrpcMessageDecoder;
+import io.vertx.grpc.common.GrpcMessageEncoder;
+import io.vertx.grpc.common.GrpcStatus;
+import io.vertx.grpc.common.ServiceMethod;
+import io.vertx.grpc.common.ServiceName;
+import io.vertx.grpc.server.GrpcServer;
+import io.vertx.grpc.server.GrpcServerRequest;
+import io.vertx.grpc.server.GrpcServerResponse;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The KServe v2 / Triton protocol over gRPC ({@code inference.GRPCInferenceService}, messages from
+ * {@code src/main/protobuf/grpc_service.proto}) on its own port, on Vert.x gRPC with the service
+ * bound by hand (no generated stubs): ServerLive, ServerReady, ModelReady, ServerMetadata,
+ * ModelMetadata, ModelConfig, ModelStatistics, ModelInfer, ModelStreamInfer (decoupled: one
+ * response per engine step with the text it added, the last of each request carrying the parameter
+ * {@code triton_final_response = true}; errors in-band as {@code error_message}), RepositoryIndex;
+ * RepositoryModelLoad / Unload answer UNIMPLEMENTED (one model per server). Inputs and errors as on
+ * HTTP ({@link KServeInputs}), the status mapped: 400 INVALID_ARGUMENT, 404 NOT_FOUND, 429
+ * RESOURCE_EXHAUSTED, 503 UNAVAILABLE, 504 DEADLINE_EXCEEDED; the API key is checked on
+ * {@code authorization: Bearer} metadata (UNAUTHENTICATED; the health RPCs are open). A client
+ * deadline becomes the engine request's; a cancelled call cancels its engine requests.
+ * Threads: handlers on the event loop, tokenizing on the worker pool.
+ */
+final class KServeGrpc implements AutoCloseable {
+
+    private static final ServiceName SERVICE = ServiceName.create("inference", "GRPCInferenceService");
+
+    private final Vertx vertx;
+    private final ModelService model;
+    private final GatewayOptions options;
+    private final ServingMetrics metrics;
+    private final AdmissionService admission;
+    private final AtomicInteger inflight;
+    private final BooleanSupplier ready;
+    private final InferenceStats stats;
+    private final KServeRoutes http;   // shares its engine-request building
+    private final List<byte[]> keys;
+    private HttpServer server;
+
+    KServeGrpc(Vertx vertx, ModelService model, GatewayOptions options, ServingMetrics metrics,
+            AdmissionService admission, AtomicInteger inflight, BooleanSupplier ready, KServeRoutes http) {
+        this.vertx = vertx;
+        this.model = model;
+        this.options = options;
+        this.metrics = metrics;
+        this.admission = admission;
+        this.inflight = inflight;
+        this.ready = ready;
+        this.http = http;
+        this.stats = http.stats;
+        this.keys = options.apiKeys().stream().map(k -> k.getBytes(StandardCharsets.UTF_8)).toList();
+    }
+
+    /** Binds {@code host:port} (0: any free port). */
+    void start(String host, int port) throws Exception {
+        GrpcServer grpc = GrpcServer.server(vertx);
+        unary(grpc, "ServerLive", ServerLiveRequest.getDefaultInstance(), false,
+                r -> ServerLiveResponse.newBuilder().setLive(model.engine().health().alive()).build());
+        unary(grpc, "ServerReady", ServerReadyRequest.getDefaultInstance(), false,
+                r -> ServerReadyResponse.newBuilder().setReady(ready.getAsBoolean()).build());
+        unary(grpc, "ModelReady", ModelReadyRequest.getDefaultInstance(), true, r -> {
+            checkModel(r.getName(), r.getVersion());
+            return ModelReadyResponse.newBuilder().setReady(ready.getAsBoolean()).build();
+        });
+        unary(grpc, "ServerMetadata", ServerMetadataRequest.getDefaultInstance(), true,
+                r -> ServerMetadataResponse.newBuilder().setName("nereid").setVersion(KServeRoutes.serverVersion())
+                        .addAllExtensions(KServeRoutes.EXTENSIONS).build());
+        unary(grpc, "ModelMetadata", ModelMetadataRequest.getDefaultInstance(), true, r -> {
+            checkModel(r.getName(), r.getVersion());
+            return metadata();
+        });
+        unary(grpc, "ModelConfig", ModelConfigRequest.getDefaultInstance(), true, r -> {
+            checkModel(r.getName(), r.getVersion());
+            return ModelConfigResponse.newBuilder().setConfig(config()).build();
+        });
+        unary(grpc, "ModelStatistics", ModelStatisticsRequest.getDefaultInstance(), true, r -> {
+            if (!r.getName().isEmpty()) {
+                checkModel(r.getName(), r.getVersion());
+            }
+            return ModelStatisticsResponse.newBuilder().addModelStats(statistics()).build();
+        });
+        unary(grpc, "RepositoryIndex", RepositoryIndexRequest.getDefaultInstance(), true,
+                r -> RepositoryIndexResponse.newBuilder().addModels(RepositoryIndexResponse.ModelIndex.newBuilder()
+                        .setName(model.name()).setVersion(KServeRoutes.VERSION)
+                        .setState(ready.getAsBoolean() ? "READY" : "UNAVAILABLE")).build());
+        unary(grpc, "RepositoryModelLoad", RepositoryModelLoadRequest.getDefaultInstance(), true, r -> {
+            throw new GrpcFailure(GrpcStatus.UNIMPLEMENTED, "this server serves one model (--model); a model"
+                    + " repository with load and unload is not implemented yet");
+        });
+        unary(grpc, "RepositoryModelUnload", RepositoryModelUnloadRequest.getDefaultInstance(), true, r -> {
+            throw new GrpcFailure(GrpcStatus.UNIMPLEMENTED, "this server serves one model (--model); a model"
+                    + " repository with load and unload is not implemented yet");
+        });
+        grpc.callHandler(ServiceMethod.server(SERVICE, "ModelInfer", GrpcMessageEncoder.<ModelInferResponse>encoder(),
+                GrpcMessageDecoder.<ModelInferRequest>decoder(ModelInferRequest.getDefaultInstance())), this::infer);
+        grpc.callHandler(ServiceMethod.server(SERVICE, "ModelStreamInfer",
+                GrpcMessageEncoder.<ModelStreamInferResponse>encoder(),
+                GrpcMessageDecoder.<ModelInferRequest>decoder(ModelInferRequest.getDefaultInstance())), this::streamInfer);
+        server = vertx.createHttpServer(new HttpServerOptions().setHttp2ClearTextEnabled(true))
+                .requestHandler(grpc).listen(port, host).toCompletionStage().toCompletableFuture()
+                .get(30, TimeUnit.SECONDS);
+    }
+
+    int port() {
+        return server.actualPort();
+    }
+
+    @Override
+    public void close() {
+        if (server != null) {
+            try {
+                server.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** A failure with its gRPC status, for handlers to throw. */
+    static final class GrpcFailure extends RuntimeException {
+        final GrpcStatus status;
+
+        GrpcFailure(GrpcStatus status, String message) {
+            super(message);
+            this.status = status;
+        }
+    }
+
+    interface Answer<Q, R> {
+        R answer(Q request);
+    }
+
+    private <Q extends MessageLite, R extends MessageLite> void unary(GrpcServer grpc, String method, Q prototype,
+            boolean guarded, Answer<Q, R> call) {
+        grpc.callHandler(ServiceMethod.server(SERVICE, method, GrpcMessageEncoder.<R>encoder(),
+                GrpcMessageDecoder.<Q>decoder((com.google.protobuf.MessageOrBuilder) prototype)), req -> req.handler(q -> {
+                    try {
+                        if (guarded) {
+                            authorize(req);
+                        }
+                        req.response().end(call.answer(q));
+                    } catch (RuntimeException e) {
+                        fail(req.response(), e);
+                    }
+                }));
+    }
+
+    // ---- descriptions ----------------------------------------------------------------------------
+
+    private ModelMetadataResponse metadata() {
+        ModelMetadataResponse.Builder b = ModelMetadataResponse.newBuilder().setName(model.name())
+                .addVersions(KServeRoutes.VERSION).setPlatform("nereid");
+        for (KServeRoutes.Tensor t : KServeRoutes.INPUT_TENSORS) {
+            b.addInputs(ModelMetadataResponse.TensorMetadata.newBuilder().setName(t.name()).setDatatype(t.datatype())
+                    .addShape(-1));
+        }
+        for (KServeRoutes.Tensor t : KServeRoutes.OUTPUT_TENSORS) {
+            b.addOutputs(ModelMetadataResponse.TensorMetadata.newBuilder().setName(t.name()).setDatatype(t.datatype())
+                    .addShape(-1));
+        }
+        return b.build();
+    }
+
+    private ModelConfig config() {
+        ModelConfig.Builder b = ModelConfig.newBuilder().setName(model.name()).setPlatform("nereid").setBackend("nereid")
+                .setMaxBatchSize(0).setModelTransactionPolicy(ModelTransactionPolicy.newBuilder().setDecoupled(true))
+                .putParameters("max_model_len", ModelParameter.newBuilder()
+                        .setStringValue(Integer.toString(model.maxModelLen())).build());
+        for (KServeRoutes.Tensor t : KServeRoutes.INPUT_TENSORS) {
+            b.addInput(ModelInput.newBuilder().setName(t.name()).setDataType(DataType.valueOf(
+                    KServeRoutes.configType(t.datatype()))).addDims(-1).setOptional(t.optional()));
+        }
+        for (KServeRoutes.Tensor t : KServeRoutes.OUTPUT_TENSORS) {
+            b.addOutput(ModelOutput.newBuilder().setName(t.name()).setDataType(DataType.valueOf(
+                    KServeRoutes.configType(t.datatype()))).addDims(-1));
+        }
+        return b.build();
+    }
+
+    private ModelStatistics statistics() {
+        return ModelStatistics.newBuilder().setName(model.name()).setVersion(KServeRoutes.VERSION)
+                .setInferenceCount(stats.inferenceCount()).setExecutionCount(model.engine().stats().iterations())
+                .setInferenceStats(InferStatistics.newBuilder()
+                        .setSuccess(duration(stats.successes(), stats.successNanos()))
+                        .setFail(duration(stats.failures(), 0))
+                        .setQueue(duration(stats.inferenceCount(), stats.queueNanos())))
+                .build();
+    }
+
+    private static StatisticDuration duration(long count, long ns) {
+        return StatisticDuration.newBuilder().setCount(count).setNs(ns).build();
+    }
+
+    private void checkModel(String name, String version) {
+        if (!name.equals(model.name())) {
+            throw new GrpcFailure(GrpcStatus.NOT_FOUND, "unknown model '" + name + "'");
+        }
+        if (!version.isEmpty() && !version.equals(KServeRoutes.VERSION)) {
+            throw new GrpcFailure(GrpcStatus.NOT_FOUND, "unknown version '" + version + "' of model '" + name
+                    + "' (it has version " + KServeRoutes.VERSION + ")");
+        }
+    }
+
+    /** @throws GrpcFailure UNAUTHENTICATED when keys are configured and the call carries none of them */
+    private void authorize(GrpcServerRequest<?, ?> req) {
+        if (keys.isEmpty()) {
+            return;
+        }
+        String auth = req.headers().get("authorization");
+        if (auth != null && auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            byte[] given = auth.substring(7).trim().getBytes(StandardCharsets.UTF_8);
+            boolean ok = false;
+            for (byte[] k : keys) {
+                ok |= MessageDigest.isEqual(k, given);
+            }
+            if (ok) {
+                return;
+            }
+        }
+        throw new GrpcFailure(GrpcStatus.UNAUTHENTICATED, "missing or invalid API key: send metadata"
+                + " 'authorization: Bearer KEY'");
+    }
+
+    /** The gRPC status of a failure before any response message. */
+    static GrpcFailure status(Throwable t) {
+        if (t instanceof GrpcFailure g) {
+            return g;
+        }
+        ApiException e = GatewayServer.mapFailure(t);
+        GrpcStatus s = switch (e.status()) {
+            case 400, 413 -> GrpcStatus.INVALID_ARGUMENT;
+            case 401 -> GrpcStatus.UNAUTHENTICATED;
+            case 404 -> GrpcStatus.NOT_FOUND;
+            case 429 -> GrpcStatus.RESOURCE_EXHAUSTED;
+            case 503 -> GrpcStatus.UNAVAILABLE;
+            case 504 -> GrpcStatus.DEADLINE_EXCEEDED;
+            default -> GrpcStatus.INTERNAL;
+        };
+        return new GrpcFailure(s, e.getMessage());
+    }
+
+    static void fail(GrpcServerResponse<?, ?> resp, Throwable t) {
+        GrpcFailure f = status(t);
+        resp.status(f.status).statusMessage(f.getMessage()).end();
+    }
+
+    // ---- inference -------------------------------------------------------------------------------
+
+    /** A request's tensors as named values (as {@link KServeInputs} takes them). */
+    static Map<String, List<Object>> values(ModelInferRequest r) {
+        Map<String, List<Object>> values = new LinkedHashMap<>();
+        boolean raw = r.getRawInputContentsCount() > 0;
+        if (raw && r.getRawInputContentsCount() != r.getInputsCount()) {
+            throw KServeInputs.bad("raw_input_contents has " + r.getRawInputContentsCount() + " entries for "
+                    + r.getInputsCount() + " inputs");
+        }
+        for (int i = 0; i < r.getInputsCount(); i++) {
+            ModelInferRequest.InferInputTensor t = r.getInputs(i);
+            KServeInputs.Kind kind = KServeInputs.INPUTS.get(t.getName());
+            if (kind == null) {
+                throw KServeInputs.bad("unexpected input '" + t.getName() + "'; this model takes "
+                        + String.join(", ", KServeInputs.INPUTS.keySet()));
+            }
+            KServeRoutes.checkType(t.getName(), t.getDatatype(), kind);
+            long count = 1;
+            for (long d : t.getShapeList()) {
+                if (d < 0) {
+                    throw KServeInputs.bad("input '" + t.getName() + "': shape " + t.getShapeList() + " must hold integers >= 0");
+                }
+                count *= d;
+            }
+            List<Object> v = raw ? KServeRoutes.TensorData.decode(t.getName(), t.getDatatype(),
+                    r.getRawInputContents(i).asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN))
+                    : contents(t.getDatatype(), t.getContents());
+            if (v.size() != count) {
+                throw KServeInputs.bad("input '" + t.getName() + "' has shape " + t.getShapeList() + " (" + count
+                        + " elements) but " + v.size() + " values");
+            }
+            if (values.put(t.getName(), v) != null) {
+                throw KServeInputs.bad("input '" + t.getName() + "' is given twice");
+            }
+        }
+        for (Map.Entry<String, InferParameter> p : r.getParametersMap().entrySet()) {
+            if (values.put(p.getKey(), List.of(parameter(p.getValue()))) != null) {
+                throw KServeInputs.bad("'" + p.getKey() + "' is given as an input and as a parameter");
+            }
+        }
+        return values;
+    }
+
+    private static List<Object> contents(String datatype, InferTensorContents c) {
+        List<Object> out = new ArrayList<>();
+        switch (datatype) {
+            case "BYTES" -> c.getBytesContentsList().forEach(b -> out.add(b.toStringUtf8()));
+            case "BOOL" -> out.addAll(c.getBoolContentsList());
+            case "INT8", "INT16", "INT32" -> c.getIntContentsList().forEach(x -> out.add((long) x));
+            case "INT64" -> out.addAll(c.getInt64ContentsList());
+            case "UINT8", "UINT16", "UINT32" -> c.getUintContentsList().forEach(x -> out.add(x & 0xFFFFFFFFL));
+            case "UINT64" -> out.addAll(c.getUint64ContentsList());
+            case "FP32" -> c.getFp32ContentsList().forEach(x -> out.add((double) x));
+            case "FP64" -> out.addAll(c.getFp64ContentsList());
+            default -> throw KServeInputs.bad("datatype " + datatype + " needs raw_input_contents");
+        }
+        return out;
+    }
+
+    private static Object parameter(InferParameter p) {
+        return switch (p.getParameterChoiceCase()) {
+            case BOOL_PARAM -> p.getBoolParam();
+            case INT64_PARAM -> p.getInt64Param();
+            case STRING_PARAM -> p.getStringParam();
+            case DOUBLE_PARAM -> p.getDoubleParam();
+            case UINT64_PARAM -> p.getUint64Param();
+            case PARAMETERCHOICE_NOT_SET -> throw KServeInputs.bad("a parameter has no value");
+        };
+    }
+
+    private void infer(GrpcServerRequest<ModelInferRequest, ModelInferResponse> req) {
+        req.handler(r -> {
+            KServeInputs in;
+            try {
+                authorize(req);
+                admission.checkAvailable();
+                checkModel(r.getModelName(), r.getModelVersion());
+                in = KServeInputs.parse(values(r));
+                if (Boolean.TRUE.equals(in.stream())) {
+                    throw KServeInputs.bad("stream true needs ModelStreamInfer");
+                }
+            } catch (RuntimeException e) {
+                fail(req.response(), e);
+                return;
+            }
+            Call call = new Call(req, r, in, false);
+            call.admit(null);
+        });
+    }
+
+    /**
+     * ModelStreamInfer: each request on the stream is admitted on its own; the stream ends (OK)
+     * once the client half-closed and every request finished. A refused request is an in-band
+     * error_message; a cancelled stream cancels every request in flight.
+     */
+    private void streamInfer(GrpcServerRequest<ModelInferRequest, ModelStreamInferResponse> req) {
+        Stream stream = new Stream(req);
+        try {
+            authorize(req);
+        } catch (RuntimeException e) {
+            fail(req.response(), e);
+            return;
+        }
+        req.handler(stream::request);
+        req.endHandler(v -> stream.halfClosed());
+        req.errorHandler(e -> stream.cancelled());
+        req.exceptionHandler(e -> stream.cancelled());
+    }
+
+    /** One ModelStreamInfer call. Context only. */
+    private final class Stream {
+        final GrpcServerRequest<ModelInferRequest, ModelStreamInferResponse> req;
+        final List<Call> open = new ArrayList<>();
+        int pending;   // requests received and not finished
+        boolean halfClosed;
+        boolean ended;
+
+        Stream(GrpcServerRequest<ModelInferRequest, ModelStreamInferResponse> req) {
+            this.req = req;
+        }
+
+        void request(ModelInferRequest r) {
+            KServeInputs in;
+            pending++;
+            try {
+                admission.checkAvailable();
+                checkModel(r.getModelName(), r.getModelVersion());
+                in = KServeInputs.parse(values(r));
+            } catch (RuntimeException e) {
+                error(r.getId(), e);
+                return;
+            }
+            Call call = new Call(req, r, in, true);
+            open.add(call);
+            call.admit(this);
+        }
+
+        void error(String id, Throwable e) {
+            GrpcFailure f = status(e);
+            write(ModelStreamInferResponse.newBuilder().setErrorMessage(f.getMessage()).setInferResponse(
+                    ModelInferResponse.newBuilder().setModelName(model.name()).setModelVersion(KServeRoutes.VERSION)
+                            .setId(id).putParameters("triton_final_response", bool(true))).build());
+            finished(null);
+        }
+
+        void write(ModelStreamInferResponse m) {
+            if (!ended) {
+                req.response().write(m);
+            }
+        }
+
+        void finished(Call c) {
+            open.remove(c);
+            pending--;
+            maybeEnd();
+        }
+
+        void halfClosed() {
+            halfClosed = true;
+            maybeEnd();
+        }
+
+        private void maybeEnd() {
+            if (halfClosed && pending == 0 && !ended) {
+                ended = true;
+                req.response().end();
+            }
+        }
+
+        void cancelled() {
+            if (!ended) {
+                ended = true;
+                for (Call c : List.copyOf(open)) {
+                    c.cancel();
+                }
+            }
+        }
+    }
+
+    static InferParameter bool(boolean b) {
+        return InferParameter.newBuilder().setBoolParam(b).build();
+    }
+
+    /** One ModelInfer request (unary, or one of a stream's). Context only. */
+    private final class Call implements StepEventPump.Receiver {
+        final GrpcServerRequest<?, ?> req;
+        final ModelInferRequest request;
+        final KServeInputs in;
+        final boolean streaming;   // part of ModelStreamInfer
+        final boolean deltas;      // one response per engine step (else one at the end)
+        final long start = System.nanoTime();
+        Stream stream;
+        StepEventPump pump;
+        StringBuilder[] text;
+        int[] sent;
+        List<List<Float>> logprobs = new ArrayList<>();
+        int finished;
+        boolean done;
+        long deadlineTimer = -1;
+
+        Call(GrpcServerRequest<?, ?> req, ModelInferRequest request, KServeInputs in, boolean streaming) {
+            this.req = req;
+            this.request = request;
+            this.in = in;
+            this.streaming = streaming;
+            this.deltas = streaming && !Boolean.FALSE.equals(in.stream());
+            this.text = new StringBuilder[in.prompts().size()];
+            this.sent = new int[text.length];
+            for (int k = 0; k < text.length; k++) {
+                text[k] = new StringBuilder();
+                logprobs.add(new ArrayList<>());
+            }
+        }
+
+        void admit(Stream s) {
+            this.stream = s;
+            String engineId = "grpc-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+            long timeoutMillis = req.timeout();
+            Context context = vertx.getOrCreateContext();
+            admission.admit(context, new AdmissionService.Plan<int[]>() {
+                private Map<Integer, Float> bans = Map.of();
+
+                @Override
+                public List<int[]> prepare() {
+                    bans = http.badWords(in.badWords());
+                    return in.prompts().stream().map(p -> model.tokenize(p, true)).toList();
+                }
+
+                @Override
+                public GenerationRequest request(int k, int[] tokens) {
+                    KServeInputs timed = in;
+                    if (timeoutMillis > 0 && (in.timeoutMicros() == 0 || in.timeoutMicros() > timeoutMillis * 1000)) {
+                        timed = in.withTimeoutMicros(timeoutMillis * 1000);
+                    }
+                    return http.engineRequest(timed, bans, in.prompts().size() > 1 ? engineId + "-" + k : engineId, tokens);
+                }
+
+                @Override
+                public ApiException refused(int k, RuntimeException e) {
+                    return e instanceof RequestValidationException v ? KServeInputs.bad(v.getMessage())
+                            : GatewayServer.mapFailure(e);
+                }
+
+                @Override
+                public AdmissionService.Responder respond(List<int[]> prompts) {
+                    pump = new StepEventPump(context, streaming ? req.response() : null, prompts.size(), 1, metrics,
+                            options.clientStallTimeout());
+                    return AdmissionService.Responder.of(pump::sink, pump::abandon, admitted -> {
+                        inflight.incrementAndGet();
+                        Handler<Void>[] onClose = new Handler[1];
+                        pump.start(admitted, Call.this, h -> onClose[0] = h);
+                        if (!streaming) {
+                            req.errorHandler(e -> onClose[0].handle(null));
+                            req.exceptionHandler(e -> onClose[0].handle(null));
+                        } else {
+                            cancelHook = () -> onClose[0].handle(null);
+                        }
+                        if (timeoutMillis > 0) {
+                            deadlineTimer = vertx.setTimer(timeoutMillis + 50, t -> {
+                                deadlineTimer = -1;
+                                if (!done) {
+                                    pump.cancelAll();
+                                    end(GrpcStatus.DEADLINE_EXCEEDED, "the call's deadline of " + timeoutMillis
+                                            + " ms passed before it finished");
+                                }
+                            });
+                        }
+                    });
+                }
+            }).onFailure(e -> {
+                stats.failed(System.nanoTime() - start);
+                if (streaming) {
+                    stream.open.remove(this);
+                    stream.error(request.getId(), e);
+                } else {
+                    fail(req.response(), e);
+                }
+            });
+        }
+
+        Runnable cancelHook;
+
+        void cancel() {
+            if (cancelHook != null) {
+                cancelHook.run();
+            }
+        }
+
+        @Override
+        public void deliver(List<StepEventPump.Event> batch) {
+            for (StepEventPump.Event e : batch) {
+                switch (e) {
+                    case StepEventPump.Delta d -> {
+                        text[d.choice()].append(d.text());
+                        for (var lp : d.logprobs()) {
+                            logprobs.get(d.choice()).add(lp.logprob());
+                        }
+                        if (deltas) {   // one response per engine step, as Triton's decoupled backends send them
+                            stream.write(ModelStreamInferResponse.newBuilder().setInferResponse(
+                                    response(d.choice(), false, false)).build());
+                        }
+                    }
+                    case StepEventPump.PromptScored p -> {
+                    }
+                    case StepEventPump.Finished f when f.reason() == io.nereid.engine.api.FinishReason.DEADLINE -> {
+                        end(GrpcStatus.DEADLINE_EXCEEDED, "the request's timeout expired before it finished");
+                        return;
+                    }
+                    case StepEventPump.Finished f when f.reason() == io.nereid.engine.api.FinishReason.CANCELLED -> {
+                        end(GrpcStatus.UNAVAILABLE, "the request was cancelled before it finished");
+                        return;
+                    }
+                    case StepEventPump.Finished f -> {
+                        finished++;
+                        stats.queued(f.usage().queueNanos());
+                    }
+                    case StepEventPump.Failed x -> {
+                        end(GrpcStatus.INTERNAL, "generation failed: " + x.error().getMessage());
+                        return;
+                    }
+                }
+            }
+            if (finished == text.length && !(streaming && pump.awaitWritable())) {
+                complete();
+            }
+        }
+
+        /** The response for prompt {@code k} (all prompts when {@code k < 0}): text not sent yet, or all of it. */
+        private ModelInferResponse response(int k, boolean whole, boolean last) {
+            ModelInferResponse.Builder b = ModelInferResponse.newBuilder().setModelName(model.name())
+                    .setModelVersion(KServeRoutes.VERSION).setId(request.getId());
+            List<String> texts = new ArrayList<>();
+            int from = k < 0 ? 0 : k, to = k < 0 ? text.length : k + 1;
+            for (int i = from; i < to; i++) {
+                String t = whole ? (in.excludeInput() ? text[i].toString() : in.prompts().get(i) + text[i])
+                        : text[i].substring(sent[i]);
+                sent[i] = text[i].length();
+                texts.add(t);
+            }
+            List<Long> shape = new ArrayList<>();
+            if (k < 0) {
+                ModelInferRequest.InferInputTensor input = request.getInputsList().stream()
+                        .filter(t -> t.getName().equals("text_input")).findFirst().orElseThrow();
+                shape.addAll(input.getShapeList());
+            } else {
+                shape.add(1L);
+            }
+            b.addOutputs(ModelInferResponse.InferOutputTensor.newBuilder().setName("text_output").setDatatype("BYTES")
+                    .addAllShape(shape));
+            b.addRawOutputContents(ByteString.copyFrom(KServeRoutes.TensorData.bytes(texts)));
+            if (in.returnLogProbs()) {
+                float[] cum = new float[to - from];
+                int width = 0;
+                for (int i = from; i < to; i++) {
+                    width = Math.max(width, logprobs.get(i).size());
+                }
+                float[] all = new float[(to - from) * width];
+                for (int i = from; i < to; i++) {
+                    List<Float> l = logprobs.get(i);
+                    for (int j = 0; j < l.size(); j++) {
+                        cum[i - from] += l.get(j);
+                        all[(i - from) * width + j] = l.get(j);
+                    }
+                }
+                b.addOutputs(ModelInferResponse.InferOutputTensor.newBuilder().setName("cum_log_probs").setDatatype("FP32")
+                        .addShape(cum.length));
+                b.addRawOutputContents(ByteString.copyFrom(KServeRoutes.TensorData.fp32(cum)));
+                b.addOutputs(ModelInferResponse.InferOutputTensor.newBuilder().setName("output_log_probs")
+                        .setDatatype("FP32").addShape(to - from).addShape(width));
+                b.addRawOutputContents(ByteString.copyFrom(KServeRoutes.TensorData.fp32(all)));
+            }
+            if (streaming) {
+                b.putParameters("triton_final_response", bool(last));
+            }
+            return b.build();
+        }
+
+        private void complete() {
+            if (done) {
+                return;
+            }
+            done = true;
+            pump.done();
+            cancelTimer();
+            stats.succeeded(text.length, System.nanoTime() - start);
+            if (streaming) {
+                if (deltas) {
+                    for (int k = 0; k < text.length; k++) {
+                        stream.write(ModelStreamInferResponse.newBuilder().setInferResponse(
+                                response(k, false, k == text.length - 1)).build());
+                    }
+                } else {
+                    stream.write(ModelStreamInferResponse.newBuilder().setInferResponse(response(-1, true, true)).build());
+                }
+                release();
+                stream.finished(this);
+            } else {
+                @SuppressWarnings("unchecked")
+                GrpcServerResponse<ModelInferRequest, ModelInferResponse> resp =
+                        (GrpcServerResponse<ModelInferRequest, ModelInferResponse>) req.response();
+                Future<Void> ended = resp.end(response(-1, true, false));
+                StepEventPump.whenWritten(ended, this::release);
+            }
+        }
+
+        /** Ends with an error: unary, the call's status; on a stream, an in-band error_message. */
+        private void end(GrpcStatus status, String message) {
+            if (done) {
+                return;
+            }
+            done = true;
+            pump.done();
+            pump.cancelAll();
+            cancelTimer();
+            stats.failed(System.nanoTime() - start);
+            if (streaming) {
+                stream.write(ModelStreamInferResponse.newBuilder().setErrorMessage(message).setInferResponse(
+                        ModelInferResponse.newBuilder().setModelName(model.name()).setModelVersion(KServeRoutes.VERSION)
+                                .setId(request.getId()).putParameters("triton_final_response", bool(true))).build());
+                release();
+                stream.finished(this);
+            } else {
+                req.response().status(status).statusMessage(message).end();
+                release();
+            }
+        }
+
+        private void cancelTimer() {
+            if (deadlineTimer >= 0) {
+                vertx.cancelTimer(deadlineTimer);
+                deadlineTimer = -1;
+            }
+        }
+
+        private boolean released;
+
+        private void release() {
+            if (!released) {
+                released = true;
+                inflight.decrementAndGet();
+            }
+        }
+
+        @Override
+        public void disconnected() {
+            done = true;
+            cancelTimer();
+            stats.failed(System.nanoTime() - start);
+            release();
+            if (streaming) {
+                stream.open.remove(this);
+                stream.pending--;
+            }
+        }
+
+        @Override
+        public void stalled() {
+            disconnected();
+            req.response().cancel();
+        }
+    }
+
+}
