@@ -32,18 +32,20 @@ import java.util.List;
  *                         GenAI-Perf's inter-token latency); 0 = none
  * @param maxErrors        stop sending after this many failed requests (warm-up included); 0 = no limit
  * @param extraInputs      a JSON object whose fields every request body gets (GenAI-Perf's --extra-inputs); null for none
+ * @param grpcTarget       {@code HOST:PORT} of the KServe v2 gRPC service ({@code --endpoint grpc-stream}); null:
+ *                         the {@code --url} host, port 8001
  */
 public record BenchConfig(String url, String model, String endpoint, String apiKey, List<Integer> concurrencies,
                           List<Double> requestRates, int numRequests, double durationS, int warmupRequests,
                           int inputTokensMean, int inputTokensStddev, int outputTokensMean,
                           int outputTokensStddev, int sharedPrefixTokens, long seed, Path inputFile,
                           Path outputDir, double timeoutS, boolean progress, String scenario,
-                          double ttftSloMs, double tpotSloMs, int maxErrors, String extraInputs) {
+                          double ttftSloMs, double tpotSloMs, int maxErrors, String extraInputs, String grpcTarget) {
 
     public BenchConfig {
-        if (!endpoint.equals("chat") && !endpoint.equals("completions") && !endpoint.equals("kserve-generate")) {
-            throw new IllegalArgumentException("--endpoint: expected chat, completions or kserve-generate, got '"
-                    + endpoint + "'");
+        if (!List.of("chat", "completions", "kserve-generate", "grpc-stream").contains(endpoint)) {
+            throw new IllegalArgumentException("--endpoint: expected chat, completions, kserve-generate or grpc-stream,"
+                    + " got '" + endpoint + "'");
         }
         if (scenario != null && !scenario.equals("offline") && !scenario.equals("server")) {
             throw new IllegalArgumentException("--scenario: expected offline or server, got '" + scenario + "'");
@@ -152,7 +154,7 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
     private BenchConfig withLevel(List<Integer> c, List<Double> r) {
         BenchConfig level = new BenchConfig(url, model, endpoint, apiKey, c, r, numRequests, durationS, warmupRequests,
                 inputTokensMean, inputTokensStddev, outputTokensMean, outputTokensStddev, sharedPrefixTokens, seed,
-                inputFile, outputDir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs, maxErrors, extraInputs);
+                inputFile, outputDir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs, maxErrors, extraInputs, grpcTarget);
         return level.withTarget(url, model, outputDir.resolve(level.levelDirName()));
     }
 
@@ -161,7 +163,20 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         return new BenchConfig(u, m, endpoint, apiKey, concurrencies, requestRates, numRequests, durationS,
                 warmupRequests, inputTokensMean, inputTokensStddev, outputTokensMean, outputTokensStddev,
                 sharedPrefixTokens, seed, inputFile, dir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs, maxErrors,
-                extraInputs);
+                extraInputs, grpcTarget);
+    }
+
+    /** This configuration with gRPC at {@code target} (a server the bench started printed it). */
+    public BenchConfig withGrpcTarget(String target) {
+        return new BenchConfig(url, model, endpoint, apiKey, concurrencies, requestRates, numRequests, durationS,
+                warmupRequests, inputTokensMean, inputTokensStddev, outputTokensMean, outputTokensStddev,
+                sharedPrefixTokens, seed, inputFile, outputDir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs,
+                maxErrors, extraInputs, target);
+    }
+
+    /** Where {@code --endpoint grpc-stream} connects: {@code --grpc-target}, else the {@code --url} host on 8001. */
+    public String grpcAddress() {
+        return grpcTarget != null ? grpcTarget : java.net.URI.create(url).getHost() + ":8001";
     }
 
     /**
@@ -196,9 +211,11 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
 
               --url URL                    server base URL (default http://127.0.0.1:8000)
               --model NAME                 model to request (default: the first of GET /v1/models)
-              --endpoint chat|completions|kserve-generate
-                                           /v1/chat/completions (default), /v1/completions, or Triton's
-                                           /v2/models/MODEL/generate_stream (KServe v2 generate extension)
+              --endpoint chat|completions|kserve-generate|grpc-stream
+                                           /v1/chat/completions (default), /v1/completions, Triton's
+                                           /v2/models/MODEL/generate_stream (KServe v2 generate extension), or
+                                           KServe v2 gRPC ModelStreamInfer (decoupled)
+              --grpc-target HOST:PORT      gRPC address for grpc-stream (default: the --url host, port 8001)
               --api-key KEY                sent as Authorization: Bearer KEY
               --concurrency N[,N...]       closed loop, N requests in flight (default 1); a list sweeps
               --request-rate R[,R...]      open loop: Poisson arrivals, R requests/s (fixed by --seed);
@@ -267,6 +284,7 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         double tpotSlo = 0;
         int maxErrors = 0;
         String extraInputs = null;
+        String grpcTarget = null;
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
             if (flag.equals("--no-progress")) {
@@ -308,6 +326,7 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
                     case "--scenario" -> scenario = v;
                     case "--max-errors" -> maxErrors = Integer.parseInt(v);
                     case "--extra-inputs" -> extraInputs = extraInputs(v);
+                    case "--grpc-target" -> grpcTarget = v;
                     case "--ttft-slo" -> ttftSlo = positive(flag, Double.parseDouble(v));
                     case "--tpot-slo" -> tpotSlo = positive(flag, Double.parseDouble(v));
                     default -> throw new IllegalArgumentException("unknown option '" + flag + "'");
@@ -321,7 +340,7 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         }
         return new BenchConfig(url, model, endpoint, apiKey, concurrencies, rates, num, duration, warmup, inMean,
                 inStd, outMean, outStd, prefix, seed, inputFile, outputDir, timeout, progress, scenario, ttftSlo,
-                tpotSlo, maxErrors, extraInputs);
+                tpotSlo, maxErrors, extraInputs, grpcTarget);
     }
 
     private static double positive(String flag, double v) {

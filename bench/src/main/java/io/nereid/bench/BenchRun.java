@@ -111,6 +111,9 @@ final class BenchRun {
             if (target.model() == null) {
                 target = target.withTarget(started.url(), Main.firstModel(target), dir);
             }
+            if (started.grpcAddress() != null && config.grpcTarget() == null) {
+                target = target.withGrpcTarget(started.grpcAddress());
+            }
             measureServer(target, setup.label());
         } finally {
             err.println("[bench] stopping server (" + setup.label() + ")");

@@ -53,10 +53,13 @@ public final class LoadGenerator implements AutoCloseable {
     private final ConcurrentLinkedQueue<RecordedRequest> recorded = new ConcurrentLinkedQueue<>();
     private final AtomicInteger failures = new AtomicInteger();
     private volatile boolean stopped;
+    private final GrpcStreamSender grpc;   // --endpoint grpc-stream, else null
 
     public LoadGenerator(BenchConfig config) {
         this.config = config;
         this.uri = URI.create(config.url() + path(config));
+        this.grpc = config.endpoint().equals("grpc-stream")
+                ? new GrpcStreamSender(config.grpcAddress(), config.model(), config.apiKey(), config.timeoutS()) : null;
         this.client = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(Duration.ofSeconds(10))
@@ -68,6 +71,7 @@ public final class LoadGenerator implements AutoCloseable {
     static String path(BenchConfig config) {
         return switch (config.endpoint()) {
             case "chat" -> "/v1/chat/completions";
+            case "grpc-stream" -> "/inference.GRPCInferenceService/ModelStreamInfer";
             case "kserve-generate" -> "/v2/models/" + java.net.URLEncoder.encode(config.model(),
                     java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20") + "/generate_stream";
             default -> "/v1/completions";
@@ -180,6 +184,9 @@ public final class LoadGenerator implements AutoCloseable {
 
     /** Sends one request and records it; never throws. Runs on the calling (virtual) thread. */
     RecordedRequest send(int id, String payload) {
+        if (grpc != null) {
+            return grpc.send(id, payload);
+        }
         HttpRequest.Builder b = HttpRequest.newBuilder(uri)
                 .header("Content-Type", "application/json")
                 .header("Accept", "text/event-stream")
@@ -263,5 +270,8 @@ public final class LoadGenerator implements AutoCloseable {
     public void close() {
         timer.shutdownNow();
         client.close();
+        if (grpc != null) {
+            grpc.close();
+        }
     }
 }

@@ -33,16 +33,24 @@ public final class ServerProcess implements AutoCloseable {
     private static final Set<Process> STARTED = ConcurrentHashMap.newKeySet();
 
     private static final Pattern LISTENING = Pattern.compile("listening on (http://\\S+?)/?$");
+    private static final Pattern GRPC = Pattern.compile("KServe v2 gRPC on (\\S+)$");
     private static final long STOP_WAIT_S = 60;
 
     private final Process process;
     private final Thread logCopier;
     private final String url;
+    private final String grpc;
 
-    private ServerProcess(Process process, Thread logCopier, String url) {
+    private ServerProcess(Process process, Thread logCopier, String url, String grpc) {
         this.process = process;
         this.logCopier = logCopier;
         this.url = url;
+        this.grpc = grpc;
+    }
+
+    /** The KServe v2 gRPC address it printed ({@code KServe v2 gRPC on HOST:PORT}), or null. */
+    public String grpcAddress() {
+        return grpc;
     }
 
     /** The base URL, e.g. {@code http://127.0.0.1:41234}. */
@@ -63,7 +71,8 @@ public final class ServerProcess implements AutoCloseable {
         STARTED.add(p);
         long deadline = System.nanoTime() + (long) (timeoutS * 1e9);
         CompletableFuture<String> listening = new CompletableFuture<>();
-        Thread copier = Thread.ofVirtual().name("bench-server-log").start(() -> copyOutput(p, log, listening));
+        java.util.concurrent.atomic.AtomicReference<String> grpc = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread copier = Thread.ofVirtual().name("bench-server-log").start(() -> copyOutput(p, log, listening, grpc));
         try {
             String url = listening.get(remainingNs(deadline), TimeUnit.NANOSECONDS);
             if (url == null) {
@@ -71,7 +80,7 @@ public final class ServerProcess implements AutoCloseable {
                         + String.join(" ", command) + "; see " + log);
             }
             awaitReady(url, p, deadline, log);
-            return new ServerProcess(p, copier, url);
+            return new ServerProcess(p, copier, url, grpc.get());
         } catch (java.util.concurrent.TimeoutException e) {
             stop(p);
             throw new IOException("server not listening after " + timeoutS + " s: " + String.join(" ", command)
@@ -85,8 +94,12 @@ public final class ServerProcess implements AutoCloseable {
         }
     }
 
-    /** Copies the server's output to the log; completes {@code listening} with the URL, or null at exit. */
-    private static void copyOutput(Process p, Path log, CompletableFuture<String> listening) {
+    /**
+     * Copies the server's output to the log; completes {@code listening} with the URL, or null at
+     * exit; sets {@code grpc} to the gRPC address when the server prints one (before its URL).
+     */
+    private static void copyOutput(Process p, Path log, CompletableFuture<String> listening,
+            java.util.concurrent.atomic.AtomicReference<String> grpc) {
         try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
              var out = Files.newBufferedWriter(log, StandardCharsets.UTF_8)) {
             String line;
@@ -94,6 +107,10 @@ public final class ServerProcess implements AutoCloseable {
                 out.write(line);
                 out.newLine();
                 out.flush();
+                Matcher g = GRPC.matcher(line.strip());
+                if (g.find()) {
+                    grpc.set(g.group(1));
+                }
                 Matcher m = LISTENING.matcher(line.strip());
                 if (!listening.isDone() && m.find()) {
                     listening.complete(m.group(1));

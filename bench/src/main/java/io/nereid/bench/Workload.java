@@ -82,7 +82,7 @@ public final class Workload {
                 ? words(random, sample(config.inputTokensMean(), config.inputTokensStddev()))
                 : filePrompts.get(next++ % filePrompts.size());
         ObjectNode body = JSON.createObjectNode();
-        if (config.endpoint().equals("kserve-generate")) {
+        if (config.endpoint().equals("kserve-generate") || config.endpoint().equals("grpc-stream")) {
             // Triton's generate extension: inputs by the TensorRT-LLM ensemble's names, text deltas streamed
             body.put("text_input", prefix.isEmpty() ? prompt : prefix + "\n" + prompt);
             if (config.outputTokensMean() > 0) {

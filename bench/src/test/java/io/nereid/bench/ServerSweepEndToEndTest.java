@@ -41,6 +41,26 @@ class ServerSweepEndToEndTest {
 
     @Test
     @Timeout(value = 240, unit = TimeUnit.SECONDS)
+    void theSameWorkloadRunsOverTritonsGenerateStreamAndGrpcModelStreamInfer(@TempDir Path dir) throws Exception {
+        for (String endpoint : java.util.List.of("kserve-generate", "grpc-stream")) {
+            Path out = dir.resolve(endpoint);
+            ByteArrayOutputStream console = new ByteArrayOutputStream();
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            int rc = Main.run(new String[] {"--serve-command", serveCommand(), "--serve-model", stories260K().toString(),
+                    "--serve", "--threads 1", "--max-num-seqs", "4", "--concurrency", "2", "--endpoint", endpoint,
+                    "--num-requests", "6", "--input-tokens-mean", "12", "--output-tokens-mean", "6",
+                    "--output-dir", out.toString(), "--no-progress"},
+                    new PrintStream(console, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+            assertEquals(0, rc, () -> console.toString(StandardCharsets.UTF_8) + err.toString(StandardCharsets.UTF_8));
+            JsonNode point = JSON.readTree(out.resolve("sweep.json").toFile()).path("points").get(0);
+            assertEquals(6, point.path("request_count").asInt(), point::toString);
+            assertEquals(0, point.path("error_count").asInt(), point::toString);
+            assertTrue(point.path("output_token_throughput").asDouble() > 0, point::toString);
+        }
+    }
+
+    @Test
+    @Timeout(value = 240, unit = TimeUnit.SECONDS)
     void sweepsTwoServerConfigurationsAndNamesTheBest(@TempDir Path dir) throws Exception {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
