@@ -47,6 +47,12 @@ final class ServingMetrics {
     private final Counter disconnects;
     private final Counter stalled;
     private final ThreadCpuMetrics threadCpu = new ThreadCpuMetrics();
+    // Triton's counters for the same events (every engine request, whatever the protocol)
+    private final LongAdder nvSuccess = new LongAdder();
+    private final LongAdder nvFailure = new LongAdder();
+    private final LongAdder nvRequestMicros = new LongAdder();
+    private final LongAdder nvQueueMicros = new LongAdder();
+    private final LongAdder nvComputeMicros = new LongAdder();
 
     ServingMetrics(String model) {
         this.model = model;
@@ -66,6 +72,14 @@ final class ServingMetrics {
     /** Engine thread: one choice ended. */
     void finished(FinishReason reason, Usage u) {
         success.computeIfAbsent(Exchange.finishReason(reason), k -> new LongAdder()).increment();
+        if (reason == FinishReason.STOP || reason == FinishReason.LENGTH) {
+            nvSuccess.increment();
+            nvRequestMicros.add(u.totalNanos() / 1000);
+            nvQueueMicros.add(u.queueNanos() / 1000);
+            nvComputeMicros.add(Math.max(0, u.totalNanos() - u.queueNanos()) / 1000);
+        } else {
+            nvFailure.increment();
+        }
         e2e.observe(u.totalNanos() / 1e9);
         queue.observe(u.queueNanos() / 1e9);
         if (u.firstTokenNanos() > 0) {
@@ -83,6 +97,7 @@ final class ServingMetrics {
     }
 
     void admissionRejected(String reason) {
+        nvFailure.increment();
         Counter.builder("nereid.admission.rejections").tag("model_name", model).tag("reason", reason)
                 .description("Requests the engine did not admit, by reason").register(registry).increment();
     }
@@ -139,6 +154,21 @@ final class ServingMetrics {
                 .append("# TYPE vllm:cache_config_info gauge\n")
                 .append("vllm:cache_config_info{block_size=\"").append(blockSize).append("\",num_gpu_blocks=\"")
                 .append(numBlocks).append("\",").append(modelLabel).append("} 1.0\n");
+        String triton = "{model=\"" + escape(model) + "\",version=\"" + KServeRoutes.VERSION + "\"} ";
+        tritonCounter(sb, "nv_inference_request_success", "Number of successful inference requests, all batch sizes",
+                triton, nvSuccess.sum());
+        tritonCounter(sb, "nv_inference_request_failure", "Number of failed inference requests, all batch sizes",
+                triton, nvFailure.sum());
+        tritonCounter(sb, "nv_inference_count", "Number of inferences performed (does not include cached requests)",
+                triton, nvSuccess.sum());
+        tritonCounter(sb, "nv_inference_exec_count", "Number of model executions performed (engine steps)", triton,
+                s.iterations());
+        tritonCounter(sb, "nv_inference_request_duration_us", "Cumulative inference request duration in microseconds"
+                + " (includes cached requests)", triton, nvRequestMicros.sum());
+        tritonCounter(sb, "nv_inference_queue_duration_us", "Cumulative inference queuing duration in microseconds"
+                + " (includes cached requests)", triton, nvQueueMicros.sum());
+        tritonCounter(sb, "nv_inference_compute_infer_duration_us", "Cumulative compute inference duration in"
+                + " microseconds (does not include cached requests)", triton, nvComputeMicros.sum());
         threadCpu.write(sb);
         return sb.append(registry.scrape()).toString();
     }
@@ -155,6 +185,13 @@ final class ServingMetrics {
         sb.append("# HELP ").append(total).append(' ').append(help).append('\n')
                 .append("# TYPE ").append(total).append(" counter\n")
                 .append(total).append('{').append(modelLabel).append("} ").append(num(value)).append('\n');
+    }
+
+    /** As Triton writes its counters: no {@code _total}, labels model and version. */
+    private static void tritonCounter(StringBuilder sb, String name, String help, String labels, double value) {
+        sb.append("# HELP ").append(name).append(' ').append(help).append('\n')
+                .append("# TYPE ").append(name).append(" counter\n")
+                .append(name).append(labels).append(num(value)).append('\n');
     }
 
     static String num(double v) {

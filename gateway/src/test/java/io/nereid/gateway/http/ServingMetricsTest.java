@@ -73,4 +73,22 @@ class ServingMetricsTest {
         assertTrue(l.stream().anyMatch(s -> s.startsWith("nereid_admission_rejections_total{model_name=\"m\",reason=\"queue_full\"} 1")),
                 () -> String.join("\n", l));
     }
+
+    @Test
+    void tritonsCountersForTheSameEventsLabelledByModelAndVersion() {
+        ServingMetrics m = new ServingMetrics("m");
+        m.finished(FinishReason.STOP, new Usage(5, 9, 0, 10 * MS, 30 * MS, 2000 * MS));
+        m.finished(FinishReason.LENGTH, new Usage(5, 9, 0, 4 * MS, 6 * MS, 20 * MS));
+        m.finished(FinishReason.CANCELLED, new Usage(5, 1, 0, 1 * MS, 2 * MS, 3 * MS));
+        m.admissionRejected("queue_full");
+        List<String> l = lines(m);
+        has(l, "# TYPE nv_inference_request_success counter");
+        has(l, "nv_inference_request_success{model=\"m\",version=\"1\"} 2.0");
+        has(l, "nv_inference_request_failure{model=\"m\",version=\"1\"} 2.0");
+        has(l, "nv_inference_count{model=\"m\",version=\"1\"} 2.0");
+        has(l, "nv_inference_exec_count{model=\"m\",version=\"1\"} 99.0");
+        has(l, "nv_inference_request_duration_us{model=\"m\",version=\"1\"} 2020000.0");
+        has(l, "nv_inference_queue_duration_us{model=\"m\",version=\"1\"} 14000.0");
+        has(l, "nv_inference_compute_infer_duration_us{model=\"m\",version=\"1\"} 2006000.0");
+    }
 }
