@@ -84,8 +84,11 @@ final class GrpcStreamSender implements AutoCloseable {
                 b.addInputs(t);
             } else if (v.isBoolean()) {
                 b.putParameters(e.getKey(), InferParameter.newBuilder().setBoolParam(v.asBoolean()).build());
-            } else if (v.isIntegralNumber()) {
+            } else if (v.isIntegralNumber() && v.canConvertToInt()) {
                 t.setDatatype("INT32").setContents(InferTensorContents.newBuilder().addIntContents(v.asInt()));
+                b.addInputs(t);
+            } else if (v.isIntegralNumber()) {
+                t.setDatatype("INT64").setContents(InferTensorContents.newBuilder().addInt64Contents(v.asLong()));
                 b.addInputs(t);
             } else if (v.isNumber()) {
                 t.setDatatype("FP32").setContents(InferTensorContents.newBuilder().addFp32Contents((float) v.asDouble()));
@@ -103,7 +106,7 @@ final class GrpcStreamSender implements AutoCloseable {
         List<Chunk> chunks = java.util.Collections.synchronizedList(new ArrayList<>());
         CompletableFuture<String> done = new CompletableFuture<>();   // null: ended well; else the error
         long sendNs = System.nanoTime();
-        ClientCall<ModelInferRequest, ModelStreamInferResponse> call;
+        ClientCall<ModelInferRequest, ModelStreamInferResponse> call = null;
         try {
             call = calls.newCall(STREAM, CallOptions.DEFAULT.withDeadlineAfter((long) (timeoutS * 1e3), TimeUnit.MILLISECONDS));
             StreamObserver<ModelInferRequest> out = ClientCalls.asyncBidiStreamingCall(call, new StreamObserver<>() {
@@ -115,7 +118,9 @@ final class GrpcStreamSender implements AutoCloseable {
                         return;
                     }
                     String text = text(r);
-                    chunks.add(new Chunk(now, "{\"text_output\":" + quote(text) + "}", text));
+                    if (!text.isEmpty()) {   // the final response may carry no text: not a token's arrival
+                        chunks.add(new Chunk(now, "{\"text_output\":" + quote(text) + "}", text));
+                    }
                     InferParameter last = r.getInferResponse().getParametersMap().get("triton_final_response");
                     if (last != null && last.getBoolParam()) {
                         done.complete(null);
@@ -144,6 +149,9 @@ final class GrpcStreamSender implements AutoCloseable {
             out.onCompleted();
             return new RecordedRequest(id, payload, sendNs, chunks, endNs, error == null ? 200 : 0, error, -1, -1);
         } catch (InterruptedException e) {
+            if (call != null) {
+                call.cancel("bench interrupted", null);
+            }
             return new RecordedRequest(id, payload, sendNs, chunks, System.nanoTime(), 0, "interrupted", -1, -1);
         } catch (ExecutionException | RuntimeException e) {
             return new RecordedRequest(id, payload, sendNs, chunks, System.nanoTime(), 0, "gRPC: " + e.getMessage(), -1, -1);

@@ -410,4 +410,57 @@ class GatewayKServeGrpcTest {
             }
         }
     }
+
+    @Test
+    void twoRequestsOnOneStreamEachEndWithTheirFinalFlagAndLogProbsComeOnce() throws Exception {
+        ModelInferRequest a = greedy(PROMPT, 6).toBuilder().setId("a").putParameters("return_log_probs", bool(true))
+                .putParameters("triton_enable_empty_final_response", bool(true)).build();
+        ModelInferRequest b = greedy("The little dog", 5).toBuilder().setId("b").build();
+        List<ModelStreamInferResponse> got = stream(List.of(a, b));
+        for (String id : List.of("a", "b")) {
+            List<ModelStreamInferResponse> mine = got.stream().filter(r -> r.getInferResponse().getId().equals(id)).toList();
+            assertTrue(mine.getLast().getInferResponse().getParametersMap().get("triton_final_response").getBoolParam(), id);
+            assertEquals(1, mine.stream().filter(r -> r.getInferResponse().getParametersMap()
+                    .get("triton_final_response").getBoolParam()).count(), id);
+        }
+        List<ModelStreamInferResponse> mineA = got.stream().filter(r -> r.getInferResponse().getId().equals("a")).toList();
+        assertEquals(completion(PROMPT, 6), concatenated(mineA));
+        assertEquals(completion("The little dog", 5), concatenated(got.stream()
+                .filter(r -> r.getInferResponse().getId().equals("b")).toList()));
+        // each streamed response carries the log-probs of the tokens it adds: 6 in all, none twice
+        long logprobs = 0;
+        for (ModelStreamInferResponse r : mineA) {
+            ModelInferResponse x = r.getInferResponse();
+            for (int o = 0; o < x.getOutputsCount(); o++) {
+                if (x.getOutputs(o).getName().equals("output_log_probs")) {
+                    logprobs += x.getOutputs(o).getShape(1);
+                }
+            }
+        }
+        assertEquals(6, logprobs);
+    }
+
+    @Test
+    void requestedOutputsParametersAndTritonsReservedOnes() {
+        ModelInferRequest onlyText = greedy(PROMPT, 4).toBuilder().putParameters("return_log_probs", bool(true))
+                .addOutputs(ModelInferRequest.InferRequestedOutputTensor.newBuilder().setName("text_output")).build();
+        ModelInferResponse r = unary("ModelInfer", onlyText, ModelInferResponse.getDefaultInstance());
+        assertEquals(1, r.getOutputsCount());
+        assertEquals("text_output", r.getOutputs(0).getName());
+        StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> unary("ModelInfer",
+                greedy(PROMPT, 4).toBuilder().addOutputs(ModelInferRequest.InferRequestedOutputTensor.newBuilder()
+                        .setName("logits")).build(), ModelInferResponse.getDefaultInstance()));
+        assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
+        // text_input as a request parameter, and a 64-bit seed
+        ModelInferRequest asParameters = ModelInferRequest.newBuilder().setModelName(model)
+                .putParameters("text_input", InferParameter.newBuilder().setStringParam(PROMPT).build())
+                .putParameters("max_tokens", InferParameter.newBuilder().setInt64Param(3).build())
+                .putParameters("random_seed", InferParameter.newBuilder().setUint64Param(1L << 40).build()).build();
+        assertEquals(1, texts(unary("ModelInfer", asParameters, ModelInferResponse.getDefaultInstance()), 0).size());
+        StatusRuntimeException seq = assertThrows(StatusRuntimeException.class, () -> unary("ModelInfer",
+                greedy(PROMPT, 4).toBuilder().putParameters("sequence_id", InferParameter.newBuilder().setInt64Param(7)
+                        .build()).build(), ModelInferResponse.getDefaultInstance()));
+        assertEquals(Status.Code.INVALID_ARGUMENT, seq.getStatus().getCode());
+        assertTrue(seq.getStatus().getDescription().contains("sequence batching"));
+    }
 }

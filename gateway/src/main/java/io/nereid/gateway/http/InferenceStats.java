@@ -60,6 +60,19 @@ final class InferenceStats {
         return queueNanos.get();
     }
 
+    long queueCount() {
+        return queueCount.get();
+    }
+
+    long failNanos() {
+        return failNanos.get();
+    }
+
+    /** ms since the epoch of the last success, 0 before one. */
+    long lastInference() {
+        return lastInferenceMillis.get();
+    }
+
     /** Triton's {@code ModelStatistics} as JSON; {@code executions}: engine steps so far. */
     Map<String, Object> json(String model, String version, long executions) {
         Map<String, Object> m = new LinkedHashMap<>();

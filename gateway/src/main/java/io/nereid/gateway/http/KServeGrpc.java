@@ -240,8 +240,9 @@ final class KServeGrpc implements AutoCloseable {
                 .setInferenceCount(stats.inferenceCount()).setExecutionCount(model.engine().stats().iterations())
                 .setInferenceStats(InferStatistics.newBuilder()
                         .setSuccess(duration(stats.successes(), stats.successNanos()))
-                        .setFail(duration(stats.failures(), 0))
-                        .setQueue(duration(stats.inferenceCount(), stats.queueNanos())))
+                        .setFail(duration(stats.failures(), stats.failNanos()))
+                        .setQueue(duration(stats.queueCount(), stats.queueNanos())))
+                .setLastInference(stats.lastInference())
                 .build();
     }
 
@@ -325,7 +326,11 @@ final class KServeGrpc implements AutoCloseable {
                 if (d < 0) {
                     throw KServeInputs.bad("input '" + t.getName() + "': shape " + t.getShapeList() + " must hold integers >= 0");
                 }
-                count *= d;
+                try {
+                    count = Math.multiplyExact(count, d);
+                } catch (ArithmeticException e) {
+                    throw KServeInputs.bad("input '" + t.getName() + "': shape " + t.getShapeList() + " is too large");
+                }
             }
             List<Object> v = raw ? KServeRoutes.TensorData.decode(t.getName(), t.getDatatype(),
                     r.getRawInputContents(i).asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN))
@@ -344,6 +349,13 @@ final class KServeGrpc implements AutoCloseable {
             }
         }
         return values;
+    }
+
+    /** @throws ApiException 400 for a requested output the model does not have or that needs return_log_probs */
+    static void checkOutputs(ModelInferRequest r, KServeInputs in) {
+        for (ModelInferRequest.InferRequestedOutputTensor o : r.getOutputsList()) {
+            KServeRoutes.checkOutput(o.getName(), in);
+        }
     }
 
     private static List<Object> contents(String datatype, InferTensorContents c) {
@@ -381,6 +393,7 @@ final class KServeGrpc implements AutoCloseable {
                 admission.checkAvailable();
                 checkModel(r.getModelName(), r.getModelVersion());
                 in = KServeInputs.parse(values(r));
+                checkOutputs(r, in);
                 if (Boolean.TRUE.equals(in.stream())) {
                     throw KServeInputs.bad("stream true needs ModelStreamInfer");
                 }
@@ -420,8 +433,56 @@ final class KServeGrpc implements AutoCloseable {
         boolean halfClosed;
         boolean ended;
 
+        private final List<Handler<Void>> drains = new ArrayList<>();
+
         Stream(GrpcServerRequest<ModelInferRequest, ModelStreamInferResponse> req) {
             this.req = req;
+            req.response().drainHandler(v -> {   // one handler for the stream: every waiting call's pump resumes
+                List<Handler<Void>> waiting = List.copyOf(drains);
+                drains.clear();
+                waiting.forEach(h -> h.handle(null));
+            });
+        }
+
+        /**
+         * The write side a call's pump paces on: the stream's queue, with a drain handler of its own
+         * (the stream's one handler wakes them all).
+         */
+        io.vertx.core.streams.WriteStream<Object> pacing() {
+            return new io.vertx.core.streams.WriteStream<>() {
+                @Override
+                public boolean writeQueueFull() {
+                    return req.response().writeQueueFull();
+                }
+
+                @Override
+                public io.vertx.core.streams.WriteStream<Object> drainHandler(Handler<Void> h) {
+                    if (h != null) {
+                        drains.add(h);
+                    }
+                    return this;
+                }
+
+                @Override
+                public io.vertx.core.streams.WriteStream<Object> exceptionHandler(Handler<Throwable> h) {
+                    return this;
+                }
+
+                @Override
+                public Future<Void> write(Object data) {
+                    throw new UnsupportedOperationException("pacing only");
+                }
+
+                @Override
+                public Future<Void> end() {
+                    throw new UnsupportedOperationException("pacing only");
+                }
+
+                @Override
+                public io.vertx.core.streams.WriteStream<Object> setWriteQueueMaxSize(int maxSize) {
+                    return this;
+                }
+            };
         }
 
         void request(ModelInferRequest r) {
@@ -431,6 +492,7 @@ final class KServeGrpc implements AutoCloseable {
                 admission.checkAvailable();
                 checkModel(r.getModelName(), r.getModelVersion());
                 in = KServeInputs.parse(values(r));
+                checkOutputs(r, in);
             } catch (RuntimeException e) {
                 error(r.getId(), e);
                 return;
@@ -450,7 +512,11 @@ final class KServeGrpc implements AutoCloseable {
 
         void write(ModelStreamInferResponse m) {
             if (!ended) {
-                req.response().write(m);
+                try {
+                    req.response().write(m);
+                } catch (RuntimeException e) {   // cancelled by the client
+                    cancelled();
+                }
             }
         }
 
@@ -498,6 +564,8 @@ final class KServeGrpc implements AutoCloseable {
         StepEventPump pump;
         StringBuilder[] text;
         int[] sent;
+        int[] logprobsSent;
+        final java.util.Set<String> wanted;   // the requested outputs; empty: all
         List<List<Float>> logprobs = new ArrayList<>();
         int finished;
         boolean done;
@@ -511,6 +579,9 @@ final class KServeGrpc implements AutoCloseable {
             this.deltas = streaming && !Boolean.FALSE.equals(in.stream());
             this.text = new StringBuilder[in.prompts().size()];
             this.sent = new int[text.length];
+            this.logprobsSent = new int[text.length];
+            this.wanted = new java.util.LinkedHashSet<>();
+            request.getOutputsList().forEach(o -> wanted.add(o.getName()));
             for (int k = 0; k < text.length; k++) {
                 text[k] = new StringBuilder();
                 logprobs.add(new ArrayList<>());
@@ -519,6 +590,10 @@ final class KServeGrpc implements AutoCloseable {
 
         void admit(Stream s) {
             this.stream = s;
+            if (!streaming) {   // a call cancelled while it is prepared is noticed at start
+                req.errorHandler(e -> cancel());
+                req.exceptionHandler(e -> cancel());
+            }
             String engineId = "grpc-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
             long timeoutMillis = req.timeout();
             Context context = vertx.getOrCreateContext();
@@ -548,17 +623,16 @@ final class KServeGrpc implements AutoCloseable {
 
                 @Override
                 public AdmissionService.Responder respond(List<int[]> prompts) {
-                    pump = new StepEventPump(context, streaming ? req.response() : null, prompts.size(), 1, metrics,
+                    pump = new StepEventPump(context, streaming ? stream.pacing() : null, prompts.size(), 1, metrics,
                             options.clientStallTimeout());
                     return AdmissionService.Responder.of(pump::sink, pump::abandon, admitted -> {
                         inflight.incrementAndGet();
                         Handler<Void>[] onClose = new Handler[1];
                         pump.start(admitted, Call.this, h -> onClose[0] = h);
-                        if (!streaming) {
-                            req.errorHandler(e -> onClose[0].handle(null));
-                            req.exceptionHandler(e -> onClose[0].handle(null));
-                        } else {
-                            cancelHook = () -> onClose[0].handle(null);
+                        cancelHook = () -> onClose[0].handle(null);
+                        if (cancelled || (streaming && stream.ended)) {
+                            cancelHook.run();   // the client went away while the request was prepared
+                            return;
                         }
                         if (timeoutMillis > 0) {
                             deadlineTimer = vertx.setTimer(timeoutMillis + 50, t -> {
@@ -584,10 +658,14 @@ final class KServeGrpc implements AutoCloseable {
         }
 
         Runnable cancelHook;
+        boolean cancelled;
 
         void cancel() {
+            cancelled = true;
             if (cancelHook != null) {
-                cancelHook.run();
+                Runnable r = cancelHook;
+                cancelHook = null;
+                r.run();
             }
         }
 
@@ -644,35 +722,47 @@ final class KServeGrpc implements AutoCloseable {
             }
             List<Long> shape = new ArrayList<>();
             if (k < 0) {
-                ModelInferRequest.InferInputTensor input = request.getInputsList().stream()
-                        .filter(t -> t.getName().equals("text_input")).findFirst().orElseThrow();
-                shape.addAll(input.getShapeList());
+                request.getInputsList().stream().filter(t -> t.getName().equals("text_input")).findFirst()
+                        .ifPresentOrElse(t -> shape.addAll(t.getShapeList()), () -> shape.add((long) text.length));
             } else {
                 shape.add(1L);
             }
-            b.addOutputs(ModelInferResponse.InferOutputTensor.newBuilder().setName("text_output").setDatatype("BYTES")
-                    .addAllShape(shape));
-            b.addRawOutputContents(ByteString.copyFrom(KServeRoutes.TensorData.bytes(texts)));
-            if (in.returnLogProbs()) {
+            if (wanted.isEmpty() || wanted.contains("text_output")) {
+                b.addOutputs(ModelInferResponse.InferOutputTensor.newBuilder().setName("text_output").setDatatype("BYTES")
+                        .addAllShape(shape));
+                b.addRawOutputContents(ByteString.copyFrom(KServeRoutes.TensorData.bytes(texts)));
+            }
+            if (in.returnLogProbs() && (wanted.isEmpty() || wanted.contains("cum_log_probs")
+                    || wanted.contains("output_log_probs"))) {
                 float[] cum = new float[to - from];
                 int width = 0;
+                // a delta response carries the log-probs it adds; a whole one, all of them
+                int[] first = new int[to - from];
                 for (int i = from; i < to; i++) {
-                    width = Math.max(width, logprobs.get(i).size());
+                    first[i - from] = whole ? 0 : logprobsSent[i];
+                    width = Math.max(width, logprobs.get(i).size() - first[i - from]);
                 }
                 float[] all = new float[(to - from) * width];
                 for (int i = from; i < to; i++) {
                     List<Float> l = logprobs.get(i);
                     for (int j = 0; j < l.size(); j++) {
                         cum[i - from] += l.get(j);
-                        all[(i - from) * width + j] = l.get(j);
+                        if (j >= first[i - from]) {
+                            all[(i - from) * width + j - first[i - from]] = l.get(j);
+                        }
                     }
+                    logprobsSent[i] = l.size();
                 }
-                b.addOutputs(ModelInferResponse.InferOutputTensor.newBuilder().setName("cum_log_probs").setDatatype("FP32")
-                        .addShape(cum.length));
-                b.addRawOutputContents(ByteString.copyFrom(KServeRoutes.TensorData.fp32(cum)));
-                b.addOutputs(ModelInferResponse.InferOutputTensor.newBuilder().setName("output_log_probs")
-                        .setDatatype("FP32").addShape(to - from).addShape(width));
-                b.addRawOutputContents(ByteString.copyFrom(KServeRoutes.TensorData.fp32(all)));
+                if (wanted.isEmpty() || wanted.contains("cum_log_probs")) {
+                    b.addOutputs(ModelInferResponse.InferOutputTensor.newBuilder().setName("cum_log_probs")
+                            .setDatatype("FP32").addShape(cum.length));
+                    b.addRawOutputContents(ByteString.copyFrom(KServeRoutes.TensorData.fp32(cum)));
+                }
+                if (wanted.isEmpty() || wanted.contains("output_log_probs")) {
+                    b.addOutputs(ModelInferResponse.InferOutputTensor.newBuilder().setName("output_log_probs")
+                            .setDatatype("FP32").addShape(to - from).addShape(width));
+                    b.addRawOutputContents(ByteString.copyFrom(KServeRoutes.TensorData.fp32(all)));
+                }
             }
             if (streaming) {
                 b.putParameters("triton_final_response", bool(last));
@@ -703,8 +793,11 @@ final class KServeGrpc implements AutoCloseable {
                 @SuppressWarnings("unchecked")
                 GrpcServerResponse<ModelInferRequest, ModelInferResponse> resp =
                         (GrpcServerResponse<ModelInferRequest, ModelInferResponse>) req.response();
-                Future<Void> ended = resp.end(response(-1, true, false));
-                StepEventPump.whenWritten(ended, this::release);
+                try {
+                    StepEventPump.whenWritten(resp.end(response(-1, true, false)), this::release);
+                } catch (RuntimeException e) {   // the call was cancelled meanwhile
+                    release();
+                }
             }
         }
 
@@ -725,8 +818,13 @@ final class KServeGrpc implements AutoCloseable {
                 release();
                 stream.finished(this);
             } else {
-                req.response().status(status).statusMessage(message).end();
-                release();
+                try {
+                    req.response().status(status).statusMessage(message).end();
+                } catch (RuntimeException e) {
+                    // the call was cancelled meanwhile: nobody to tell
+                } finally {
+                    release();
+                }
             }
         }
 
@@ -761,6 +859,9 @@ final class KServeGrpc implements AutoCloseable {
         @Override
         public void stalled() {
             disconnected();
+            if (streaming) {
+                stream.cancelled();   // the stream's reader is gone: its other requests go too
+            }
             req.response().cancel();
         }
     }

@@ -72,6 +72,12 @@ record KServeInputs(List<String> prompts, int maxTokens, SamplingParams sampling
         m.put("return_context_logits", Kind.BOOL);
         m.put("return_generation_logits", Kind.BOOL);
         m.put("timeout", Kind.INT);
+        // Triton's reserved request parameters, which its clients and perf_analyzer send
+        m.put("triton_enable_empty_final_response", Kind.BOOL);
+        m.put("priority", Kind.INT);
+        m.put("sequence_id", Kind.INT);
+        m.put("sequence_start", Kind.BOOL);
+        m.put("sequence_end", Kind.BOOL);
         return java.util.Collections.unmodifiableMap(m);
     }
 
@@ -113,11 +119,26 @@ record KServeInputs(List<String> prompts, int maxTokens, SamplingParams sampling
             }
         }
         integer(values, "pad_id", 0);   // checked for kind only: padding does not exist without batch tensors
+        // a final response always ends a decoupled request (empty when the last step added no text), so
+        // triton_enable_empty_final_response true or false is what happens anyway
+        bool(values, "triton_enable_empty_final_response", false);
+        if (integer(values, "priority", 0) != 0) {
+            throw bad("priority " + integer(values, "priority", 0) + ": request priorities are not supported (use 0)");
+        }
+        if (integer(values, "sequence_id", 0) != 0 || bool(values, "sequence_start", false)
+                || bool(values, "sequence_end", false)) {
+            throw bad("sequence_id / sequence_start / sequence_end: sequence batching (stateful models) is not"
+                    + " supported; send each request on its own");
+        }
+        int endId = integer(values, "end_id", -1);
+        if (endId < -1) {
+            throw bad("end_id must be a token id >= 0, got " + endId);
+        }
         number(values, "length_penalty", 1);   // applies to beam search only, as in TensorRT-LLM
         int topK = integer(values, "top_k", 0);
         float topP = number(values, "top_p", 1);
         Long seed = values.containsKey("random_seed") || values.containsKey("seed")
-                ? (long) integer(values, values.containsKey("seed") ? "seed" : "random_seed", 0) : null;
+                ? whole(values, values.containsKey("seed") ? "seed" : "random_seed") : null;
         SamplingParams sampling;
         try {
             sampling = new SamplingParams(number(values, "temperature", 1), topK == 0 ? -1 : topK,
@@ -134,7 +155,7 @@ record KServeInputs(List<String> prompts, int maxTokens, SamplingParams sampling
         }
         List<String> stop = nonEmpty(values, values.containsKey("stop") ? "stop" : "stop_words");
         return new KServeInputs(prompts, maxTokens, sampling, minTokens, stop, nonEmpty(values, "bad_words"),
-                integer(values, "end_id", -1), bool(values, "ignore_eos", false),
+                endId, bool(values, "ignore_eos", false),
                 bool(values, "exclude_input_in_output", false),
                 values.containsKey("stream") ? bool(values, "stream", false) : null,
                 bool(values, "return_log_probs", false), timeout(values));
@@ -195,6 +216,18 @@ record KServeInputs(List<String> prompts, int maxTokens, SamplingParams sampling
                 throw bad("input '" + name + "' is out of range: " + o);
             }
             return n.intValue();
+        }
+        throw bad("input '" + name + "' takes an integer, got " + describe(o));
+    }
+
+    /** A 64-bit whole number (a seed: UINT64 as Triton sends it, read as its bits). */
+    private static long whole(Map<String, List<Object>> values, String name) {
+        Object o = scalar(values, name);
+        if (o instanceof Number n && !(o instanceof Double) && !(o instanceof Float)) {
+            return n.longValue();
+        }
+        if (o instanceof Double d && d == Math.rint(d) && Math.abs(d) < 0x1p63) {
+            return d.longValue();
         }
         throw bad("input '" + name + "' takes an integer, got " + describe(o));
     }

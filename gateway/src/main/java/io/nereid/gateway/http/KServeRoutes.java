@@ -176,13 +176,7 @@ final class KServeRoutes {
                 throw KServeInputs.bad("stream true needs a streaming endpoint: /generate_stream, or gRPC ModelStreamInfer");
             }
             for (String name : t.outputs().keySet()) {
-                if (OUTPUT_TENSORS.stream().noneMatch(o -> o.name().equals(name))) {
-                    throw KServeInputs.bad("unknown output '" + name + "'; this model has text_output, cum_log_probs"
-                            + " and output_log_probs");
-                }
-                if (!name.equals("text_output") && !in.returnLogProbs()) {
-                    throw KServeInputs.bad("output '" + name + "' needs the input return_log_probs true");
-                }
+                checkOutput(name, in);
             }
         } catch (RuntimeException e) {
             fail(ctx, e);
@@ -514,7 +508,11 @@ final class KServeRoutes {
                     throw KServeInputs.bad("input '" + name + "': shape " + t.get("shape") + " must hold integers >= 0");
                 }
                 shape.add(d.longValue());
-                count *= d.longValue();
+                try {
+                    count = Math.multiplyExact(count, d.longValue());
+                } catch (ArithmeticException e) {
+                    throw KServeInputs.bad("input '" + name + "': shape " + t.get("shape") + " is too large");
+                }
             }
             KServeInputs.Kind kind = KServeInputs.INPUTS.get(name);
             if (kind == null) {
@@ -546,6 +544,17 @@ final class KServeRoutes {
                 throw KServeInputs.bad("input '" + name + "' is BOOL but holds values that are not booleans");
             }
             return new Decoded(name, shape, values);
+        }
+    }
+
+    /** @throws ApiException 400 for an output the model does not have, or a log-prob one without return_log_probs */
+    static void checkOutput(String name, KServeInputs in) {
+        if (OUTPUT_TENSORS.stream().noneMatch(o -> o.name().equals(name))) {
+            throw KServeInputs.bad("unknown output '" + name + "'; this model has text_output, cum_log_probs"
+                    + " and output_log_probs");
+        }
+        if (!name.equals("text_output") && !in.returnLogProbs()) {
+            throw KServeInputs.bad("output '" + name + "' needs the input return_log_probs true");
         }
     }
 
