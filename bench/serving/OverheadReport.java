@@ -37,7 +37,8 @@ public class OverheadReport {
             JsonNode out = r.get("response_outputs");
             for (int i = 0; i < ts.size(); i++) {
                 String data = out.get(i).get("response").asText();
-                if (!data.contains("\"choices\":[{")) {   // usage chunk, [DONE], error
+                // content: an OpenAI choice, or a KServe / Triton text_output (generate_stream, ModelStreamInfer)
+                if (!data.contains("\"choices\":[{") && !data.contains("\"text_output\":")) {   // usage, [DONE], error
                     continue;
                 }
                 long t = ts.get(i).asLong();

@@ -3,7 +3,8 @@
 # (completions, closed loop) and reports streamed tokens/s, p50/p99 gap between content chunks and
 # the server's CPU split by thread group (event loop, engine thread, kernel pool, ...) between two
 # /metrics scrapes (bench/serving/OverheadReport.java).
-# Usage: bench/serving/overhead.sh MODEL.gguf CONCURRENCY REQUESTS INPUT_WORDS OUTPUT_TOKENS [SERVE OPTIONS...]
+# Usage: [ENDPOINT=completions|kserve-generate|grpc-stream] bench/serving/overhead.sh MODEL.gguf CONCURRENCY REQUESTS
+#        INPUT_WORDS OUTPUT_TOKENS [SERVE OPTIONS...]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 model=$1 concurrency=$2 requests=$3 input=$4 output=$5
@@ -22,8 +23,10 @@ for _ in $(seq 600); do
   sleep 0.5
 done
 [ -n "$url" ] || { echo "overhead.sh: the server did not start" >&2; exit 1; }
+endpoint=${ENDPOINT:-completions}
+grpc=$(sed -n 's/^nereid serve: KServe v2 gRPC on \(.*\)$/\1/p' "$work/serve.out")
 bench() {
-  "$root/bin/nereid" bench --url "$url" --endpoint completions --concurrency "$concurrency" --no-progress \
+  "$root/bin/nereid" bench --url "$url" --endpoint "$endpoint" --grpc-target "$grpc" --concurrency "$concurrency" --no-progress \
     --input-tokens-mean "$input" --output-tokens-mean "$output" --output-dir "$work/$1" --num-requests "$2"
 }
 bench warmup "$concurrency" >/dev/null
