@@ -127,7 +127,12 @@ final class StepEventPump {
      * connection ({@code closeHandler} of the response) before {@link #done} is a disconnect.
      */
     void start(List<RequestHandle> admitted, Receiver receiver, io.vertx.core.http.HttpServerResponse response) {
-        start(admitted, receiver, response::closeHandler);
+        start(admitted, receiver, h -> {
+            response.closeHandler(h);
+            if (response.closed()) {   // gone while the request was prepared: no close event will come
+                context.runOnContext(v -> h.handle(null));
+            }
+        });
     }
 
     /**
