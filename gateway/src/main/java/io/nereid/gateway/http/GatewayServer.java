@@ -61,6 +61,7 @@ public final class GatewayServer implements AutoCloseable {
     private final OpenAiRoutes openAi;
     private final KServeRoutes kserve;
     private final KServeGrpc grpc;
+    private final AccessControl access;
     private final AtomicInteger inflight = new AtomicInteger();
     private volatile boolean draining;
     private volatile boolean aborting;
@@ -81,7 +82,8 @@ public final class GatewayServer implements AutoCloseable {
         java.util.function.BooleanSupplier ready = () -> !draining && model.engine().health().alive()
                 && readiness.observe(model.engine().stats(), System.nanoTime());
         this.kserve = new KServeRoutes(vertx, model, options, metrics, admission, inflight, ready);
-        this.grpc = new KServeGrpc(vertx, model, options, metrics, admission, inflight, ready, kserve);
+        this.access = new AccessControl(options, GatewayServer::errorFor);
+        this.grpc = new KServeGrpc(kserve, access);
         // Sample the engine between probes too, so a loop that stops between two probes is noticed.
         vertx.setPeriodic(1000, id -> {
             readiness.observe(model.engine().stats(), System.nanoTime());
@@ -175,7 +177,7 @@ public final class GatewayServer implements AutoCloseable {
             bodyDeadline(ctx);
             ctx.next();
         });
-        r.route().handler(new AccessControl(options, GatewayServer::errorFor));
+        r.route().handler(access);
         r.get("/health").handler(this::live);
         r.get("/health/ready").handler(this::ready);
         io.vertx.core.buffer.Buffer openapi = io.vertx.core.buffer.Buffer.buffer(OpenApiDocument.bytes());

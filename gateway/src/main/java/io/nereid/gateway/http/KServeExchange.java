@@ -3,7 +3,6 @@ package io.nereid.gateway.http;
 import io.nereid.engine.api.EngineException;
 import io.nereid.engine.api.FinishReason;
 import io.nereid.engine.api.RequestHandle;
-import io.nereid.engine.api.TokenLogprob;
 import io.nereid.engine.api.TokenSink;
 import io.nereid.gateway.http.KServeRoutes.Shape;
 import io.nereid.gateway.http.StepEventPump.Event;
@@ -37,10 +36,7 @@ final class KServeExchange implements StepEventPump.Receiver {
     private final Runnable onDone;
     private final String requestId;
     private final StepEventPump pump;
-    private final StringBuilder[] text;
-    private final int[] sent;   // chars of text already streamed, per prompt
-    private final int[] logprobsSent;
-    private final List<List<Float>> logprobs = new ArrayList<>();
+    private final KServeOutput out;
     private int finished;
     private int events;
     private boolean released;
@@ -58,13 +54,7 @@ final class KServeExchange implements StepEventPump.Receiver {
         this.onDone = onDone;
         this.requestId = requestId;
         this.pump = new StepEventPump(context, streaming() ? response : null, prompts.size(), 1, metrics, stallTimeout);
-        this.text = new StringBuilder[prompts.size()];
-        this.sent = new int[prompts.size()];
-        this.logprobsSent = new int[prompts.size()];
-        for (int k = 0; k < text.length; k++) {
-            text[k] = new StringBuilder();
-            logprobs.add(new ArrayList<>());
-        }
+        this.out = new KServeOutput(in);
     }
 
     private boolean streaming() {
@@ -92,14 +82,10 @@ final class KServeExchange implements StepEventPump.Receiver {
         for (Event e : batch) {
             switch (e) {
                 case StepEventPump.Delta d -> {
-                    text[d.choice()].append(d.text());
-                    for (TokenLogprob lp : d.logprobs()) {
-                        logprobs.get(d.choice()).add(lp.logprob());
-                    }
+                    out.add(d);
                     if (shape instanceof Shape.GenerateStream s && s.deltas()) {
                         // one response per engine step, as Triton's decoupled backends send them
-                        write(event(text[d.choice()].substring(sent[d.choice()]), d.choice(), true));
-                        sent[d.choice()] = text[d.choice()].length();
+                        write(event(out.takeDelta(d.choice()), d.choice(), true));
                     }
                 }
                 case StepEventPump.PromptScored p -> {
@@ -150,24 +136,11 @@ final class KServeExchange implements StepEventPump.Receiver {
         m.put("model_version", KServeRoutes.VERSION);
         m.put("text_output", delta);
         if (in.returnLogProbs()) {
-            List<Float> lps = logprobs.get(k);
-            m.put("cum_log_probs", sum(lps));
-            m.put("output_log_probs", deltaLogprobs ? List.copyOf(lps.subList(logprobsSent[k], lps.size())) : lps);
-            logprobsSent[k] = lps.size();
+            KServeOutput.LogProbs lp = out.logProbs(k, k + 1, deltaLogprobs);
+            m.put("cum_log_probs", lp.cum()[0]);
+            m.put("output_log_probs", lp.rows());
         }
         return m;
-    }
-
-    private static float sum(List<Float> lps) {
-        float s = 0;
-        for (float x : lps) {
-            s += x;
-        }
-        return s;
-    }
-
-    private String whole(int k) {
-        return in.excludeInput() ? text[k].toString() : prompts.get(k) + text[k];
     }
 
     private void complete() {
@@ -176,14 +149,14 @@ final class KServeExchange implements StepEventPump.Receiver {
         Future<Void> ended = switch (shape) {
             case Shape.GenerateStream s -> {
                 if (!s.deltas()) {
-                    write(event(whole(0), 0, false));
+                    write(event(out.whole(0), 0, false));
                 } else if (events == 0) {
                     write(event("", 0, true));   // nothing was generated: still one response
                 }
                 yield response.end();
             }
             case Shape.Generate g -> response.setStatusCode(200).putHeader("Content-Type", "application/json")
-                    .end(SseChunks.json(event(whole(0), 0, false)));
+                    .end(SseChunks.json(event(out.whole(0), 0, false)));
             case Shape.Infer i -> inferResponse(i);
         };
         StepEventPump.whenWritten(ended, this::release);
@@ -192,9 +165,10 @@ final class KServeExchange implements StepEventPump.Receiver {
     /** The output tensors: text_output shaped as text_input was, log-probs with return_log_probs. */
     private Future<Void> inferResponse(Shape.Infer shape) {
         List<String> texts = new ArrayList<>();
-        for (int k = 0; k < text.length; k++) {
-            texts.add(whole(k));
+        for (int k = 0; k < out.prompts(); k++) {
+            texts.add(out.whole(k));
         }
+        KServeOutput.LogProbs lp = out.logProbs(0, out.prompts(), false);
         Map<String, Boolean> wanted = new LinkedHashMap<>(shape.outputs());
         if (wanted.isEmpty()) {
             wanted.put("text_output", shape.binaryByDefault());
@@ -218,27 +192,16 @@ final class KServeExchange implements StepEventPump.Receiver {
                     bytes = o.getValue() ? KServeRoutes.TensorData.bytes(texts) : null;
                 }
                 case "cum_log_probs" -> {
-                    float[] cum = new float[text.length];
-                    for (int k = 0; k < cum.length; k++) {
-                        cum[k] = sum(logprobs.get(k));
-                    }
                     t.put("datatype", "FP32");
-                    t.put("shape", List.of((long) cum.length));
-                    data = cum;
-                    bytes = o.getValue() ? KServeRoutes.TensorData.fp32(cum) : null;
+                    t.put("shape", List.of((long) out.prompts()));
+                    data = lp.cum();
+                    bytes = o.getValue() ? KServeRoutes.TensorData.fp32(lp.cum()) : null;
                 }
                 default -> {   // output_log_probs: [prompts, longest output], shorter rows padded with 0
-                    int width = logprobs.stream().mapToInt(List::size).max().orElse(0);
-                    float[] all = new float[text.length * width];
-                    for (int k = 0; k < text.length; k++) {
-                        for (int j = 0; j < logprobs.get(k).size(); j++) {
-                            all[k * width + j] = logprobs.get(k).get(j);
-                        }
-                    }
                     t.put("datatype", "FP32");
-                    t.put("shape", List.of((long) text.length, (long) width));
-                    data = all;
-                    bytes = o.getValue() ? KServeRoutes.TensorData.fp32(all) : null;
+                    t.put("shape", List.of((long) out.prompts(), (long) lp.width()));
+                    data = lp.rows();
+                    bytes = o.getValue() ? KServeRoutes.TensorData.fp32(lp.rows()) : null;
                 }
             }
             if (bytes != null) {

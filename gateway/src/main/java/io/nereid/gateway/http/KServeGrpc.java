@@ -54,7 +54,6 @@ import io.vertx.grpc.server.GrpcServerRequest;
 import io.vertx.grpc.server.GrpcServerResponse;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -91,22 +90,22 @@ final class KServeGrpc implements AutoCloseable {
     private final AtomicInteger inflight;
     private final BooleanSupplier ready;
     private final InferenceStats stats;
-    private final KServeRoutes http;   // shares its engine-request building
-    private final List<byte[]> keys;
+    private final KServeRoutes http;   // the HTTP front end: its collaborators, engine-request building and statistics
+    private final AccessControl access;
     private HttpServer server;
 
-    KServeGrpc(Vertx vertx, ModelService model, GatewayOptions options, ServingMetrics metrics,
-            AdmissionService admission, AtomicInteger inflight, BooleanSupplier ready, KServeRoutes http) {
-        this.vertx = vertx;
-        this.model = model;
-        this.options = options;
-        this.metrics = metrics;
-        this.admission = admission;
-        this.inflight = inflight;
-        this.ready = ready;
+    /** The gRPC front end beside {@code http}, sharing what it serves with; keys checked by {@code access}. */
+    KServeGrpc(KServeRoutes http, AccessControl access) {
         this.http = http;
+        this.access = access;
+        this.vertx = http.vertx;
+        this.model = http.model;
+        this.options = http.options;
+        this.metrics = http.metrics;
+        this.admission = http.admission;
+        this.inflight = http.inflight;
+        this.ready = http.ready;
         this.stats = http.stats;
-        this.keys = options.apiKeys().stream().map(k -> k.getBytes(StandardCharsets.UTF_8)).toList();
     }
 
     /** Binds {@code host:port} (0: any free port). */
@@ -262,22 +261,10 @@ final class KServeGrpc implements AutoCloseable {
 
     /** @throws GrpcFailure UNAUTHENTICATED when keys are configured and the call carries none of them */
     private void authorize(GrpcServerRequest<?, ?> req) {
-        if (keys.isEmpty()) {
-            return;
+        if (!access.keyAccepted(req.headers().get("authorization"))) {
+            throw new GrpcFailure(GrpcStatus.UNAUTHENTICATED, "missing or invalid API key: send metadata"
+                    + " 'authorization: Bearer KEY'");
         }
-        String auth = req.headers().get("authorization");
-        if (auth != null && auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
-            byte[] given = auth.substring(7).trim().getBytes(StandardCharsets.UTF_8);
-            boolean ok = false;
-            for (byte[] k : keys) {
-                ok |= MessageDigest.isEqual(k, given);
-            }
-            if (ok) {
-                return;
-            }
-        }
-        throw new GrpcFailure(GrpcStatus.UNAUTHENTICATED, "missing or invalid API key: send metadata"
-                + " 'authorization: Bearer KEY'");
     }
 
     /** The gRPC status of a failure before any response message. */
@@ -562,11 +549,8 @@ final class KServeGrpc implements AutoCloseable {
         final long start = System.nanoTime();
         Stream stream;
         StepEventPump pump;
-        StringBuilder[] text;
-        int[] sent;
-        int[] logprobsSent;
+        final KServeOutput out;
         final java.util.Set<String> wanted;   // the requested outputs; empty: all
-        List<List<Float>> logprobs = new ArrayList<>();
         int finished;
         boolean done;
         long deadlineTimer = -1;
@@ -577,15 +561,9 @@ final class KServeGrpc implements AutoCloseable {
             this.in = in;
             this.streaming = streaming;
             this.deltas = streaming && !Boolean.FALSE.equals(in.stream());
-            this.text = new StringBuilder[in.prompts().size()];
-            this.sent = new int[text.length];
-            this.logprobsSent = new int[text.length];
+            this.out = new KServeOutput(in);
             this.wanted = new java.util.LinkedHashSet<>();
             request.getOutputsList().forEach(o -> wanted.add(o.getName()));
-            for (int k = 0; k < text.length; k++) {
-                text[k] = new StringBuilder();
-                logprobs.add(new ArrayList<>());
-            }
         }
 
         void admit(Stream s) {
@@ -674,10 +652,7 @@ final class KServeGrpc implements AutoCloseable {
             for (StepEventPump.Event e : batch) {
                 switch (e) {
                     case StepEventPump.Delta d -> {
-                        text[d.choice()].append(d.text());
-                        for (var lp : d.logprobs()) {
-                            logprobs.get(d.choice()).add(lp.logprob());
-                        }
+                        out.add(d);
                         if (deltas) {   // one response per engine step, as Triton's decoupled backends send them
                             stream.write(ModelStreamInferResponse.newBuilder().setInferResponse(
                                     response(d.choice(), false, false)).build());
@@ -703,7 +678,7 @@ final class KServeGrpc implements AutoCloseable {
                     }
                 }
             }
-            if (finished == text.length && !(streaming && pump.awaitWritable())) {
+            if (finished == out.prompts() && !(streaming && pump.awaitWritable())) {
                 complete();
             }
         }
@@ -713,17 +688,14 @@ final class KServeGrpc implements AutoCloseable {
             ModelInferResponse.Builder b = ModelInferResponse.newBuilder().setModelName(model.name())
                     .setModelVersion(KServeRoutes.VERSION).setId(request.getId());
             List<String> texts = new ArrayList<>();
-            int from = k < 0 ? 0 : k, to = k < 0 ? text.length : k + 1;
+            int from = k < 0 ? 0 : k, to = k < 0 ? out.prompts() : k + 1;
             for (int i = from; i < to; i++) {
-                String t = whole ? (in.excludeInput() ? text[i].toString() : in.prompts().get(i) + text[i])
-                        : text[i].substring(sent[i]);
-                sent[i] = text[i].length();
-                texts.add(t);
+                texts.add(whole ? out.whole(i) : out.takeDelta(i));
             }
             List<Long> shape = new ArrayList<>();
             if (k < 0) {
                 request.getInputsList().stream().filter(t -> t.getName().equals("text_input")).findFirst()
-                        .ifPresentOrElse(t -> shape.addAll(t.getShapeList()), () -> shape.add((long) text.length));
+                        .ifPresentOrElse(t -> shape.addAll(t.getShapeList()), () -> shape.add((long) out.prompts()));
             } else {
                 shape.add(1L);
             }
@@ -734,34 +706,17 @@ final class KServeGrpc implements AutoCloseable {
             }
             if (in.returnLogProbs() && (wanted.isEmpty() || wanted.contains("cum_log_probs")
                     || wanted.contains("output_log_probs"))) {
-                float[] cum = new float[to - from];
-                int width = 0;
                 // a delta response carries the log-probs it adds; a whole one, all of them
-                int[] first = new int[to - from];
-                for (int i = from; i < to; i++) {
-                    first[i - from] = whole ? 0 : logprobsSent[i];
-                    width = Math.max(width, logprobs.get(i).size() - first[i - from]);
-                }
-                float[] all = new float[(to - from) * width];
-                for (int i = from; i < to; i++) {
-                    List<Float> l = logprobs.get(i);
-                    for (int j = 0; j < l.size(); j++) {
-                        cum[i - from] += l.get(j);
-                        if (j >= first[i - from]) {
-                            all[(i - from) * width + j - first[i - from]] = l.get(j);
-                        }
-                    }
-                    logprobsSent[i] = l.size();
-                }
+                KServeOutput.LogProbs lp = out.logProbs(from, to, !whole);
                 if (wanted.isEmpty() || wanted.contains("cum_log_probs")) {
                     b.addOutputs(ModelInferResponse.InferOutputTensor.newBuilder().setName("cum_log_probs")
-                            .setDatatype("FP32").addShape(cum.length));
-                    b.addRawOutputContents(ByteString.copyFrom(KServeRoutes.TensorData.fp32(cum)));
+                            .setDatatype("FP32").addShape(to - from));
+                    b.addRawOutputContents(ByteString.copyFrom(KServeRoutes.TensorData.fp32(lp.cum())));
                 }
                 if (wanted.isEmpty() || wanted.contains("output_log_probs")) {
                     b.addOutputs(ModelInferResponse.InferOutputTensor.newBuilder().setName("output_log_probs")
-                            .setDatatype("FP32").addShape(to - from).addShape(width));
-                    b.addRawOutputContents(ByteString.copyFrom(KServeRoutes.TensorData.fp32(all)));
+                            .setDatatype("FP32").addShape(to - from).addShape(lp.width()));
+                    b.addRawOutputContents(ByteString.copyFrom(KServeRoutes.TensorData.fp32(lp.rows())));
                 }
             }
             if (streaming) {
@@ -777,12 +732,12 @@ final class KServeGrpc implements AutoCloseable {
             done = true;
             pump.done();
             cancelTimer();
-            stats.succeeded(text.length, System.nanoTime() - start);
+            stats.succeeded(out.prompts(), System.nanoTime() - start);
             if (streaming) {
                 if (deltas) {
-                    for (int k = 0; k < text.length; k++) {
+                    for (int k = 0; k < out.prompts(); k++) {
                         stream.write(ModelStreamInferResponse.newBuilder().setInferResponse(
-                                response(k, false, k == text.length - 1)).build());
+                                response(k, false, k == out.prompts() - 1)).build());
                     }
                 } else {
                     stream.write(ModelStreamInferResponse.newBuilder().setInferResponse(response(-1, true, true)).build());

@@ -52,13 +52,13 @@ final class KServeRoutes {
     static final List<String> EXTENSIONS = List.of("binary_tensor_data", "parameters", "statistics",
             "model_configuration", "generate");
 
-    private final Vertx vertx;
-    private final ModelService model;
-    private final GatewayOptions options;
-    private final ServingMetrics metrics;
-    private final AdmissionService admission;
-    private final AtomicInteger inflight;
-    private final BooleanSupplier ready;
+    final Vertx vertx;
+    final ModelService model;
+    final GatewayOptions options;
+    final ServingMetrics metrics;
+    final AdmissionService admission;
+    final AtomicInteger inflight;
+    final BooleanSupplier ready;
     final InferenceStats stats = new InferenceStats();
 
     /**
