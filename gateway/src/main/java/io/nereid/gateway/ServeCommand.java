@@ -2,8 +2,11 @@ package io.nereid.gateway;
 
 import io.nereid.engine.api.EngineSpec;
 import io.nereid.gateway.http.GatewayServer;
+import io.nereid.gateway.http.ModelRepository;
 import java.io.PrintStream;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -11,8 +14,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.UnaryOperator;
 
 /**
- * {@code bin/nereid serve}: loads the model (or generates the demo model), starts the engine and
- * the HTTP server, and serves until SIGTERM / SIGINT, when it stops admitting, lets in-flight
+ * {@code bin/nereid serve}: loads the model (or generates the demo model; or the models of a
+ * {@code --model-repository}, {@link ModelCatalog}), starts the engines and the HTTP server, and
+ * serves until SIGTERM / SIGINT, when it stops admitting, lets in-flight
  * requests finish for up to {@code --drain-timeout}, cancels the rest, closes everything and exits 0;
  * or until the engine stops after a failure, when it drains the same way and exits
  * {@value #EXIT_ENGINE_FAILED}, so that an orchestrator restarts it.
@@ -49,26 +53,56 @@ final class ServeCommand {
             return 64;
         }
         err.println(Main.banner());
-        if (config.model() == null) {
+        if (config.model() == null && config.repository() == null) {
             err.println("nereid serve: no --model given: generating the demo model (demo, random weights: its output is"
                     + " gibberish)");
         }
-        ServingModel model;
+        List<ServingModel> loaded = new ArrayList<>();
+        Map<String, String> failed = new LinkedHashMap<>();
+        ModelRepository repository;
+        if (config.repository() == null) {
+            try {
+                loaded.add(ServingModel.open(config, engineSpec));
+            } catch (RuntimeException e) {
+                err.println("nereid serve: " + e.getMessage());
+                return 1;
+            }
+            repository = ModelRepository.of(loaded.getFirst(), config.drainTimeout());
+        } else {
+            ModelCatalog catalog;
+            List<String> wanted;
+            try {
+                catalog = new ModelCatalog(config, engineSpec);
+                wanted = startupModels(config.repository(), catalog.names());
+            } catch (RuntimeException e) {
+                err.println("nereid serve: " + e.getMessage());
+                return 64;
+            }
+            err.println("nereid serve: model repository " + config.repository().dir() + ": " + catalog.names().size()
+                    + " models, control mode " + (config.repository().explicit() ? "explicit" : "none")
+                    + ", memory limit " + ModelCatalog.mib(catalog.limit()));
+            for (String name : wanted) {
+                try {
+                    loaded.add((ServingModel) catalog.load(name));
+                } catch (RuntimeException e) {
+                    failed.put(name, e.getMessage());
+                    err.println("nereid serve: " + e.getMessage() + " (UNAVAILABLE)");
+                }
+            }
+            repository = catalog;
+        }
         GatewayServer server;
         try {
-            model = ServingModel.open(config, engineSpec);
-        } catch (RuntimeException e) {
-            err.println("nereid serve: " + e.getMessage());
-            return 1;
-        }
-        try {
-            server = GatewayServer.start(model, config.gateway(), config.host(), config.port(), config.grpcPort());
+            server = GatewayServer.start(repository, List.copyOf(loaded), failed, config.gateway(), config.host(),
+                    config.port(), config.grpcPort());
         } catch (Exception e) {
-            model.close();
+            loaded.forEach(ServingModel::close);
             err.println("nereid serve: cannot listen on " + config.host() + ":" + config.port() + ": " + e.getMessage());
             return 1;
         }
-        err.println("nereid serve: " + model.summary());
+        for (ServingModel model : loaded) {
+            err.println("nereid serve: " + model.summary());
+        }
         if (server.grpcPort() >= 0) {
             out.println("nereid serve: KServe v2 gRPC on " + config.host() + ":" + server.grpcPort());
         }
@@ -81,7 +115,7 @@ final class ServeCommand {
                 return;   // the engine-failure path is shutting down; its exit status stands
             }
             signalled.complete(null);
-            shutdown(server, model, config.drainTimeout(), err);
+            shutdown(server, config.drainTimeout(), err);
             err.println("nereid serve: stopped");
             err.flush();
             out.flush();
@@ -97,9 +131,24 @@ final class ServeCommand {
         Runtime.getRuntime().removeShutdownHook(hook);
         err.println("nereid serve: the engine stopped after a failure (" + server.engineFailure().join() + "); draining,"
                 + " then exiting with status " + EXIT_ENGINE_FAILED + " so that the server is restarted");
-        shutdown(server, model, config.drainTimeout(), err);
+        shutdown(server, config.drainTimeout(), err);
         err.println("nereid serve: stopped");
         return EXIT_ENGINE_FAILED;
+    }
+
+    /** The models to load at startup: every one in control mode none or for '*', else the --load-model ones. */
+    static List<String> startupModels(ServeConfig.Repository r, List<String> names) {
+        if (r.loadModels().equals(List.of("*"))) {
+            return names;
+        }
+        for (String n : r.loadModels()) {
+            if (!names.contains(n)) {
+                throw new IllegalArgumentException("--load-model '" + n + "': the model repository " + r.dir()
+                        + " has no folder '" + n + "' (it has: " + (names.isEmpty() ? "none" : String.join(", ", names))
+                        + ")");
+            }
+        }
+        return r.loadModels();
     }
 
     /**
@@ -109,7 +158,7 @@ final class ServeCommand {
      * {@link GatewayServer#abortInflight}), give those streams a bounded moment
      * to write their last events, then close the server.
      */
-    static void shutdown(GatewayServer server, ServingModel model, java.time.Duration drainTimeout, PrintStream err) {
+    static void shutdown(GatewayServer server, java.time.Duration drainTimeout, PrintStream err) {
         err.println("nereid serve: shutting down; draining " + server.inflight() + " in-flight requests (up to "
                 + drainTimeout.toSeconds() + " s)");
         try {
@@ -118,13 +167,13 @@ final class ServeCommand {
                 err.println("nereid serve: cancelling " + left + " requests still running");
                 server.abortInflight();
             }
-            model.close();
+            server.closeModels();
             if (left > 0) {
                 server.drain(java.time.Duration.ofSeconds(5));   // the cancelled streams write their last chunk and [DONE]
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            model.close();
+            server.closeModels();
         }
         server.close();
     }

@@ -35,18 +35,36 @@ import java.util.Map;
  * @param speculative         speculative decoding ({@code --speculative-config}), or null for none
  * @param toolCallParser      how the model writes tool calls ({@code --tool-call-parser}), or null: from its chat template
  * @param reasoningParser     how the model thinks ({@code --reasoning-parser} deepseek_r1 | qwen3), or null: no reasoning split
+ * @param grpcPort            KServe v2 gRPC port; 0 picks a free one; -1: no gRPC
+ * @param maxModelLen         prompt + output tokens of one sequence, or 0: the model's context length
+ * @param repository          {@code --model-repository} and its model control, or null: serve {@code model}
+ * @param memoryLimit         bytes all loaded models' weights and KV caches may take together (a repository's), or
+ *                            0: 80 % of physical memory
  */
 public record ServeConfig(Path model, String servedModelName, String host, int port, int maxNumSeqs,
         int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
         Duration drainTimeout, GatewayOptions gateway, SpeculativeConfig speculative, ToolCallFormat toolCallParser,
-        String reasoningParser, int grpcPort) {
+        String reasoningParser, int grpcPort, int maxModelLen, Repository repository, long memoryLimit) {
+
+    /**
+     * A model repository: one folder per model under {@code dir}.
+     *
+     * @param explicit   {@code --model-control-mode explicit}: clients load and unload; only {@code loadModels}
+     *                   load at startup (none: every model loads at startup and stays)
+     * @param loadModels {@code --load-model} names, or ["*"] for all
+     */
+    public record Repository(Path dir, boolean explicit, List<String> loadModels) {
+        public Repository {
+            loadModels = List.copyOf(loadModels);
+        }
+    }
 
     /** Without HTTP-layer options ({@link GatewayOptions#DEFAULTS}) and without speculative decoding. */
     public ServeConfig(Path model, String servedModelName, String host, int port, int maxNumSeqs,
             int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
             Duration drainTimeout) {
         this(model, servedModelName, host, port, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize, kvCacheBytes,
-                chatTemplate, threads, drainTimeout, GatewayOptions.DEFAULTS, null, null, null, -1);
+                chatTemplate, threads, drainTimeout, GatewayOptions.DEFAULTS, null, null, null, -1, 0, null, 0);
     }
 
     /** One flag: its name, environment variable, default (null: none) and help line. */
@@ -61,6 +79,19 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
                     + " tokenizer.json) (default: a small random-weight demo model)"),
             new Option("--served-model-name", null, "model name clients send (default: the file or directory name"
                     + " without .gguf)"),
+            new Option("--model-repository", null, "serve several models: a folder holding one folder per model (its"
+                    + " name is the served name) with a GGUF file or a Hugging Face model directory and an optional"
+                    + " nereid.json of per-model settings; instead of --model"),
+            new Option("--model-control-mode", "none", "with --model-repository: none (every model loads at startup)"
+                    + " or explicit (--load-model ones at startup; clients load and unload through"
+                    + " /v2/repository/models/NAME/load|unload and gRPC)"),
+            new Option("--load-model", null, "with --model-control-mode explicit: a model to load at startup;"
+                    + " repeatable; '*' for all (environment: comma-separated)"),
+            new Option("--memory-limit", null, "memory all loaded models' weights and KV caches may take together,"
+                    + " e.g. 8GiB; with --model-repository; a load that would not fit is refused (default: 80% of"
+                    + " physical memory)"),
+            new Option("--max-model-len", null, "prompt + output tokens of one sequence (default: the model's context"
+                    + " length, capped by the KV cache)"),
             new Option("--host", "127.0.0.1", "interface to bind"),
             new Option("--port", "8000", "TCP port; 0 = any free port (printed)"),
             new Option("--grpc-port", null, "KServe v2 / Triton gRPC port; 0 = any free port (printed), -1 = no gRPC"
@@ -116,12 +147,35 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
         if (kvCacheBytes < 0) {
             throw new IllegalArgumentException("--kv-cache-memory must not be negative");
         }
+        if (maxModelLen < 0 || memoryLimit < 0) {
+            throw new IllegalArgumentException("--max-model-len and --memory-limit must not be negative");
+        }
+        if (repository != null && model != null) {
+            throw new IllegalArgumentException("give --model or --model-repository, not both");
+        }
+        if (repository == null && memoryLimit > 0) {
+            throw new IllegalArgumentException("--memory-limit applies to --model-repository (one --model is loaded"
+                    + " whatever its size)");
+        }
     }
 
     /** The engine this configuration serves: model, limits, KV cache, threads. */
     public EngineSpec engineSpec() {
         return EngineSpec.builder(model).threads(threads).maxNumSeqs(maxNumSeqs).maxNumBatchedTokens(maxNumBatchedTokens)
-                .maxWaiting(maxWaiting).blockSize(blockSize).kvCacheBytes(kvCacheBytes).speculative(speculative).build();
+                .maxWaiting(maxWaiting).blockSize(blockSize).kvCacheBytes(kvCacheBytes).maxModelLen(maxModelLen)
+                .speculative(speculative).build();
+    }
+
+    /**
+     * This configuration for one model of a repository: {@code model} served as {@code name}, with
+     * the settings its nereid.json gives in place of the server's.
+     */
+    ServeConfig forModel(Path model, String name, int maxNumSeqs, int maxNumBatchedTokens, int maxWaiting,
+            long kvCacheBytes, String chatTemplate, SpeculativeConfig speculative, ToolCallFormat toolCallParser,
+            String reasoningParser, int maxModelLen) {
+        return new ServeConfig(model, name, host, port, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize,
+                kvCacheBytes, chatTemplate, threads, drainTimeout, gateway, speculative, toolCallParser, reasoningParser,
+                grpcPort, maxModelLen, null, 0);
     }
 
     static String usage() {
@@ -142,6 +196,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
     static ServeConfig parse(List<String> args, Map<String, String> env) {
         Map<String, String> v = new LinkedHashMap<>();
         List<String> keys = new ArrayList<>();
+        List<String> loads = new ArrayList<>();
         for (Option o : OPTIONS) {
             String e = env.get(o.env());
             v.put(o.flag(), e != null && !e.isBlank() ? e : o.defaultValue());
@@ -164,6 +219,8 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             }
             if (name.equals("--api-key")) {
                 keys.add(value);   // repeatable
+            } else if (name.equals("--load-model")) {
+                loads.add(value);   // repeatable
             } else {
                 v.put(name, value);
             }
@@ -183,23 +240,62 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             name = model == null ? "nereid-demo" : model.getFileName().toString().replaceFirst("\\.gguf$", "");
         }
         String kv = v.get("--kv-cache-memory");
+        if (loads.isEmpty() && v.get("--load-model") != null) {
+            loads.addAll(list(v.get("--load-model")));
+        }
+        Repository repository = repository(v, loads, name);
+        String memory = v.get("--memory-limit");
         return new ServeConfig(model, name, v.get("--host"), integer(v, "--port"), integer(v, "--max-num-seqs"),
                 integer(v, "--max-num-batched-tokens"), integer(v, "--max-waiting"), integer(v, "--block-size"),
-                kv == null ? 0 : bytes(kv), v.get("--chat-template"),
+                kv == null ? 0 : bytes(kv, "--kv-cache-memory"), v.get("--chat-template"),
                 v.get("--threads") == null ? Runtime.getRuntime().availableProcessors() : integer(v, "--threads"),
                 Duration.ofSeconds(integer(v, "--drain-timeout")), gateway, speculative(v.get("--speculative-config")),
                 toolCallParser(v.get("--tool-call-parser")), reasoningParser(v.get("--reasoning-parser")),
-                v.get("--grpc-port") != null ? integer(v, "--grpc-port") : integer(v, "--port") == 0 ? 0 : 8001);
+                v.get("--grpc-port") != null ? integer(v, "--grpc-port") : integer(v, "--port") == 0 ? 0 : 8001,
+                v.get("--max-model-len") == null ? 0 : integer(v, "--max-model-len"), repository,
+                memory == null ? 0 : bytes(memory, "--memory-limit"));
     }
 
-    private static String reasoningParser(String name) {
+    private static Repository repository(Map<String, String> v, List<String> loads, String name) {
+        String dir = v.get("--model-repository");
+        String mode = v.get("--model-control-mode").trim().toLowerCase(Locale.ROOT);
+        if (!mode.equals("none") && !mode.equals("explicit")) {
+            throw new IllegalArgumentException("--model-control-mode must be none or explicit, got '"
+                    + v.get("--model-control-mode") + "'");
+        }
+        if (dir == null) {
+            if (!loads.isEmpty() || mode.equals("explicit")) {
+                throw new IllegalArgumentException("--load-model and --model-control-mode explicit need"
+                        + " --model-repository DIR");
+            }
+            return null;
+        }
+        if (v.get("--served-model-name") != null) {
+            throw new IllegalArgumentException("--served-model-name does not apply to --model-repository: each model is"
+                    + " served under its folder's name");
+        }
+        if (!loads.isEmpty() && mode.equals("none")) {
+            throw new IllegalArgumentException("--load-model needs --model-control-mode explicit (mode none loads every"
+                    + " model of the repository)");
+        }
+        if (loads.contains("*") && loads.size() > 1) {
+            throw new IllegalArgumentException("--load-model '*' must be the only --load-model");
+        }
+        Path d = Path.of(dir);
+        if (!Files.isDirectory(d)) {
+            throw new IllegalArgumentException("--model-repository " + dir + " is not a directory");
+        }
+        return new Repository(d, mode.equals("explicit"), mode.equals("none") ? List.of("*") : loads);
+    }
+
+    static String reasoningParser(String name) {
         if (name != null && !name.equals("deepseek_r1") && !name.equals("qwen3")) {
             throw new IllegalArgumentException("--reasoning-parser must be deepseek_r1 or qwen3, got '" + name + "'");
         }
         return name;
     }
 
-    private static ToolCallFormat toolCallParser(String name) {
+    static ToolCallFormat toolCallParser(String name) {
         if (name == null) {
             return null;
         }
@@ -210,7 +306,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
         return f;
     }
 
-    private static SpeculativeConfig speculative(String json) {
+    static SpeculativeConfig speculative(String json) {
         if (json == null || json.isBlank()) {
             return null;
         }
@@ -251,7 +347,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
     }
 
     /** {@code 512MiB}, {@code 2GiB}, {@code 512M}, {@code 1G}, {@code 64KiB} or plain bytes. */
-    static long bytes(String s) {
+    static long bytes(String s, String flag) {
         String t = s.trim().toUpperCase(Locale.ROOT).replace("IB", "").replace("B", "");
         long unit = 1;
         if (!t.isEmpty() && "KMG".indexOf(t.charAt(t.length() - 1)) >= 0) {
@@ -261,7 +357,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
         try {
             return Math.round(Double.parseDouble(t.trim()) * unit);
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--kv-cache-memory must be a size like 512MiB or 2GiB, got '" + s + "'");
+            throw new IllegalArgumentException(flag + " must be a size like 512MiB or 2GiB, got '" + s + "'");
         }
     }
 }

@@ -30,6 +30,8 @@ final class ServingModel implements ModelService, AutoCloseable {
     private final ToolCallFormat toolCalls;
     private final String reasoning;
     private final long created = System.currentTimeMillis() / 1000;
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    private volatile Runnable onClose = () -> { };
 
     private ServingModel(String name, LoadedModel loaded, ChatTemplate template, ToolCallFormat toolCalls, String reasoning) {
         this.reasoning = reasoning;
@@ -159,8 +161,24 @@ final class ServingModel implements ModelService, AutoCloseable {
         return loaded.kvCache().blocks();
     }
 
+    /** The KV cache's bytes, and {@code release} to run once this model is closed (a repository's memory accounting). */
+    long kvCacheBytes() {
+        return loaded.kvCache().bytes();
+    }
+
+    void onClose(Runnable release) {
+        this.onClose = release;
+    }
+
+    /** Stops the engine and frees the model (once; later calls do nothing). */
     @Override
     public void close() {
-        loaded.close();
+        if (closed.compareAndSet(false, true)) {
+            try {
+                loaded.close();
+            } finally {
+                onClose.run();
+            }
+        }
     }
 }

@@ -63,7 +63,7 @@ class GatewayDrainTest {
             }
             PrintStream log = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
             shutdown = Thread.ofPlatform().name("test-shutdown").start(
-                    () -> ServeCommand.shutdown(server, model, c.drainTimeout(), log));
+                    () -> ServeCommand.shutdown(server, c.drainTimeout(), log));
 
             // While the streams are open, new completions are refused with 503 draining.
             HttpResponse<String> r;
@@ -136,7 +136,7 @@ class GatewayDrainTest {
             assertTrue(System.nanoTime() < deadline, "only " + server.inflight() + " streams admitted");
             Thread.sleep(5);
         }
-        ServeCommand.shutdown(server, model, c.drainTimeout(), new PrintStream(new ByteArrayOutputStream(), true,
+        ServeCommand.shutdown(server, c.drainTimeout(), new PrintStream(new ByteArrayOutputStream(), true,
                 StandardCharsets.UTF_8));
         int aborted = 0;
         for (var f : streams) {

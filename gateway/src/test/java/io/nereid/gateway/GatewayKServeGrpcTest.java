@@ -230,7 +230,8 @@ class GatewayKServeGrpcTest {
         StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> unary("RepositoryModelLoad",
                 RepositoryModelLoadRequest.newBuilder().setModelName("other").build(),
                 RepositoryModelLoadResponse.getDefaultInstance()));
-        assertEquals(Status.Code.UNIMPLEMENTED, e.getStatus().getCode());
+        assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
+        assertTrue(e.getStatus().getDescription().contains("model control is disabled"), e.getStatus().getDescription());
         StatusRuntimeException unknown = assertThrows(StatusRuntimeException.class, () -> unary("ModelMetadata",
                 ModelMetadataRequest.newBuilder().setName("nope").build(), ModelMetadataResponse.getDefaultInstance()));
         assertEquals(Status.Code.NOT_FOUND, unknown.getStatus().getCode());

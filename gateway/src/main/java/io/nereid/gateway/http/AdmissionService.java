@@ -87,22 +87,38 @@ final class AdmissionService {
     private final WorkerExecutor prep;
     private final ServingMetrics metrics;
     private final BooleanSupplier draining;
+    private final BooleanSupplier unloading;
 
-    AdmissionService(ModelService model, WorkerExecutor prep, ServingMetrics metrics, BooleanSupplier draining) {
+    /**
+     * @param draining  whether the server is shutting down
+     * @param unloading whether this model is being unloaded
+     */
+    AdmissionService(ModelService model, WorkerExecutor prep, ServingMetrics metrics, BooleanSupplier draining,
+            BooleanSupplier unloading) {
         this.model = model;
         this.prep = prep;
         this.metrics = metrics;
         this.draining = draining;
+        this.unloading = unloading;
     }
 
-    /** @throws ApiException 503 while the server drains or after the engine stopped */
+    /** @throws ApiException 503 while the server drains, the model is being unloaded, or after the engine stopped */
     void checkAvailable() {
-        if (draining.getAsBoolean()) {
-            throw new ApiException(503, "service_unavailable", null, "draining", "the server is shutting down", 5);
+        checkServer(draining);
+        if (unloading.getAsBoolean()) {
+            throw new ApiException(503, "service_unavailable", "model", "model_unloading", "the model '" + model.name()
+                    + "' is being unloaded", 0);
         }
         EngineHealth h = model.engine().health();
         if (h.failed()) {
             throw engineDown(h);
+        }
+    }
+
+    /** @throws ApiException 503 while the server drains */
+    static void checkServer(BooleanSupplier draining) {
+        if (draining.getAsBoolean()) {
+            throw new ApiException(503, "service_unavailable", null, "draining", "the server is shutting down", 5);
         }
     }
 

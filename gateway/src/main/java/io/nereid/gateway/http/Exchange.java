@@ -18,7 +18,6 @@ import io.vertx.core.http.HttpServerResponse;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.function.BooleanSupplier;
 
 /**
  * One admitted OpenAI completion (chat or legacy): formats what its {@link StepEventPump} delivers
@@ -60,7 +59,7 @@ final class Exchange implements StepEventPump.Receiver, AdmissionService.Respond
     private final String requestId;
     private final List<Echo> echoes;   // per prompt
     private final int n;   // choices per prompt
-    private final BooleanSupplier shuttingDown;   // true: a cancellation is the forced end of a drain
+    private final java.util.function.Supplier<String> shuttingDown;   // non-null: a cancellation is the forced end of a drain, and why
     private final StepEventPump pump;
     private final ChoiceState[] choices;
     private final int[] promptTokens;   // per prompt
@@ -72,7 +71,7 @@ final class Exchange implements StepEventPump.Receiver, AdmissionService.Respond
     /** {@code echoes}: per prompt, what goes before each of its choices' output (its first stream chunk). */
     Exchange(Context context, HttpServerResponse response, ParsedRequest request, List<Echo> echoes, String id,
             String model, ServingMetrics metrics, LogprobFormat logprobFormat, Runnable onDone, String requestId,
-            java.time.Duration clientStallTimeout, BooleanSupplier shuttingDown) {
+            java.time.Duration clientStallTimeout, java.util.function.Supplier<String> shuttingDown) {
         this.response = response;
         this.request = request;
         this.echoes = echoes;
@@ -139,9 +138,8 @@ final class Exchange implements StepEventPump.Receiver, AdmissionService.Respond
             switch (e) {
                 case StepEventPump.Delta d -> choices[d.choice()].append(d.text(), d.logprobs());
                 case StepEventPump.PromptScored p -> promptScored(p);
-                case StepEventPump.Finished f when f.reason() == FinishReason.CANCELLED && shuttingDown.getAsBoolean() -> {
-                    terminate(503, ErrorResponse.of("the server shut down before the request finished",
-                            "service_unavailable", null, "shutdown"));
+                case StepEventPump.Finished f when f.reason() == FinishReason.CANCELLED && shuttingDown.get() != null -> {
+                    terminate(503, ErrorResponse.of(shuttingDown.get(), "service_unavailable", null, "shutdown"));
                     return;
                 }
                 case StepEventPump.Finished f -> {

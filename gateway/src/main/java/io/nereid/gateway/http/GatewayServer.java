@@ -25,7 +25,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The HTTP server: what every route shares — request ids, CORS and API keys ({@link AccessControl}),
@@ -53,16 +52,12 @@ public final class GatewayServer implements AutoCloseable {
     static final int MAX_REQUEST_ID = 128;
 
     private final Vertx vertx;
-    private final ModelService model;
+    private final ServedModels models;
     private final WorkerExecutor prep;
     private final GatewayOptions options;
-    private final Readiness readiness;
-    private final ServingMetrics metrics;
-    private final OpenAiRoutes openAi;
-    private final KServeRoutes kserve;
+    private final ThreadCpuMetrics threadCpu = new ThreadCpuMetrics();
     private final KServeGrpc grpc;
     private final AccessControl access;
-    private final AtomicInteger inflight = new AtomicInteger();
     private volatile boolean draining;
     private volatile boolean aborting;
     private final CompletableFuture<String> engineFailure = new CompletableFuture<>();
@@ -70,26 +65,24 @@ public final class GatewayServer implements AutoCloseable {
     private boolean grpcStarted;
     private Router router;
 
-    private GatewayServer(ModelService model, GatewayOptions options, int prepThreads) {
+    private GatewayServer(ModelRepository repository, List<ModelService> loaded, Map<String, String> failed,
+            GatewayOptions options, int prepThreads) {
         this.vertx = Vertx.vertx();
-        this.model = model;
         this.options = options;
-        this.readiness = new Readiness(options.stallTimeout());
-        this.metrics = new ServingMetrics(model.name());
         this.prep = vertx.createSharedWorkerExecutor("nereid-prep", prepThreads);
-        AdmissionService admission = new AdmissionService(model, prep, metrics, () -> draining);
-        this.openAi = new OpenAiRoutes(vertx, model, options, metrics, prep, admission, inflight, () -> aborting);
-        java.util.function.BooleanSupplier ready = () -> !draining && model.engine().health().alive()
-                && readiness.observe(model.engine().stats(), System.nanoTime());
-        this.kserve = new KServeRoutes(vertx, model, options, metrics, admission, inflight, ready);
+        this.models = new ServedModels(repository, m -> new ServedModel(vertx, m, options, prep, () -> draining,
+                () -> aborting), loaded, failed);
         this.access = new AccessControl(options, GatewayServer::errorFor);
-        this.grpc = new KServeGrpc(kserve, access);
-        // Sample the engine between probes too, so a loop that stops between two probes is noticed.
+        this.grpc = new KServeGrpc(vertx, options, models, this::alive, this::isReady, access);
+        // Sample the engines between probes too, so a loop that stops between two probes is noticed.
         vertx.setPeriodic(1000, id -> {
-            readiness.observe(model.engine().stats(), System.nanoTime());
-            EngineHealth h = model.engine().health();
-            if (h.failed() && engineFailure.complete(h.failure())) {
-                LOG.log(System.Logger.Level.ERROR, "the engine stopped after a failure: {0}", h.failure());
+            for (ServedModel s : models.active()) {
+                s.readiness.observe(s.model.engine().stats(), System.nanoTime());
+                EngineHealth h = s.health();
+                if (h.failed() && engineFailure.complete(h.failure())) {
+                    LOG.log(System.Logger.Level.ERROR, "the engine of model ''{0}'' stopped after a failure: {1}",
+                            s.name(), h.failure());
+                }
             }
         });
     }
@@ -107,11 +100,25 @@ public final class GatewayServer implements AutoCloseable {
 
     /**
      * Binds HTTP on {@code host:port} and the KServe v2 gRPC service on {@code host:grpcPort} (0:
-     * any free port; -1: no gRPC) and returns the running server.
+     * any free port; -1: no gRPC) and returns the running server, serving {@code model}, which the
+     * caller closes (after {@link #close}; {@link #closeModels} closes it too); no load or unload.
      */
     public static GatewayServer start(ModelService model, GatewayOptions options, String host, int port, int grpcPort)
             throws Exception {
-        GatewayServer g = new GatewayServer(model, options, Math.max(2, Runtime.getRuntime().availableProcessors() / 2));
+        return start(ModelRepository.of(model, Duration.ofSeconds(30)), List.of(model), Map.of(), options, host, port,
+                grpcPort);
+    }
+
+    /**
+     * As {@link #start(ModelService, GatewayOptions, String, int, int)}, serving the models of
+     * {@code repository}: {@code loaded} (already loaded, READY) and, in explicit control, whatever
+     * clients load; {@code failed} names the models whose startup load failed, with the reason. The
+     * server closes the models it unloads; {@link #closeModels} closes the rest.
+     */
+    public static GatewayServer start(ModelRepository repository, List<ModelService> loaded, Map<String, String> failed,
+            GatewayOptions options, String host, int port, int grpcPort) throws Exception {
+        GatewayServer g = new GatewayServer(repository, loaded, failed, options,
+                Math.max(2, Runtime.getRuntime().availableProcessors() / 2));
         try {
             g.router = g.router();
             // HTTP/1.1 only (as vLLM's server): no h2c upgrade, whose handler takes over the pipeline after the
@@ -156,8 +163,19 @@ public final class GatewayServer implements AutoCloseable {
         return out;
     }
 
+    /** Requests admitted and not yet answered, over every model and protocol. */
     public int inflight() {
-        return inflight.get();
+        int n = 0;
+        for (ServedModel s : models.active()) {
+            n += s.inflight.get();
+        }
+        return n;
+    }
+
+    /** The repository index: each model's name, state (READY, LOADING, UNLOADING, UNAVAILABLE) and reason. */
+    public List<String> modelStates() {
+        return models.index(false).stream().map(e -> e.name() + " " + e.state() + (e.reason().isEmpty() ? ""
+                : " (" + e.reason() + ")")).toList();
     }
 
     /**
@@ -183,12 +201,10 @@ public final class GatewayServer implements AutoCloseable {
         io.vertx.core.buffer.Buffer openapi = io.vertx.core.buffer.Buffer.buffer(OpenApiDocument.bytes());
         r.get("/openapi.json").handler(ctx -> ctx.response().putHeader("Content-Type", "application/json").end(openapi));
         r.get("/metrics").handler(ctx -> ctx.response().setStatusCode(200)
-                .putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-                .end(metrics.render(model.engine().stats(), model.engine().health(), model.blockSize(),
-                        model.numKvBlocks())));
+                .putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8").end(metricsPage()));
         r.post().handler(BodyHandler.create().setBodyLimit(BODY_LIMIT));
-        openAi.register(r);
-        kserve.register(r);
+        OpenAiRoutes.register(r, models, () -> draining);
+        KServeRoutes.register(r, models, this::alive, this::isReady);
         RouteTable routes = new RouteTable(r);
         r.route().last().handler(ctx -> {
             List<HttpMethod> allowed = routes.methods(ctx.request().path());
@@ -297,33 +313,66 @@ public final class GatewayServer implements AutoCloseable {
         ctx.addEndHandler(v -> vertx.cancelTimer(timer));
     }
 
-    /** Liveness: 200 while the engine thread runs; 503 once it stopped (after a failure, or at shutdown). */
-    private void live(RoutingContext ctx) {
-        EngineHealth h = model.engine().health();
-        if (h.alive()) {
-            ctx.response().setStatusCode(200).end();
-        } else {
-            error(ctx.response(), AdmissionService.engineDown(h));
+    /** Every loaded model's page, merged, and the CPU time by thread group. */
+    private String metricsPage() {
+        List<String> pages = new ArrayList<>();
+        for (ServedModel s : models.active()) {
+            pages.add(s.metrics.render(s.model.engine().stats(), s.health(), s.model.blockSize(), s.model.numKvBlocks()));
         }
+        StringBuilder sb = new StringBuilder(ServingMetrics.merge(pages));
+        threadCpu.write(sb);
+        return sb.toString();
     }
 
+    /** Whether every loaded model's engine thread runs. */
+    private boolean alive() {
+        return models.active().stream().allMatch(s -> s.health().alive());
+    }
 
-    /** 200 while not draining and the engine is idle or made progress within the stall timeout, else 503. */
+    /** Whether the server is ready: not draining and every READY model ready. */
+    private boolean isReady() {
+        return !draining && models.ready().stream().allMatch(ServedModel::ready);
+    }
+
+    /** Liveness: 200 while every model's engine thread runs; 503 once one stopped (after a failure, or at shutdown). */
+    private void live(RoutingContext ctx) {
+        for (ServedModel s : models.active()) {
+            if (!s.health().alive()) {
+                error(ctx.response(), AdmissionService.engineDown(s.health()));
+                return;
+            }
+        }
+        ctx.response().setStatusCode(200).end();
+    }
+
+    /**
+     * 200 while not draining and every ready model's engine is idle or made progress within the
+     * stall timeout, else 503.
+     */
     private void ready(RoutingContext ctx) {
         long now = System.nanoTime();
-        EngineHealth h = model.engine().health();
-        if (!h.alive() && !draining) {
-            error(ctx.response(), AdmissionService.engineDown(h));
-        } else if (draining) {
+        if (draining) {
             error(ctx.response(), new ApiException(503, "service_unavailable", null, "draining",
                     "the server is shutting down", 0));
-        } else if (!readiness.observe(model.engine().stats(), now)) {
-            error(ctx.response(), new ApiException(503, "service_unavailable", null, "engine_stalled", String.format(
-                    "the engine has work pending and made no progress for %.1f s (--engine-stall-timeout %d s)",
-                    readiness.secondsSinceProgress(now), options.stallTimeout().toSeconds()), 0));
-        } else {
-            json(ctx.response(), 200, java.util.Map.of("status", "ready"));
+            return;
         }
+        for (ServedModel s : models.active()) {
+            EngineHealth h = s.health();
+            if (!h.alive() && !s.unloading) {
+                error(ctx.response(), AdmissionService.engineDown(h));
+                return;
+            }
+        }
+        for (ServedModel s : models.ready()) {
+            if (!s.readiness.observe(s.model.engine().stats(), now)) {
+                error(ctx.response(), new ApiException(503, "service_unavailable", null, "engine_stalled", String.format(
+                        "the engine of model '%s' has work pending and made no progress for %.1f s"
+                                + " (--engine-stall-timeout %d s)", s.name(), s.readiness.secondsSinceProgress(now),
+                        options.stallTimeout().toSeconds()), 0));
+                return;
+            }
+        }
+        json(ctx.response(), 200, java.util.Map.of("status", "ready"));
     }
 
     /** The client's id if it is 1..128 printable ASCII characters (not all blank), else a fresh random one. */
@@ -398,10 +447,15 @@ public final class GatewayServer implements AutoCloseable {
     public int drain(Duration timeout) throws InterruptedException {
         draining = true;
         long deadline = System.nanoTime() + timeout.toNanos();
-        while (inflight.get() > 0 && System.nanoTime() < deadline) {
+        while (inflight() > 0 && System.nanoTime() < deadline) {
             Thread.sleep(50);
         }
-        return inflight.get();
+        return inflight();
+    }
+
+    /** Closes every model the server loaded and has not unloaded (at shutdown, after {@link #drain}). */
+    public void closeModels() {
+        models.closeModels();
     }
 
     /**
@@ -421,6 +475,7 @@ public final class GatewayServer implements AutoCloseable {
                 server.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
             }
             grpc.close();
+            models.close();
             prep.close();
             vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
         } catch (Exception e) {

@@ -70,8 +70,9 @@ import java.util.function.BooleanSupplier;
  * bound by hand (no generated stubs): ServerLive, ServerReady, ModelReady, ServerMetadata,
  * ModelMetadata, ModelConfig, ModelStatistics, ModelInfer, ModelStreamInfer (decoupled: one
  * response per engine step with the text it added, the last of each request carrying the parameter
- * {@code triton_final_response = true}; errors in-band as {@code error_message}), RepositoryIndex;
- * RepositoryModelLoad / Unload answer UNIMPLEMENTED (one model per server). Inputs and errors as on
+ * {@code triton_final_response = true}; errors in-band as {@code error_message}), RepositoryIndex,
+ * RepositoryModelLoad and RepositoryModelUnload (on the server's {@link ServedModels}; each call
+ * goes to the model it names). Inputs and errors as on
  * HTTP ({@link KServeInputs}), the status mapped: 400 INVALID_ARGUMENT, 404 NOT_FOUND, 429
  * RESOURCE_EXHAUSTED, 503 UNAVAILABLE, 504 DEADLINE_EXCEEDED; the API key is checked on
  * {@code authorization: Bearer} metadata (UNAUTHENTICATED; the health RPCs are open). A client
@@ -83,71 +84,74 @@ final class KServeGrpc implements AutoCloseable {
     private static final ServiceName SERVICE = ServiceName.create("inference", "GRPCInferenceService");
 
     private final Vertx vertx;
-    private final ModelService model;
     private final GatewayOptions options;
-    private final ServingMetrics metrics;
-    private final AdmissionService admission;
-    private final AtomicInteger inflight;
+    private final ServedModels models;
+    private final BooleanSupplier live;
     private final BooleanSupplier ready;
-    private final InferenceStats stats;
-    private final KServeRoutes http;   // the HTTP front end: its collaborators, engine-request building and statistics
     private final AccessControl access;
     private HttpServer server;
 
-    /** The gRPC front end beside {@code http}, sharing what it serves with; keys checked by {@code access}. */
-    KServeGrpc(KServeRoutes http, AccessControl access) {
-        this.http = http;
+    /**
+     * The gRPC front end over {@code models} (each call goes to the model it names, through that
+     * model's {@link KServeRoutes}: its admission, engine-request building and statistics); keys
+     * checked by {@code access}.
+     *
+     * @param live  whether every loaded model's engine runs
+     * @param ready whether the server is ready
+     */
+    KServeGrpc(Vertx vertx, GatewayOptions options, ServedModels models, BooleanSupplier live, BooleanSupplier ready,
+            AccessControl access) {
+        this.vertx = vertx;
+        this.options = options;
+        this.models = models;
+        this.live = live;
+        this.ready = ready;
         this.access = access;
-        this.vertx = http.vertx;
-        this.model = http.model;
-        this.options = http.options;
-        this.metrics = http.metrics;
-        this.admission = http.admission;
-        this.inflight = http.inflight;
-        this.ready = http.ready;
-        this.stats = http.stats;
     }
 
     /** Binds {@code host:port} (0: any free port). */
     void start(String host, int port) throws Exception {
         GrpcServer grpc = GrpcServer.server(vertx);
         unary(grpc, "ServerLive", ServerLiveRequest.getDefaultInstance(), false,
-                r -> ServerLiveResponse.newBuilder().setLive(model.engine().health().alive()).build());
+                r -> ServerLiveResponse.newBuilder().setLive(live.getAsBoolean()).build());
         unary(grpc, "ServerReady", ServerReadyRequest.getDefaultInstance(), false,
                 r -> ServerReadyResponse.newBuilder().setReady(ready.getAsBoolean()).build());
         unary(grpc, "ModelReady", ModelReadyRequest.getDefaultInstance(), true, r -> {
-            checkModel(r.getName(), r.getVersion());
-            return ModelReadyResponse.newBuilder().setReady(ready.getAsBoolean()).build();
+            KServeRoutes k = checkModel(r.getName(), r.getVersion());
+            return ModelReadyResponse.newBuilder().setReady(k.ready.getAsBoolean()).build();
         });
         unary(grpc, "ServerMetadata", ServerMetadataRequest.getDefaultInstance(), true,
                 r -> ServerMetadataResponse.newBuilder().setName("nereid").setVersion(KServeRoutes.serverVersion())
                         .addAllExtensions(KServeRoutes.EXTENSIONS).build());
-        unary(grpc, "ModelMetadata", ModelMetadataRequest.getDefaultInstance(), true, r -> {
-            checkModel(r.getName(), r.getVersion());
-            return metadata();
-        });
-        unary(grpc, "ModelConfig", ModelConfigRequest.getDefaultInstance(), true, r -> {
-            checkModel(r.getName(), r.getVersion());
-            return ModelConfigResponse.newBuilder().setConfig(config()).build();
-        });
+        unary(grpc, "ModelMetadata", ModelMetadataRequest.getDefaultInstance(), true,
+                r -> metadata(checkModel(r.getName(), r.getVersion())));
+        unary(grpc, "ModelConfig", ModelConfigRequest.getDefaultInstance(), true,
+                r -> ModelConfigResponse.newBuilder().setConfig(config(checkModel(r.getName(), r.getVersion()))).build());
         unary(grpc, "ModelStatistics", ModelStatisticsRequest.getDefaultInstance(), true, r -> {
+            ModelStatisticsResponse.Builder b = ModelStatisticsResponse.newBuilder();
             if (!r.getName().isEmpty()) {
-                checkModel(r.getName(), r.getVersion());
+                b.addModelStats(statistics(checkModel(r.getName(), r.getVersion())));
+            } else {
+                models.ready().forEach(s -> b.addModelStats(statistics(s.kserve)));
             }
-            return ModelStatisticsResponse.newBuilder().addModelStats(statistics()).build();
+            return b.build();
         });
-        unary(grpc, "RepositoryIndex", RepositoryIndexRequest.getDefaultInstance(), true,
-                r -> RepositoryIndexResponse.newBuilder().addModels(RepositoryIndexResponse.ModelIndex.newBuilder()
-                        .setName(model.name()).setVersion(KServeRoutes.VERSION)
-                        .setState(ready.getAsBoolean() ? "READY" : "UNAVAILABLE")).build());
-        unary(grpc, "RepositoryModelLoad", RepositoryModelLoadRequest.getDefaultInstance(), true, r -> {
-            throw new GrpcFailure(GrpcStatus.UNIMPLEMENTED, "this server serves one model (--model); a model"
-                    + " repository with load and unload is not implemented yet");
+        unary(grpc, "RepositoryIndex", RepositoryIndexRequest.getDefaultInstance(), true, r -> {
+            RepositoryIndexResponse.Builder b = RepositoryIndexResponse.newBuilder();
+            for (ServedModels.Entry e : models.index(r.getReady())) {
+                b.addModels(RepositoryIndexResponse.ModelIndex.newBuilder().setName(e.name())
+                        .setVersion(KServeRoutes.VERSION).setState(e.state().name()).setReason(e.reason()));
+            }
+            return b.build();
         });
-        unary(grpc, "RepositoryModelUnload", RepositoryModelUnloadRequest.getDefaultInstance(), true, r -> {
-            throw new GrpcFailure(GrpcStatus.UNIMPLEMENTED, "this server serves one model (--model); a model"
-                    + " repository with load and unload is not implemented yet");
-        });
+        control(grpc, "RepositoryModelLoad", RepositoryModelLoadRequest.getDefaultInstance(), r -> {
+            noParameters(r.getParametersMap().keySet());
+            return models.load(r.getModelName());
+        }, RepositoryModelLoadResponse.getDefaultInstance());
+        control(grpc, "RepositoryModelUnload", RepositoryModelUnloadRequest.getDefaultInstance(), r -> {
+            noParameters(r.getParametersMap().keySet());
+            return models.unload(r.getModelName());
+        }, RepositoryModelUnloadResponse.getDefaultInstance());
         grpc.callHandler(ServiceMethod.server(SERVICE, "ModelInfer", GrpcMessageEncoder.<ModelInferResponse>encoder(),
                 GrpcMessageDecoder.<ModelInferRequest>decoder(ModelInferRequest.getDefaultInstance())), this::infer);
         grpc.callHandler(ServiceMethod.server(SERVICE, "ModelStreamInfer",
@@ -202,10 +206,37 @@ final class KServeGrpc implements AutoCloseable {
                 }));
     }
 
+    /** A repository action: answered once its future completes, on the call's context. */
+    private <Q extends MessageLite, R extends MessageLite> void control(GrpcServer grpc, String method, Q prototype,
+            Answer<Q, java.util.concurrent.CompletableFuture<Void>> action, R done) {
+        grpc.callHandler(ServiceMethod.server(SERVICE, method, GrpcMessageEncoder.<R>encoder(),
+                GrpcMessageDecoder.<Q>decoder((com.google.protobuf.MessageOrBuilder) prototype)), req -> req.handler(q -> {
+                    try {
+                        authorize(req);
+                        Future.fromCompletionStage(action.answer(q), vertx.getOrCreateContext()).onComplete(ar -> {
+                            if (ar.succeeded()) {
+                                req.response().end(done);
+                            } else {
+                                fail(req.response(), KServeRoutes.unwrap(ar.cause()));
+                            }
+                        });
+                    } catch (RuntimeException e) {
+                        fail(req.response(), e);
+                    }
+                }));
+    }
+
+    private static void noParameters(java.util.Set<String> names) {
+        if (!names.isEmpty()) {
+            throw KServeInputs.bad("load and unload parameters (" + String.join(", ", names) + ") are not supported: a"
+                    + " model's settings come from its folder's nereid.json");
+        }
+    }
+
     // ---- descriptions ----------------------------------------------------------------------------
 
-    private ModelMetadataResponse metadata() {
-        ModelMetadataResponse.Builder b = ModelMetadataResponse.newBuilder().setName(model.name())
+    private static ModelMetadataResponse metadata(KServeRoutes k) {
+        ModelMetadataResponse.Builder b = ModelMetadataResponse.newBuilder().setName(k.model.name())
                 .addVersions(KServeRoutes.VERSION).setPlatform("nereid");
         for (KServeRoutes.Tensor t : KServeRoutes.INPUT_TENSORS) {
             b.addInputs(ModelMetadataResponse.TensorMetadata.newBuilder().setName(t.name()).setDatatype(t.datatype())
@@ -218,11 +249,11 @@ final class KServeGrpc implements AutoCloseable {
         return b.build();
     }
 
-    private ModelConfig config() {
-        ModelConfig.Builder b = ModelConfig.newBuilder().setName(model.name()).setPlatform("nereid").setBackend("nereid")
+    private static ModelConfig config(KServeRoutes k) {
+        ModelConfig.Builder b = ModelConfig.newBuilder().setName(k.model.name()).setPlatform("nereid").setBackend("nereid")
                 .setMaxBatchSize(0).setModelTransactionPolicy(ModelTransactionPolicy.newBuilder().setDecoupled(true))
                 .putParameters("max_model_len", ModelParameter.newBuilder()
-                        .setStringValue(Integer.toString(model.maxModelLen())).build());
+                        .setStringValue(Integer.toString(k.model.maxModelLen())).build());
         for (KServeRoutes.Tensor t : KServeRoutes.INPUT_TENSORS) {
             b.addInput(ModelInput.newBuilder().setName(t.name()).setDataType(DataType.valueOf(
                     KServeRoutes.configType(t.datatype()))).addDims(-1).setOptional(t.optional()));
@@ -234,9 +265,10 @@ final class KServeGrpc implements AutoCloseable {
         return b.build();
     }
 
-    private ModelStatistics statistics() {
-        return ModelStatistics.newBuilder().setName(model.name()).setVersion(KServeRoutes.VERSION)
-                .setInferenceCount(stats.inferenceCount()).setExecutionCount(model.engine().stats().iterations())
+    private static ModelStatistics statistics(KServeRoutes k) {
+        InferenceStats stats = k.stats;
+        return ModelStatistics.newBuilder().setName(k.model.name()).setVersion(KServeRoutes.VERSION)
+                .setInferenceCount(stats.inferenceCount()).setExecutionCount(k.model.engine().stats().iterations())
                 .setInferenceStats(InferStatistics.newBuilder()
                         .setSuccess(duration(stats.successes(), stats.successNanos()))
                         .setFail(duration(stats.failures(), stats.failNanos()))
@@ -249,14 +281,17 @@ final class KServeGrpc implements AutoCloseable {
         return StatisticDuration.newBuilder().setCount(count).setNs(ns).build();
     }
 
-    private void checkModel(String name, String version) {
-        if (!name.equals(model.name())) {
+    /** The handlers of model {@code name}, or NOT_FOUND for a model that is not served or a version it does not have. */
+    private KServeRoutes checkModel(String name, String version) {
+        ServedModel s = models.find(name);
+        if (s == null) {
             throw new GrpcFailure(GrpcStatus.NOT_FOUND, "unknown model '" + name + "'");
         }
         if (!version.isEmpty() && !version.equals(KServeRoutes.VERSION)) {
             throw new GrpcFailure(GrpcStatus.NOT_FOUND, "unknown version '" + version + "' of model '" + name
                     + "' (it has version " + KServeRoutes.VERSION + ")");
         }
+        return s.kserve;
     }
 
     /** @throws GrpcFailure UNAUTHENTICATED when keys are configured and the call carries none of them */
@@ -375,10 +410,11 @@ final class KServeGrpc implements AutoCloseable {
     private void infer(GrpcServerRequest<ModelInferRequest, ModelInferResponse> req) {
         req.handler(r -> {
             KServeInputs in;
+            KServeRoutes k;
             try {
                 authorize(req);
-                admission.checkAvailable();
-                checkModel(r.getModelName(), r.getModelVersion());
+                k = checkModel(r.getModelName(), r.getModelVersion());
+                k.admission.checkAvailable();
                 in = KServeInputs.parse(values(r));
                 checkOutputs(r, in);
                 if (Boolean.TRUE.equals(in.stream())) {
@@ -388,7 +424,7 @@ final class KServeGrpc implements AutoCloseable {
                 fail(req.response(), e);
                 return;
             }
-            Call call = new Call(req, r, in, false);
+            Call call = new Call(k, req, r, in, false);
             call.admit(null);
         });
     }
@@ -474,25 +510,26 @@ final class KServeGrpc implements AutoCloseable {
 
         void request(ModelInferRequest r) {
             KServeInputs in;
+            KServeRoutes k;
             pending++;
             try {
-                admission.checkAvailable();
-                checkModel(r.getModelName(), r.getModelVersion());
+                k = checkModel(r.getModelName(), r.getModelVersion());
+                k.admission.checkAvailable();
                 in = KServeInputs.parse(values(r));
                 checkOutputs(r, in);
             } catch (RuntimeException e) {
-                error(r.getId(), e);
+                error(r.getModelName(), r.getId(), e);
                 return;
             }
-            Call call = new Call(req, r, in, true);
+            Call call = new Call(k, req, r, in, true);
             open.add(call);
             call.admit(this);
         }
 
-        void error(String id, Throwable e) {
+        void error(String model, String id, Throwable e) {
             GrpcFailure f = status(e);
             write(ModelStreamInferResponse.newBuilder().setErrorMessage(f.getMessage()).setInferResponse(
-                    ModelInferResponse.newBuilder().setModelName(model.name()).setModelVersion(KServeRoutes.VERSION)
+                    ModelInferResponse.newBuilder().setModelName(model).setModelVersion(KServeRoutes.VERSION)
                             .setId(id).putParameters("triton_final_response", bool(true))).build());
             finished(null);
         }
@@ -541,6 +578,9 @@ final class KServeGrpc implements AutoCloseable {
 
     /** One ModelInfer request (unary, or one of a stream's). Context only. */
     private final class Call implements StepEventPump.Receiver {
+        final KServeRoutes k;   // the model's handlers
+        final ModelService model;
+        final InferenceStats stats;
         final GrpcServerRequest<?, ?> req;
         final ModelInferRequest request;
         final KServeInputs in;
@@ -555,7 +595,10 @@ final class KServeGrpc implements AutoCloseable {
         boolean done;
         long deadlineTimer = -1;
 
-        Call(GrpcServerRequest<?, ?> req, ModelInferRequest request, KServeInputs in, boolean streaming) {
+        Call(KServeRoutes k, GrpcServerRequest<?, ?> req, ModelInferRequest request, KServeInputs in, boolean streaming) {
+            this.k = k;
+            this.model = k.model;
+            this.stats = k.stats;
             this.req = req;
             this.request = request;
             this.in = in;
@@ -575,22 +618,22 @@ final class KServeGrpc implements AutoCloseable {
             String engineId = "grpc-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
             long timeoutMillis = req.timeout();
             Context context = vertx.getOrCreateContext();
-            admission.admit(context, new AdmissionService.Plan<int[]>() {
+            k.admission.admit(context, new AdmissionService.Plan<int[]>() {
                 private Map<Integer, Float> bans = Map.of();
 
                 @Override
                 public List<int[]> prepare() {
-                    bans = http.badWords(in.badWords());
+                    bans = k.badWords(in.badWords());
                     return in.prompts().stream().map(p -> model.tokenize(p, true)).toList();
                 }
 
                 @Override
-                public GenerationRequest request(int k, int[] tokens) {
+                public GenerationRequest request(int p, int[] tokens) {
                     KServeInputs timed = in;
                     if (timeoutMillis > 0 && (in.timeoutMicros() == 0 || in.timeoutMicros() > timeoutMillis * 1000)) {
                         timed = in.withTimeoutMicros(timeoutMillis * 1000);
                     }
-                    return http.engineRequest(timed, bans, in.prompts().size() > 1 ? engineId + "-" + k : engineId, tokens);
+                    return k.engineRequest(timed, bans, in.prompts().size() > 1 ? engineId + "-" + p : engineId, tokens);
                 }
 
                 @Override
@@ -601,10 +644,10 @@ final class KServeGrpc implements AutoCloseable {
 
                 @Override
                 public AdmissionService.Responder respond(List<int[]> prompts) {
-                    pump = new StepEventPump(context, streaming ? stream.pacing() : null, prompts.size(), 1, metrics,
+                    pump = new StepEventPump(context, streaming ? stream.pacing() : null, prompts.size(), 1, k.metrics,
                             options.clientStallTimeout());
                     return AdmissionService.Responder.of(pump::sink, pump::abandon, admitted -> {
-                        inflight.incrementAndGet();
+                        k.inflight.incrementAndGet();
                         Handler<Void>[] onClose = new Handler[1];
                         pump.start(admitted, Call.this, h -> onClose[0] = h);
                         cancelHook = () -> onClose[0].handle(null);
@@ -628,7 +671,7 @@ final class KServeGrpc implements AutoCloseable {
                 stats.failed(System.nanoTime() - start);
                 if (streaming) {
                     stream.open.remove(this);
-                    stream.error(request.getId(), e);
+                    stream.error(model.name(), request.getId(), e);
                 } else {
                     fail(req.response(), e);
                 }
@@ -795,7 +838,7 @@ final class KServeGrpc implements AutoCloseable {
         private void release() {
             if (!released) {
                 released = true;
-                inflight.decrementAndGet();
+                k.inflight.decrementAndGet();
             }
         }
 

@@ -50,7 +50,7 @@ final class KServeRoutes {
 
     static final String VERSION = "1";
     static final List<String> EXTENSIONS = List.of("binary_tensor_data", "parameters", "statistics",
-            "model_configuration", "generate");
+            "model_configuration", "model_repository", "generate");
 
     final Vertx vertx;
     final ModelService model;
@@ -75,26 +75,130 @@ final class KServeRoutes {
         this.ready = ready;
     }
 
-    /** Adds the routes (after the body handler). */
-    void register(Router r) {
+    /**
+     * Adds the routes (after the body handler); a {@code /v2/models/{m}/...} request goes to model
+     * {@code m}'s handlers, the repository extension acts on {@code models}.
+     *
+     * @param live  whether every loaded model's engine runs
+     * @param ready whether the server is ready (not draining, every loaded model ready)
+     */
+    static void register(Router r, ServedModels models, BooleanSupplier live, BooleanSupplier ready) {
         r.get("/v2").handler(ctx -> json(ctx.response(), 200, serverMetadata()));
-        r.get("/v2/health/live").handler(ctx -> status(ctx, model.engine().health().alive()));
+        r.get("/v2/health/live").handler(ctx -> status(ctx, live.getAsBoolean()));
         r.get("/v2/health/ready").handler(ctx -> status(ctx, ready.getAsBoolean()));
-        r.get("/v2/models/stats").handler(ctx -> json(ctx.response(), 200, statistics()));
+        r.get("/v2/models/stats").handler(ctx -> json(ctx.response(), 200, Map.of("model_stats",
+                models.ready().stream().map(s -> s.kserve.statisticsEntry()).toList())));
         for (String base : List.of("/v2/models/:model", "/v2/models/:model/versions/:version")) {
-            r.get(base).handler(ctx -> withModel(ctx, () -> json(ctx.response(), 200, modelMetadata())));
-            r.get(base + "/ready").handler(ctx -> withModel(ctx, () -> status(ctx, ready.getAsBoolean())));
-            r.get(base + "/config").handler(ctx -> withModel(ctx, () -> json(ctx.response(), 200, config())));
-            r.get(base + "/stats").handler(ctx -> withModel(ctx, () -> json(ctx.response(), 200, statistics())));
-            r.post(base + "/infer").handler(ctx -> withModel(ctx, () -> infer(ctx)));
-            r.post(base + "/generate").handler(ctx -> withModel(ctx, () -> generate(ctx, false)));
-            r.post(base + "/generate_stream").handler(ctx -> withModel(ctx, () -> generate(ctx, true)));
+            r.get(base).handler(ctx -> on(ctx, models, k -> json(ctx.response(), 200, k.modelMetadata())));
+            r.get(base + "/ready").handler(ctx -> on(ctx, models, k -> status(ctx, k.ready.getAsBoolean())));
+            r.get(base + "/config").handler(ctx -> on(ctx, models, k -> json(ctx.response(), 200, k.config())));
+            r.get(base + "/stats").handler(ctx -> on(ctx, models, k -> json(ctx.response(), 200, k.statistics())));
+            r.post(base + "/infer").handler(ctx -> on(ctx, models, k -> k.infer(ctx)));
+            r.post(base + "/generate").handler(ctx -> on(ctx, models, k -> k.generate(ctx, false)));
+            r.post(base + "/generate_stream").handler(ctx -> on(ctx, models, k -> k.generate(ctx, true)));
         }
+        r.post("/v2/repository/index").handler(ctx -> {
+            boolean readyOnly;
+            try {
+                readyOnly = repositoryRequest(ctx, "ready");
+            } catch (RuntimeException e) {
+                fail(ctx, e);
+                return;
+            }
+            json(ctx.response(), 200, models.index(readyOnly).stream().map(KServeRoutes::indexEntry).toList());
+        });
+        r.post("/v2/repository/models/:model/load").handler(ctx -> control(ctx, () -> models.load(ctx.pathParam("model"))));
+        r.post("/v2/repository/models/:model/unload").handler(ctx -> control(ctx,
+                () -> models.unload(ctx.pathParam("model"))));
+    }
+
+    /** Triton's index entry: name, version, state and (when there is one) reason. */
+    static Map<String, Object> indexEntry(ServedModels.Entry e) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("name", e.name());
+        m.put("version", VERSION);
+        m.put("state", e.state().name());
+        m.put("reason", e.reason());
+        return m;
+    }
+
+    /**
+     * A repository request's body (none, or an object): {@code flag}'s value for the index, and no
+     * {@code parameters} (Triton's load-time config and file overrides, which Nereid does not take).
+     */
+    private static boolean repositoryRequest(RoutingContext ctx, String flag) {
+        Buffer b = ctx.body().buffer();
+        if (b == null || b.length() == 0) {
+            return false;
+        }
+        JsonNode body = body(b);
+        if (!body.isObject()) {
+            throw KServeInputs.bad("the request body must be a JSON object");
+        }
+        boolean value = false;
+        for (var it = body.properties().iterator(); it.hasNext(); ) {
+            var e = it.next();
+            if (flag != null && e.getKey().equals(flag)) {
+                if (!e.getValue().isBoolean()) {
+                    throw KServeInputs.bad("'" + flag + "' must be a boolean");
+                }
+                value = e.getValue().booleanValue();
+            } else if (e.getKey().equals("parameters") && e.getValue().isObject() && e.getValue().isEmpty()) {
+                continue;
+            } else if (e.getKey().equals("parameters")) {
+                throw KServeInputs.bad("load and unload parameters (" + String.join(", ", names(e.getValue()))
+                        + ") are not supported: a model's settings come from its folder's nereid.json");
+            } else {
+                throw KServeInputs.bad("unknown field '" + e.getKey() + "'");
+            }
+        }
+        return value;
+    }
+
+    private static List<String> names(JsonNode object) {
+        List<String> out = new ArrayList<>();
+        object.fieldNames().forEachRemaining(out::add);
+        return out;
+    }
+
+    /** A load or unload: 200 with an empty body once it is done (a load) or under way (an unload), else the error. */
+    private static void control(RoutingContext ctx, java.util.function.Supplier<java.util.concurrent.CompletableFuture<Void>> action) {
+        try {
+            repositoryRequest(ctx, null);
+        } catch (RuntimeException e) {
+            fail(ctx, e);
+            return;
+        }
+        io.vertx.core.Future.fromCompletionStage(action.get(), ctx.vertx().getOrCreateContext()).onComplete(ar -> {
+            if (ar.succeeded()) {
+                ctx.response().setStatusCode(200).end();
+            } else {
+                fail(ctx, unwrap(ar.cause()));
+            }
+        });
+    }
+
+    static Throwable unwrap(Throwable t) {
+        return t instanceof java.util.concurrent.CompletionException && t.getCause() != null ? t.getCause() : t;
+    }
+
+    /** Runs {@code then} with model {@code m}'s handlers, or answers 404 for a model that is not served. */
+    private static void on(RoutingContext ctx, ServedModels models, java.util.function.Consumer<KServeRoutes> then) {
+        ServedModel s = models.find(ctx.pathParam("model"));
+        if (s == null) {
+            fail(ctx, unknownModel(ctx.pathParam("model")));
+        } else {
+            s.kserve.withModel(ctx, () -> then.accept(s.kserve));
+        }
+    }
+
+    static ApiException unknownModel(String name) {
+        return new ApiException(404, "not_found", "model", null, "unknown model '" + name + "'", 0);
     }
 
     // ---- metadata ----------------------------------------------------------------------------
 
-    Map<String, Object> serverMetadata() {
+    static Map<String, Object> serverMetadata() {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("name", "nereid");
         m.put("version", serverVersion());
@@ -159,13 +263,17 @@ final class KServeRoutes {
     }
 
     Map<String, Object> statistics() {
-        return Map.of("model_stats", List.of(stats.json(model.name(), VERSION, model.engine().stats().iterations())));
+        return Map.of("model_stats", List.of(statisticsEntry()));
+    }
+
+    Map<String, Object> statisticsEntry() {
+        return stats.json(model.name(), VERSION, model.engine().stats().iterations());
     }
 
     // ---- infer ---------------------------------------------------------------------------------
 
     /** {@code POST /infer}: tensors (JSON data, or binary tensor data after a JSON header) in and out. */
-    private void infer(RoutingContext ctx) {
+    void infer(RoutingContext ctx) {
         TensorRequest t;
         KServeInputs in;
         try {
@@ -186,7 +294,7 @@ final class KServeRoutes {
     }
 
     /** {@code POST /generate} and {@code /generate_stream}: a JSON object whose keys are inputs, and parameters. */
-    private void generate(RoutingContext ctx, boolean streamEndpoint) {
+    void generate(RoutingContext ctx, boolean streamEndpoint) {
         KServeInputs in;
         String id;
         try {
@@ -370,11 +478,11 @@ final class KServeRoutes {
 
     // ---- helpers -------------------------------------------------------------------------------
 
-    private void withModel(RoutingContext ctx, Runnable then) {
+    void withModel(RoutingContext ctx, Runnable then) {
         String name = ctx.pathParam("model");
         String version = ctx.pathParam("version");
         if (!model.name().equals(name)) {
-            fail(ctx, new ApiException(404, "not_found", "model", null, "unknown model '" + name + "'", 0));
+            fail(ctx, unknownModel(name));
         } else if (version != null && !version.equals(VERSION)) {
             fail(ctx, new ApiException(404, "not_found", "version", null, "unknown version '" + version + "' of model '"
                     + name + "' (it has version " + VERSION + ")", 0));

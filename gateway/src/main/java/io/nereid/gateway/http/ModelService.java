@@ -9,7 +9,7 @@ import java.util.Map;
  * {@link #detokenize}, {@link #textOffsets} may block and are called on the worker pool only; the rest is cheap and
  * thread-safe.
  */
-public interface ModelService {
+public interface ModelService extends AutoCloseable {
 
     /** The {@code model} clients send. */
     String name();
@@ -76,4 +76,12 @@ public interface ModelService {
 
     /** KV-cache blocks the engine may use. */
     int numKvBlocks();
+
+    /**
+     * Stops the engine (in-flight requests end as cancelled) and frees the model. The server calls it
+     * only for models it loaded from a {@link ModelRepository} (unload, shutdown); nothing by default.
+     */
+    @Override
+    default void close() {
+    }
 }

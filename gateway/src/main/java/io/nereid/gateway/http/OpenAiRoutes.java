@@ -37,14 +37,15 @@ final class OpenAiRoutes {
     private final AdmissionService admission;
     private final LogprobFormat logprobFormat;
     private final AtomicInteger inflight;
-    private final BooleanSupplier aborting;
+    private final java.util.function.Supplier<String> aborting;
 
     /**
      * @param inflight completions admitted and not yet answered (the server's drain waits for 0)
-     * @param aborting true once a drain timed out: cancelled requests then end with a shutdown error
+     * @param aborting once a drain (the server's, or an unload's) timed out, why: cancelled requests then end with
+     *                 that error (null before)
      */
     OpenAiRoutes(Vertx vertx, ModelService model, GatewayOptions options, ServingMetrics metrics, WorkerExecutor prep,
-            AdmissionService admission, AtomicInteger inflight, BooleanSupplier aborting) {
+            AdmissionService admission, AtomicInteger inflight, java.util.function.Supplier<String> aborting) {
         this.vertx = vertx;
         this.model = model;
         this.options = options;
@@ -56,32 +57,77 @@ final class OpenAiRoutes {
         this.aborting = aborting;
     }
 
-    /** Adds the routes (after the body handler). */
-    void register(Router r) {
-        r.get("/v1/models").handler(ctx -> GatewayServer.json(ctx.response(), 200, new ModelList(List.of(card()))));
+    /**
+     * Adds the routes (after the body handler). Each request goes to the model its {@code model}
+     * field names; a request for a model that is not served is still validated (a bad request is a
+     * 400 before the unknown model's 404).
+     */
+    static void register(Router r, ServedModels models, BooleanSupplier draining) {
+        r.get("/v1/models").handler(ctx -> GatewayServer.json(ctx.response(), 200,
+                new ModelList(models.ready().stream().map(s -> s.openAi.card()).toList())));
         r.get("/v1/models/:id").handler(ctx -> {
-            if (ctx.pathParam("id").equals(model.name())) {
-                GatewayServer.json(ctx.response(), 200, card());
+            ServedModel s = models.find(ctx.pathParam("id"));
+            if (s != null && !s.unloading) {
+                GatewayServer.json(ctx.response(), 200, s.openAi.card());
             } else {
                 GatewayServer.error(ctx.response(), GatewayServer.notFound(ctx.pathParam("id")));
             }
         });
-        r.post("/v1/completions").handler(ctx -> complete(ctx, Kind.COMPLETION));
-        r.post("/v1/chat/completions").handler(ctx -> complete(ctx, Kind.CHAT));
-        r.post("/tokenize").handler(this::tokenize);
-        r.post("/detokenize").handler(this::detokenize);
+        r.post("/v1/completions").handler(ctx -> dispatch(ctx, models, draining, (o, body) -> o.complete(ctx, body,
+                Kind.COMPLETION), true));
+        r.post("/v1/chat/completions").handler(ctx -> dispatch(ctx, models, draining, (o, body) -> o.complete(ctx, body,
+                Kind.CHAT), true));
+        r.post("/tokenize").handler(ctx -> dispatch(ctx, models, () -> false, (o, body) -> o.tokenize(ctx, body), false));
+        r.post("/detokenize").handler(ctx -> dispatch(ctx, models, () -> false, (o, body) -> o.detokenize(ctx, body),
+                false));
     }
 
-    private ModelList.Model card() {
+    /**
+     * Parses the body and hands it to the routes of the model it names. A model that is not served
+     * goes to any served model's routes, whose checks answer the 400 for a bad request or else the
+     * 404; with no model loaded it is a 404 at once. Without {@code model} ({@code required}
+     * false: tokenize), the one model served takes it.
+     */
+    private static void dispatch(RoutingContext ctx, ServedModels models, BooleanSupplier draining,
+            java.util.function.BiConsumer<OpenAiRoutes, JsonNode> handle, boolean required) {
+        JsonNode body;
+        try {
+            AdmissionService.checkServer(draining);
+            body = body(ctx);
+        } catch (RuntimeException e) {
+            GatewayServer.error(ctx.response(), GatewayServer.mapFailure(e));
+            return;
+        }
+        JsonNode m = body == null ? null : body.get("model");
+        String name = m != null && m.isTextual() ? m.asText() : null;
+        ServedModel s = models.find(name);
+        if (s == null) {
+            List<ServedModel> ready = models.ready();
+            if (!required && (m == null || m.isNull()) && ready.size() > 1) {
+                GatewayServer.error(ctx.response(), ApiException.invalid("model", "this server serves " + ready.size()
+                        + " models (" + String.join(", ", ready.stream().map(ServedModel::name).toList())
+                        + "); name one in 'model'"));
+                return;
+            }
+            if (ready.isEmpty()) {
+                GatewayServer.error(ctx.response(), GatewayServer.notFound(name == null ? String.valueOf(m) : name));
+                return;
+            }
+            s = ready.getFirst();
+        }
+        handle.accept(s.openAi, body);
+    }
+
+    ModelList.Model card() {
         return new ModelList.Model(model.name(), model.created(), model.maxModelLen(), model.description());
     }
 
-    private void complete(RoutingContext ctx, Kind kind) {
+    private void complete(RoutingContext ctx, JsonNode body, Kind kind) {
         HttpServerResponse resp = ctx.response();
         ParsedRequest req;
         try {
             admission.checkAvailable();
-            req = RequestValidator.validate(body(ctx), kind);
+            req = RequestValidator.validate(body, kind);
             unknownFields(resp, req.ignoredFields());
             if (!req.model().equals(model.name())) {
                 throw GatewayServer.notFound(req.model());
@@ -151,10 +197,9 @@ final class OpenAiRoutes {
     }
 
     /** {@code POST /tokenize}: validated here, rendered and tokenized on the worker pool. */
-    private void tokenize(RoutingContext ctx) {
+    private void tokenize(RoutingContext ctx, JsonNode body) {
         TokenizeRequest req;
         try {
-            JsonNode body = body(ctx);
             req = RequestValidator.tokenize(body);
             unknownFields(ctx.response(), unknown(body, TOKENIZE_FIELDS));
             if (req.model() != null && !req.model().equals(model.name())) {
@@ -180,10 +225,9 @@ final class OpenAiRoutes {
     }
 
     /** {@code POST /detokenize}. */
-    private void detokenize(RoutingContext ctx) {
+    private void detokenize(RoutingContext ctx, JsonNode body) {
         int[] tokens;
         try {
-            JsonNode body = body(ctx);
             tokens = RequestValidator.detokenize(body, model.vocabSize());
             unknownFields(ctx.response(), unknown(body, DETOKENIZE_FIELDS));
             if (body.hasNonNull("model") && !body.get("model").asText().equals(model.name())) {

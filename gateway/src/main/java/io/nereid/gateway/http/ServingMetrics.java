@@ -7,6 +7,9 @@ import io.nereid.engine.api.EngineHealth;
 import io.nereid.engine.api.EngineStats;
 import io.nereid.engine.api.FinishReason;
 import io.nereid.engine.api.Usage;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.DoubleAdder;
@@ -17,7 +20,8 @@ import java.util.concurrent.atomic.LongAdder;
  * carry vLLM's names, types, buckets and {@code model_name} label so vLLM dashboards and the
  * Gateway API Inference Extension read them unchanged; they are written here by hand because
  * Micrometer's Prometheus registry turns {@code :} into {@code _}. What only Nereid measures
- * ({@code nereid_*}) goes through Micrometer and is appended, after the CPU time by thread group
+ * ({@code nereid_*}) goes through Micrometer and is appended. One instance per served model; the
+ * server merges the models' pages into one ({@link #merge}) and adds the CPU time by thread group
  * ({@link ThreadCpuMetrics}).
  *
  * <p>Engine-wide gauges and counters are read from {@link EngineStats} at scrape time; request
@@ -46,7 +50,6 @@ final class ServingMetrics {
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final Counter disconnects;
     private final Counter stalled;
-    private final ThreadCpuMetrics threadCpu = new ThreadCpuMetrics();
     // Triton's counters for the same events (every engine request, whatever the protocol)
     private final LongAdder nvSuccess = new LongAdder();
     private final LongAdder nvFailure = new LongAdder();
@@ -169,7 +172,6 @@ final class ServingMetrics {
                 + " (includes cached requests)", triton, nvQueueMicros.sum());
         tritonCounter(sb, "nv_inference_compute_infer_duration_us", "Cumulative compute inference duration in"
                 + " microseconds (does not include cached requests)", triton, nvComputeMicros.sum());
-        threadCpu.write(sb);
         return sb.append(registry.scrape()).toString();
     }
 
@@ -192,6 +194,49 @@ final class ServingMetrics {
         sb.append("# HELP ").append(name).append(' ').append(help).append('\n')
                 .append("# TYPE ").append(name).append(" counter\n")
                 .append(name).append(labels).append(num(value)).append('\n');
+    }
+
+    /**
+     * One page of several: each metric family (a {@code # HELP} line, its {@code # TYPE} and its
+     * samples) once, in the order families first appear, with the samples of every page that has it.
+     */
+    static String merge(List<String> pages) {
+        if (pages.size() == 1) {
+            return pages.getFirst();
+        }
+        final class Family {
+            String help;
+            String type;
+            final List<String> samples = new ArrayList<>();
+        }
+        Map<String, Family> families = new LinkedHashMap<>();
+        for (String page : pages) {
+            Family current = null;
+            for (String line : page.split("\n")) {
+                boolean help = line.startsWith("# HELP ");
+                if (help || line.startsWith("# TYPE ")) {
+                    int end = line.indexOf(' ', 7);
+                    current = families.computeIfAbsent(line.substring(7, end < 0 ? line.length() : end), n -> new Family());
+                    if (help && current.help == null) {
+                        current.help = line;
+                    } else if (!help && current.type == null) {
+                        current.type = line;
+                    }
+                } else if (current != null && !line.isEmpty() && !line.startsWith("#")) {
+                    current.samples.add(line);
+                }
+            }
+        }
+        StringBuilder out = new StringBuilder();
+        for (Family f : families.values()) {
+            for (String l : new String[] {f.help, f.type}) {
+                if (l != null) {
+                    out.append(l).append('\n');
+                }
+            }
+            f.samples.forEach(l -> out.append(l).append('\n'));
+        }
+        return out.toString();
     }
 
     static String num(double v) {

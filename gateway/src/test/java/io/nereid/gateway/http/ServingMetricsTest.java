@@ -1,5 +1,6 @@
 package io.nereid.gateway.http;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.nereid.engine.api.EngineStats;
@@ -90,5 +91,28 @@ class ServingMetricsTest {
         has(l, "nv_inference_request_duration_us{model=\"m\",version=\"1\"} 2020000.0");
         has(l, "nv_inference_queue_duration_us{model=\"m\",version=\"1\"} 14000.0");
         has(l, "nv_inference_compute_infer_duration_us{model=\"m\",version=\"1\"} 2006000.0");
+    }
+
+    @Test
+    void severalModelsPagesMergeIntoOnePageWithEachFamilyDescribedOnce() {
+        ServingMetrics a = new ServingMetrics("a");
+        ServingMetrics b = new ServingMetrics("b");
+        b.admissionRejected("queue_full");   // a family only b has
+        List<String> l = ServingMetrics.merge(List.of(String.join("\n", lines(a)), String.join("\n", lines(b))))
+                .lines().toList();
+        for (String family : List.of("vllm:num_requests_running", "vllm:time_to_first_token_seconds",
+                "nv_inference_request_success", "nereid_admission_rejections_total")) {
+            assertEquals(1, l.stream().filter(x -> x.startsWith("# HELP " + family + " ")).count(), family);
+            assertEquals(1, l.stream().filter(x -> x.startsWith("# TYPE " + family + " ")).count(), family);
+        }
+        int help = l.indexOf(l.stream().filter(x -> x.startsWith("# HELP vllm:num_requests_running ")).findFirst()
+                .orElseThrow());
+        assertEquals(List.of("# TYPE vllm:num_requests_running gauge", "vllm:num_requests_running{model_name=\"a\"} 2.0",
+                "vllm:num_requests_running{model_name=\"b\"} 2.0"), l.subList(help + 1, help + 4));
+        has(l, "nv_inference_request_failure{model=\"a\",version=\"1\"} 0.0");
+        has(l, "nv_inference_request_failure{model=\"b\",version=\"1\"} 1.0");
+        assertTrue(l.stream().anyMatch(x -> x.startsWith("nereid_admission_rejections_total{model_name=\"b\"")));
+        java.util.function.Function<List<String>, Long> samples = p -> p.stream().filter(x -> !x.startsWith("#")).count();
+        assertEquals(samples.apply(lines(a)) + samples.apply(lines(b)), samples.apply(l), "every sample of both pages");
     }
 }

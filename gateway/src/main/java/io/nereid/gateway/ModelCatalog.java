@@ -1,0 +1,306 @@
+package io.nereid.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.nereid.engine.api.EngineSpec;
+import io.nereid.engine.api.SpeculativeConfig;
+import io.nereid.engine.api.ToolCallFormat;
+import io.nereid.gateway.http.ApiException;
+import io.nereid.gateway.http.ModelRepository;
+import io.nereid.gateway.http.ModelService;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.UnaryOperator;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * The model repository of {@code bin/nereid serve --model-repository DIR}: one folder per model,
+ * its name the served name, holding a GGUF file or a Hugging Face model directory (the folder
+ * itself, or one folder in it) and optionally {@value #SETTINGS}, whose keys replace the server's
+ * flags for that model:
+ *
+ * <pre>
+ *   model                    the GGUF file or HF directory, relative to the folder (when it holds several)
+ *   max_model_len            --max-model-len
+ *   kv_cache_memory          --kv-cache-memory ("64MiB", or bytes)
+ *   max_num_seqs, max_num_batched_tokens, max_waiting
+ *   chat_template            a built-in name, or a .jinja file (relative to the folder)
+ *   tool_call_parser, reasoning_parser
+ *   speculative_config       --speculative-config (an object, or its JSON text)
+ * </pre>
+ *
+ * Each loaded model runs its own engine with its own KV cache; together they stay within the
+ * memory limit: a model counts its files' bytes (the weights as mapped) plus its KV cache, a load
+ * is refused before it starts when its files and asked-for KV cache would not fit, and after it
+ * when the KV cache it got does not; closing the model gives its share back. Thread-safe.
+ */
+final class ModelCatalog implements ModelRepository {
+
+    static final String SETTINGS = "nereid.json";
+    static final Set<String> KEYS = Set.of("model", "max_model_len", "kv_cache_memory", "max_num_seqs",
+            "max_num_batched_tokens", "max_waiting", "chat_template", "tool_call_parser", "reasoning_parser",
+            "speculative_config");
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final ServeConfig base;
+    private final Path dir;
+    private final UnaryOperator<EngineSpec> engineSpec;
+    private final long limit;
+    private final Map<String, Long> reserved = new LinkedHashMap<>();   // guarded by this
+
+    /** @param engineSpec adjusts each model's engine spec (identity but in tests) */
+    ModelCatalog(ServeConfig base, UnaryOperator<EngineSpec> engineSpec) {
+        if (base.repository() == null) {
+            throw new IllegalArgumentException("no --model-repository");
+        }
+        this.base = base;
+        this.dir = base.repository().dir();
+        this.engineSpec = engineSpec;
+        this.limit = base.memoryLimit() > 0 ? base.memoryLimit() : defaultLimit();
+    }
+
+    /** 80 % of physical memory. */
+    static long defaultLimit() {
+        var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        return os.getTotalMemorySize() / 10 * 8;
+    }
+
+    long limit() {
+        return limit;
+    }
+
+    @Override
+    public List<String> names() {
+        try (Stream<Path> entries = Files.list(dir)) {
+            return entries.filter(Files::isDirectory).map(p -> p.getFileName().toString())
+                    .filter(n -> NAME.matcher(n).matches()).sorted().toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list the model repository " + dir + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public boolean explicitControl() {
+        return base.repository().explicit();
+    }
+
+    @Override
+    public Duration drainTimeout() {
+        return base.drainTimeout();
+    }
+
+    @Override
+    public ModelService load(String name) {
+        ServeConfig c = configFor(name);
+        long weights = fileBytes(c.model());
+        reserve(name, weights + c.kvCacheBytes(), weights, c.kvCacheBytes());
+        ServingModel m;
+        try {
+            m = ServingModel.open(c, engineSpec);
+        } catch (RuntimeException e) {
+            release(name);
+            throw failed(name, e.getMessage());
+        }
+        try {
+            synchronized (this) {
+                reserved.remove(name);
+                reserve(name, weights + m.kvCacheBytes(), weights, m.kvCacheBytes());
+            }
+        } catch (ApiException e) {
+            m.close();
+            throw e;
+        }
+        m.onClose(() -> release(name));
+        return m;
+    }
+
+    private static ApiException failed(String name, String why) {
+        return new ApiException(400, "invalid_request_error", "model", "model_load_failed", "model '" + name
+                + "' did not load: " + why, 0);
+    }
+
+    /** @throws ApiException 400 naming the figures when {@code bytes} more would pass the limit */
+    private synchronized void reserve(String name, long bytes, long weights, long kv) {
+        long used = reserved.values().stream().mapToLong(Long::longValue).sum();
+        if (used + bytes > limit) {
+            List<String> others = new ArrayList<>();
+            reserved.forEach((n, b) -> others.add(n + " " + mib(b)));
+            throw new ApiException(400, "invalid_request_error", "model", "model_does_not_fit", String.format(Locale.ROOT,
+                    "model '%s' does not fit the memory limit: it needs %s (weights %s as its files hold them, KV cache"
+                            + " %s) and %s of the %s limit (--memory-limit) %s", name, mib(bytes), mib(weights),
+                    kv > 0 ? mib(kv) : "not yet sized", mib(used), mib(limit),
+                    others.isEmpty() ? "are in use" : "are taken by " + String.join(", ", others)), 0);
+        }
+        reserved.put(name, bytes);
+    }
+
+    private synchronized void release(String name) {
+        reserved.remove(name);
+    }
+
+    static String mib(long bytes) {
+        return String.format(Locale.ROOT, "%.1f MiB", bytes / (1024.0 * 1024.0));
+    }
+
+    /** A GGUF file's size, or the sum of an HF directory's safetensors. */
+    static long fileBytes(Path model) {
+        try {
+            if (Files.isDirectory(model)) {
+                try (Stream<Path> files = Files.list(model)) {
+                    long sum = 0;
+                    for (Path p : files.filter(p -> p.getFileName().toString().endsWith(".safetensors")).toList()) {
+                        sum += Files.size(p);
+                    }
+                    return sum;
+                }
+            }
+            return Files.size(model);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Model {@code name}'s configuration: the server's, with its folder's model and settings. */
+    ServeConfig configFor(String name) {
+        Path folder = NAME.matcher(name).matches() ? dir.resolve(name) : null;
+        if (folder == null || !Files.isDirectory(folder)) {
+            throw new ApiException(404, "not_found", "model", "model_not_found", "the model repository has no model '"
+                    + name + "'", 0);
+        }
+        JsonNode settings = settings(name, folder);
+        try {
+            Path model = settings.hasNonNull("model") ? inside(folder, settings.get("model").asText(), "model")
+                    : findModel(folder);
+            String template = text(settings, "chat_template");
+            if (template != null && Files.isRegularFile(folder.resolve(template))) {
+                template = inside(folder, template, "chat_template").toString();
+            }
+            JsonNode spec = settings.get("speculative_config");
+            SpeculativeConfig speculative = spec == null || spec.isNull() ? base.speculative()
+                    : ServeConfig.speculative(spec.isTextual() ? spec.asText() : spec.toString());
+            String tools = text(settings, "tool_call_parser");
+            ToolCallFormat toolFormat = tools == null ? base.toolCallParser() : ServeConfig.toolCallParser(tools);
+            String reasoning = text(settings, "reasoning_parser");
+            JsonNode kv = settings.get("kv_cache_memory");
+            long kvBytes = kv == null ? base.kvCacheBytes()
+                    : kv.isIntegralNumber() ? kv.asLong() : ServeConfig.bytes(kv.asText(), "kv_cache_memory");
+            return base.forModel(model, name, integer(settings, "max_num_seqs", base.maxNumSeqs()),
+                    integer(settings, "max_num_batched_tokens", base.maxNumBatchedTokens()),
+                    integer(settings, "max_waiting", base.maxWaiting()), kvBytes,
+                    template == null ? base.chatTemplate() : template, speculative, toolFormat,
+                    reasoning == null ? base.reasoningParser() : ServeConfig.reasoningParser(reasoning),
+                    integer(settings, "max_model_len", base.maxModelLen()));
+        } catch (IllegalArgumentException e) {
+            throw failed(name, folder.resolve(SETTINGS) + ": " + e.getMessage());
+        }
+    }
+
+    private static JsonNode settings(String name, Path folder) {
+        Path file = folder.resolve(SETTINGS);
+        if (!Files.exists(file)) {
+            return JSON.createObjectNode();
+        }
+        JsonNode s;
+        try {
+            s = JSON.readTree(file.toFile());
+        } catch (IOException e) {
+            throw failed(name, file + " is not valid JSON: " + e.getMessage());
+        }
+        if (s == null || !s.isObject()) {
+            throw failed(name, file + " must hold a JSON object");
+        }
+        List<String> unknown = new ArrayList<>();
+        s.fieldNames().forEachRemaining(k -> {
+            if (!KEYS.contains(k)) {
+                unknown.add(k);
+            }
+        });
+        if (!unknown.isEmpty()) {
+            throw failed(name, file + ": unknown key" + (unknown.size() > 1 ? "s " : " ") + String.join(", ", unknown)
+                    + " (known: " + String.join(", ", KEYS.stream().sorted().toList()) + ")");
+        }
+        return s;
+    }
+
+    /** The one GGUF file in the folder, or the folder (or its one subfolder) as an HF model directory. */
+    private static Path findModel(Path folder) {
+        List<Path> entries;
+        try (Stream<Path> list = Files.list(folder)) {
+            entries = list.sorted().toList();
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot list " + folder + ": " + e.getMessage());
+        }
+        List<Path> gguf = entries.stream().filter(p -> p.getFileName().toString().endsWith(".gguf")).toList();
+        if (gguf.size() == 1) {
+            return gguf.getFirst();
+        }
+        if (gguf.size() > 1) {
+            throw new IllegalArgumentException(folder + " holds " + gguf.size() + " GGUF files; name one as 'model' in "
+                    + SETTINGS);
+        }
+        if (isHf(folder)) {
+            return folder;
+        }
+        List<Path> hf = entries.stream().filter(ModelCatalog::isHf).toList();
+        if (hf.size() == 1) {
+            return hf.getFirst();
+        }
+        throw new IllegalArgumentException(folder + " holds no GGUF file and no Hugging Face model directory"
+                + " (config.json with *.safetensors)");
+    }
+
+    private static boolean isHf(Path p) {
+        if (!Files.isDirectory(p) || !Files.isRegularFile(p.resolve("config.json"))) {
+            return false;
+        }
+        try (Stream<Path> list = Files.list(p)) {
+            return list.anyMatch(f -> f.getFileName().toString().endsWith(".safetensors"));
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** {@code relative} resolved in {@code folder}; it must exist and stay inside it. */
+    private static Path inside(Path folder, String relative, String key) {
+        Path p = folder.resolve(relative).normalize();
+        if (!p.startsWith(folder.normalize()) || !Files.exists(p)) {
+            throw new IllegalArgumentException("'" + key + "' must name a file or folder inside " + folder + ", got '"
+                    + relative + "'");
+        }
+        return p;
+    }
+
+    private static String text(JsonNode s, String key) {
+        JsonNode v = s.get(key);
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        if (!v.isTextual()) {
+            throw new IllegalArgumentException("'" + key + "' must be a string");
+        }
+        return v.asText();
+    }
+
+    private static int integer(JsonNode s, String key, int fallback) {
+        JsonNode v = s.get(key);
+        if (v == null || v.isNull()) {
+            return fallback;
+        }
+        if (!v.canConvertToInt() || !v.isIntegralNumber() || v.asInt() < 0) {
+            throw new IllegalArgumentException("'" + key + "' must be a non-negative integer, got " + v);
+        }
+        return v.asInt();
+    }
+}
