@@ -17,10 +17,10 @@ import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.protobuf.ProtoUtils;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.StreamObserver;
+import io.nereid.gateway.grpc.proto.GRPCInferenceServiceGrpc;
 import io.nereid.gateway.grpc.proto.InferParameter;
 import io.nereid.gateway.grpc.proto.InferTensorContents;
 import io.nereid.gateway.grpc.proto.ModelConfigRequest;
@@ -67,7 +67,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The KServe v2 gRPC service ({@code inference.GRPCInferenceService}) against a real server on
  * loopback, called with grpc-java, an implementation independent of the server's (Vert.x gRPC),
- * through method descriptors over the protocol's messages: metadata RPCs, ModelInfer and
+ * through the stubs and method descriptors grpc-java's own generator (protoc-gen-grpc-java) made from
+ * the same .proto: metadata RPCs, ModelInfer and
  * decoupled ModelStreamInfer give the greedy text of {@code /v1/completions}; several responses
  * then the final flag; bad tensors INVALID_ARGUMENT, unknown models NOT_FOUND, in-band errors on
  * a stream that goes on; a 1 ms deadline is DEADLINE_EXCEEDED and a cancelled stream frees its
@@ -97,12 +98,15 @@ class GatewayKServeGrpcTest {
         server.close();
     }
 
+    /** The method as grpc-java's generator wrote it ({@link GRPCInferenceServiceGrpc}), of the type the test expects. */
+    @SuppressWarnings("unchecked")
     private static <Q extends Message, R extends Message> MethodDescriptor<Q, R> method(String name,
             MethodDescriptor.MethodType type, Q request, R response) {
-        return MethodDescriptor.<Q, R>newBuilder().setType(type)
-                .setFullMethodName(MethodDescriptor.generateFullMethodName(SERVICE, name))
-                .setRequestMarshaller(ProtoUtils.marshaller(request)).setResponseMarshaller(ProtoUtils.marshaller(response))
-                .build();
+        MethodDescriptor<?, ?> m = GRPCInferenceServiceGrpc.getServiceDescriptor().getMethods().stream()
+                .filter(d -> d.getFullMethodName().equals(MethodDescriptor.generateFullMethodName(SERVICE, name)))
+                .findFirst().orElseThrow(() -> new AssertionError("the .proto has no method " + name));
+        assertEquals(type, m.getType(), name);
+        return (MethodDescriptor<Q, R>) m;
     }
 
     @SuppressWarnings("unchecked")
@@ -206,10 +210,12 @@ class GatewayKServeGrpcTest {
 
     @Test
     void healthMetadataConfigurationAndRepository() {
-        assertTrue(unary("ServerLive", ServerLiveRequest.getDefaultInstance(), ServerLiveResponse.getDefaultInstance()).getLive());
-        assertTrue(unary("ServerReady", ServerReadyRequest.getDefaultInstance(), ServerReadyResponse.getDefaultInstance()).getReady());
-        assertTrue(unary("ModelReady", ModelReadyRequest.newBuilder().setName(model).build(),
-                ModelReadyResponse.getDefaultInstance()).getReady());
+        // grpc-java's generated blocking stub, as a stock Triton client in Java would call it
+        GRPCInferenceServiceGrpc.GRPCInferenceServiceBlockingStub stub = GRPCInferenceServiceGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(60, TimeUnit.SECONDS);
+        assertTrue(stub.serverLive(ServerLiveRequest.getDefaultInstance()).getLive());
+        assertTrue(stub.serverReady(ServerReadyRequest.getDefaultInstance()).getReady());
+        assertTrue(stub.modelReady(ModelReadyRequest.newBuilder().setName(model).build()).getReady());
         ServerMetadataResponse sm = unary("ServerMetadata", ServerMetadataRequest.getDefaultInstance(),
                 ServerMetadataResponse.getDefaultInstance());
         assertEquals("nereid", sm.getName());

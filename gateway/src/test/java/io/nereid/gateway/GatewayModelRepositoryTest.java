@@ -9,20 +9,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.protobuf.ByteString;
-import com.google.protobuf.Message;
-import io.grpc.CallOptions;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
-import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.protobuf.ProtoUtils;
-import io.grpc.stub.ClientCalls;
-import io.nereid.engine.api.EngineSpec;
 import io.nereid.engine.gguf.GgmlType;
 import io.nereid.engine.model.Architecture;
 import io.nereid.engine.model.RandomModelWriter;
+import io.nereid.gateway.grpc.proto.GRPCInferenceServiceGrpc;
 import io.nereid.gateway.grpc.proto.InferTensorContents;
 import io.nereid.gateway.grpc.proto.ModelInferRequest;
 import io.nereid.gateway.grpc.proto.ModelInferResponse;
@@ -30,9 +25,7 @@ import io.nereid.gateway.grpc.proto.ModelRepositoryParameter;
 import io.nereid.gateway.grpc.proto.RepositoryIndexRequest;
 import io.nereid.gateway.grpc.proto.RepositoryIndexResponse;
 import io.nereid.gateway.grpc.proto.RepositoryModelLoadRequest;
-import io.nereid.gateway.grpc.proto.RepositoryModelLoadResponse;
 import io.nereid.gateway.grpc.proto.RepositoryModelUnloadRequest;
-import io.nereid.gateway.grpc.proto.RepositoryModelUnloadResponse;
 import io.nereid.gateway.http.GatewayServer;
 import io.nereid.gateway.http.ModelService;
 import java.io.IOException;
@@ -215,10 +208,9 @@ class GatewayModelRepositoryTest {
         assertEquals(404, get("/v2/models/third/ready").statusCode(), "not loaded");
         ManagedChannel channel = channel();
         try {
-            ModelInferResponse r = unary(channel, "ModelInfer", ModelInferRequest.newBuilder().setModelName("stories")
+            ModelInferResponse r = stub(channel).modelInfer(ModelInferRequest.newBuilder().setModelName("stories")
                     .addInputs(bytes("text_input", PROMPT)).addInputs(int32("max_tokens", 12)).addInputs(temperature(0))
-                    .build(),
-                    ModelInferResponse.getDefaultInstance());
+                    .build());
             assertEquals("stories", r.getModelName());
             assertEquals(PROMPT + TestModels.ONCE_UPON_A_TIME_12, text(r.getRawOutputContents(0)), "the prompt, then the text");
         } finally {
@@ -331,28 +323,24 @@ class GatewayModelRepositoryTest {
 
         ManagedChannel channel = channel();
         try {
-            StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> unary(channel,
-                    "RepositoryModelLoad", RepositoryModelLoadRequest.newBuilder().setModelName("third").build(),
-                    RepositoryModelLoadResponse.getDefaultInstance()));
+            StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> stub(channel)
+                    .repositoryModelLoad(RepositoryModelLoadRequest.newBuilder().setModelName("third").build()));
             assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
             assertTrue(e.getStatus().getDescription().contains("does not fit"), e.getStatus().getDescription());
-            unary(channel, "RepositoryModelUnload", RepositoryModelUnloadRequest.newBuilder().setModelName("qwen").build(),
-                    RepositoryModelUnloadResponse.getDefaultInstance());
+            stub(channel).repositoryModelUnload(RepositoryModelUnloadRequest.newBuilder().setModelName("qwen").build());
             // asked after the unload, the load runs after it and finds the memory it freed
-            unary(channel, "RepositoryModelLoad", RepositoryModelLoadRequest.newBuilder().setModelName("third").build(),
-                    RepositoryModelLoadResponse.getDefaultInstance());
-            RepositoryIndexResponse idx = unary(channel, "RepositoryIndex", RepositoryIndexRequest.newBuilder()
-                    .setReady(true).build(), RepositoryIndexResponse.getDefaultInstance());
+            stub(channel).repositoryModelLoad(RepositoryModelLoadRequest.newBuilder().setModelName("third").build());
+            RepositoryIndexResponse idx = stub(channel).repositoryIndex(RepositoryIndexRequest.newBuilder().setReady(true)
+                    .build());
             assertEquals(List.of("stories", "third"), idx.getModelsList().stream().map(m -> m.getName()).toList());
             assertEquals("READY", idx.getModels(1).getState());
-            StatusRuntimeException params = assertThrows(StatusRuntimeException.class, () -> unary(channel,
-                    "RepositoryModelLoad", RepositoryModelLoadRequest.newBuilder().setModelName("qwen")
+            StatusRuntimeException params = assertThrows(StatusRuntimeException.class, () -> stub(channel)
+                    .repositoryModelLoad(RepositoryModelLoadRequest.newBuilder().setModelName("qwen")
                             .putParameters("config", ModelRepositoryParameter.newBuilder().setStringParam("{}").build())
-                            .build(), RepositoryModelLoadResponse.getDefaultInstance()));
+                            .build()));
             assertEquals(Status.Code.INVALID_ARGUMENT, params.getStatus().getCode());
-            StatusRuntimeException notFound = assertThrows(StatusRuntimeException.class, () -> unary(channel,
-                    "RepositoryModelUnload", RepositoryModelUnloadRequest.newBuilder().setModelName("nope").build(),
-                    RepositoryModelUnloadResponse.getDefaultInstance()));
+            StatusRuntimeException notFound = assertThrows(StatusRuntimeException.class, () -> stub(channel)
+                    .repositoryModelUnload(RepositoryModelUnloadRequest.newBuilder().setModelName("nope").build()));
             assertEquals(Status.Code.NOT_FOUND, notFound.getStatus().getCode());
         } finally {
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
@@ -399,19 +387,15 @@ class GatewayModelRepositoryTest {
         assertTrue(c.repository().explicit());
     }
 
-    // ---- gRPC (grpc-java) --------------------------------------------------------------------------
+    // ---- gRPC (grpc-java's generated stubs) --------------------------------------------------------------------------
 
     private ManagedChannel channel() {
         return Grpc.newChannelBuilder("127.0.0.1:" + server.grpcPort(), InsecureChannelCredentials.create()).build();
     }
 
-    private static <Q extends Message, R extends Message> R unary(ManagedChannel channel, String name, Q request,
-            R responseType) {
-        MethodDescriptor<Q, R> m = MethodDescriptor.<Q, R>newBuilder().setType(MethodDescriptor.MethodType.UNARY)
-                .setFullMethodName(MethodDescriptor.generateFullMethodName("inference.GRPCInferenceService", name))
-                .setRequestMarshaller(ProtoUtils.marshaller(request)).setResponseMarshaller(ProtoUtils.marshaller(responseType))
-                .build();
-        return ClientCalls.blockingUnaryCall(channel, m, CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS), request);
+    /** grpc-java's generated blocking stub. */
+    private static GRPCInferenceServiceGrpc.GRPCInferenceServiceBlockingStub stub(ManagedChannel channel) {
+        return GRPCInferenceServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
     }
 
     private static ModelInferRequest.InferInputTensor bytes(String name, String value) {
