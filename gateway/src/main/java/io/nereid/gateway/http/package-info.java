@@ -11,8 +11,12 @@
  * {@code KServeGrpc} over gRPC ({@code inference.GRPCInferenceService} on its own port, Vert.x gRPC
  * with the service bound by hand over the messages protoc makes from {@code src/main/protobuf}),
  * both reading requests through {@code KServeInputs} (the TensorRT-LLM ensemble's input names) and
- * counting Triton's statistics in {@code InferenceStats}. Threads:
- * handlers on the event loops, blocking work on the bounded worker pool, engine callbacks hop to
- * the connection's context.
+ * counting Triton's statistics in {@code InferenceStats}. Several models: {@code ServedModels}
+ * keeps every model of the {@link io.nereid.gateway.http.ModelRepository} with its state
+ * (Triton's READY / LOADING / UNLOADING / UNAVAILABLE) and runs loads and unloads in order on one
+ * model-control thread; each loaded model is a {@code ServedModel} (its engine, metrics, readiness,
+ * admission and front-end handlers), and every route hands a request to the one its model names.
+ * Threads: handlers on the event loops, blocking work on the bounded worker pool, engine callbacks
+ * hop to the connection's context, loads and unloads on the model-control thread.
  */
 package io.nereid.gateway.http;
