@@ -90,6 +90,11 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             new Option("--memory-limit", null, "memory all loaded models' weights and KV caches may take together,"
                     + " e.g. 8GiB; with --model-repository; a load that would not fit is refused (default: 80% of"
                     + " physical memory)"),
+            new Option("--responses-store", null, "file of the /v1/responses store (an H2 database; survives"
+                    + " restarts), or 'memory' (default: $XDG_DATA_HOME/nereid/responses, else"
+                    + " $HOME/.local/share/nereid/responses; memory when neither is set)"),
+            new Option("--responses-ttl", "30d", "how long a stored response is kept, e.g. 30d, 12h, 90m, 3600s"),
+            new Option("--responses-max-size", "1GiB", "how much stored responses may take; the oldest go first"),
             new Option("--max-model-len", null, "prompt + output tokens of one sequence (default: the model's context"
                     + " length, capped by the KV cache)"),
             new Option("--host", "127.0.0.1", "interface to bind"),
@@ -233,7 +238,8 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
         }
         GatewayOptions gateway = new GatewayOptions(keys, v.get("--allowed-origins") == null ? List.of()
                 : list(v.get("--allowed-origins")), Duration.ofSeconds(integer(v, "--engine-stall-timeout")), bool(v, "--strict"),
-                Duration.ofSeconds(integer(v, "--stall-timeout")), Duration.ofSeconds(integer(v, "--request-timeout")));
+                Duration.ofSeconds(integer(v, "--stall-timeout")), Duration.ofSeconds(integer(v, "--request-timeout")),
+                responsesStore(v, env));
         Path model = v.get("--model") == null ? null : Path.of(v.get("--model"));
         String name = v.get("--served-model-name");
         if (name == null) {
@@ -286,6 +292,42 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             throw new IllegalArgumentException("--model-repository " + dir + " is not a directory");
         }
         return new Repository(d, mode.equals("explicit"), mode.equals("none") ? List.of("*") : loads);
+    }
+
+    /** {@code --responses-store} (a file, 'memory', or the data directory's default), its TTL and size limit. */
+    private static GatewayOptions.ResponsesStore responsesStore(Map<String, String> v, Map<String, String> env) {
+        String store = v.get("--responses-store");
+        Path file;
+        if (store == null) {
+            String data = env.get("XDG_DATA_HOME") != null && !env.get("XDG_DATA_HOME").isBlank() ? env.get("XDG_DATA_HOME")
+                    : env.get("HOME") != null && !env.get("HOME").isBlank() ? env.get("HOME") + "/.local/share" : null;
+            file = data == null ? null : Path.of(data, "nereid", "responses");
+        } else {
+            file = store.trim().equals("memory") ? null : Path.of(store.trim());
+        }
+        long maxBytes = bytes(v.get("--responses-max-size"), "--responses-max-size");
+        try {
+            return new GatewayOptions.ResponsesStore(file, duration(v.get("--responses-ttl"), "--responses-ttl"), maxBytes);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
+        }
+    }
+
+    /** {@code 30d}, {@code 12h}, {@code 90m}, {@code 3600s} or plain seconds. */
+    static Duration duration(String s, String flag) {
+        String t = s.trim().toLowerCase(Locale.ROOT);
+        long unit = switch (t.isEmpty() ? ' ' : t.charAt(t.length() - 1)) {
+            case 'd' -> 86_400;
+            case 'h' -> 3_600;
+            case 'm' -> 60;
+            case 's' -> 1;
+            default -> 0;
+        };
+        try {
+            return Duration.ofSeconds(unit == 0 ? Long.parseLong(t) : Long.parseLong(t.substring(0, t.length() - 1)) * unit);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(flag + " must be a duration like 30d, 12h, 90m or 3600s, got '" + s + "'");
+        }
     }
 
     static String reasoningParser(String name) {

@@ -57,6 +57,7 @@ public final class GatewayServer implements AutoCloseable {
     private final GatewayOptions options;
     private final ThreadCpuMetrics threadCpu = new ThreadCpuMetrics();
     private final KServeGrpc grpc;
+    private final ResponsesRoutes responses;
     private final AccessControl access;
     private volatile boolean draining;
     private volatile boolean aborting;
@@ -73,6 +74,13 @@ public final class GatewayServer implements AutoCloseable {
         this.models = new ServedModels(repository, m -> new ServedModel(vertx, m, options, prep, () -> draining,
                 () -> aborting), loaded, failed);
         this.access = new AccessControl(options, GatewayServer::errorFor);
+        try {
+            this.responses = new ResponsesRoutes(models, prep, options, () -> draining);
+        } catch (RuntimeException e) {
+            models.close();
+            vertx.close();
+            throw e;
+        }
         this.grpc = new KServeGrpc(vertx, options, models, this::alive, this::isReady, access);
         // Sample the engines between probes too, so a loop that stops between two probes is noticed.
         vertx.setPeriodic(1000, id -> {
@@ -204,6 +212,7 @@ public final class GatewayServer implements AutoCloseable {
                 .putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8").end(metricsPage()));
         r.post().handler(BodyHandler.create().setBodyLimit(BODY_LIMIT));
         OpenAiRoutes.register(r, models, () -> draining);
+        responses.register(r);
         KServeRoutes.register(r, models, this::alive, this::isReady);
         RouteTable routes = new RouteTable(r);
         r.route().last().handler(ctx -> {
@@ -475,6 +484,7 @@ public final class GatewayServer implements AutoCloseable {
                 server.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
             }
             grpc.close();
+            responses.close();
             models.close();
             prep.close();
             vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);

@@ -1,6 +1,7 @@
 package io.nereid.gateway.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nereid.engine.api.GenerationRequest;
 import io.nereid.engine.api.RequestValidationException;
 import io.nereid.gateway.http.ParsedRequest.Kind;
@@ -129,29 +130,94 @@ final class OpenAiRoutes {
             admission.checkAvailable();
             req = RequestValidator.validate(body, kind);
             unknownFields(resp, req.ignoredFields());
-            if (!req.model().equals(model.name())) {
-                throw GatewayServer.notFound(req.model());
-            }
-            if (kind == Kind.CHAT && !model.hasChatTemplate()) {
-                throw ApiException.invalid("messages", "the model has no chat template; start the server with"
-                        + " --chat-template NAME|FILE, or use /v1/completions");
-            }
-            if (req.tools() != null && req.tools().active()) {
-                if (model.toolCallFormat() == null) {
-                    throw ApiException.invalid("tools", "this model's chat template shows no tool-call syntax (Hermes"
-                            + " <tool_call>, Llama 3 JSON); start the server with --tool-call-parser hermes|llama3_json");
-                }
-                req = req.withToolFormat(model.toolCallFormat());
-            }
-            if (kind == Kind.CHAT && model.reasoningParser() != null) {
-                req = req.withReasoning(ReasoningParser.Format.named(model.reasoningParser()));
-            }
+            req = forThisModel(req, kind);
         } catch (RuntimeException e) {
             GatewayServer.error(resp, GatewayServer.mapFailure(e));
             return;
         }
-        admission.admit(vertx.getOrCreateContext(), new OpenAiPlan(resp, req, ctx.get(GatewayServer.REQUEST_ID)))
+        String id = (kind == Kind.CHAT ? "chatcmpl-" : "cmpl-") + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+        admission.admit(vertx.getOrCreateContext(), new OpenAiPlan(resp, req, ctx.get(GatewayServer.REQUEST_ID), id))
                 .onFailure(e -> GatewayServer.error(resp, GatewayServer.mapFailure(e)));
+    }
+
+    /**
+     * The request as this model serves it: its chat template, tool-call syntax and reasoning parser.
+     *
+     * @throws ApiException 404 for another model, 400 for what this model cannot do (chat without a
+     *                      template, tools without a tool-call syntax)
+     */
+    private ParsedRequest forThisModel(ParsedRequest req, Kind kind) {
+        if (!req.model().equals(model.name())) {
+            throw GatewayServer.notFound(req.model());
+        }
+        if (kind == Kind.CHAT && !model.hasChatTemplate()) {
+            throw ApiException.invalid("messages", "the model has no chat template; start the server with"
+                    + " --chat-template NAME|FILE, or use /v1/completions");
+        }
+        if (req.tools() != null && req.tools().active()) {
+            if (model.toolCallFormat() == null) {
+                throw ApiException.invalid("tools", "this model's chat template shows no tool-call syntax (Hermes"
+                        + " <tool_call>, Llama 3 JSON); start the server with --tool-call-parser hermes|llama3_json");
+            }
+            req = req.withToolFormat(model.toolCallFormat());
+        }
+        if (kind == Kind.CHAT && model.reasoningParser() != null) {
+            req = req.withReasoning(ReasoningParser.Format.named(model.reasoningParser()));
+        }
+        return req;
+    }
+
+    /**
+     * {@code POST /v1/responses} for this model: {@code rq} runs as the chat completion it
+     * translates into and is answered (streamed, whole or in the background) by a
+     * {@link ResponsesExchange}; stored for {@code owner} through {@code api}.
+     */
+    void respond(RoutingContext ctx, ResponsesRequest rq, String owner, ResponsesRoutes api) {
+        HttpServerResponse resp = ctx.response();
+        ParsedRequest req;
+        try {
+            admission.checkAvailable();
+            req = forThisModel(RequestValidator.validate(rq.chat, Kind.CHAT), Kind.CHAT);
+        } catch (RuntimeException e) {
+            GatewayServer.error(resp, ResponsesRequest.rename(GatewayServer.mapFailure(e)));
+            return;
+        }
+        String id = ResponsesRequest.id("resp_");
+        String requestId = ctx.get(GatewayServer.REQUEST_ID);
+        admission.admit(vertx.getOrCreateContext(), new OpenAiPlan(resp, req, requestId, id) {
+            @Override
+            public ApiException refused(int k, RuntimeException e) {
+                return ResponsesRequest.rename(super.refused(k, e));
+            }
+
+            @Override
+            public AdmissionService.Responder respond(List<Prompt> prompts) {
+                long created = System.currentTimeMillis() / 1000;
+                ResponsesExchange x = new ResponsesExchange(vertx.getOrCreateContext(), rq.background ? null : resp, rq,
+                        req, id, model.name(), metrics, inflight::decrementAndGet, requestId, options.clientStallTimeout(),
+                        aborting, (status, r, conversation) -> api.persist(owner, id, r.path("created_at").asLong(created),
+                                status, r, rq.inputItems, conversation));
+                return AdmissionService.Responder.of(x::sink, x::abandon, admitted -> {
+                    inflight.incrementAndGet();
+                    if (!rq.background) {
+                        x.start(admitted);
+                        return;
+                    }
+                    // In the background: stored as queued, answered at once; the exchange stores the end.
+                    api.running(x);
+                    ObjectNode queued = x.object("queued", null);
+                    api.persist(owner, id, created, "queued", queued, rq.inputItems, rq.conversation).onComplete(ar -> {
+                        x.start(admitted);
+                        if (ar.failed()) {
+                            x.cancel();
+                            GatewayServer.error(resp, GatewayServer.mapFailure(ar.cause()));
+                        } else {
+                            GatewayServer.json(resp, 200, queued);
+                        }
+                    });
+                });
+            }
+        }).onFailure(e -> GatewayServer.error(resp, ResponsesRequest.rename(GatewayServer.mapFailure(e))));
     }
 
     private static JsonNode body(RoutingContext ctx) {
@@ -308,19 +374,18 @@ final class OpenAiRoutes {
      * not given), refusals named as OpenAI names the fields ({@code prompt[k]} in a batch), and an
      * {@link Exchange} as the response.
      */
-    private final class OpenAiPlan implements AdmissionService.Plan<Prompt> {
+    private class OpenAiPlan implements AdmissionService.Plan<Prompt> {
         private final HttpServerResponse resp;
         private final ParsedRequest req;
         private final String requestId;
         private final String id;
         private final boolean batch;
 
-        OpenAiPlan(HttpServerResponse resp, ParsedRequest req, String requestId) {
+        OpenAiPlan(HttpServerResponse resp, ParsedRequest req, String requestId, String id) {
             this.resp = resp;
             this.req = req;
             this.requestId = requestId;
-            this.id = (req.kind() == Kind.CHAT ? "chatcmpl-" : "cmpl-")
-                    + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+            this.id = id;
             this.batch = req.promptCount() > 1;
         }
 
