@@ -43,8 +43,9 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
                           double ttftSloMs, double tpotSloMs, int maxErrors, String extraInputs, String grpcTarget) {
 
     public BenchConfig {
-        if (!List.of("chat", "completions", "kserve-generate", "grpc-stream").contains(endpoint)) {
-            throw new IllegalArgumentException("--endpoint: expected chat, completions, kserve-generate or grpc-stream,"
+        if (!List.of("chat", "completions", "responses", "kserve-generate", "grpc-stream").contains(endpoint)) {
+            throw new IllegalArgumentException("--endpoint: expected chat, completions, responses, kserve-generate or"
+                    + " grpc-stream,"
                     + " got '" + endpoint + "'");
         }
         if (scenario != null && !scenario.equals("offline") && !scenario.equals("server")) {
@@ -211,7 +212,7 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
 
               --url URL                    server base URL (default http://127.0.0.1:8000)
               --model NAME                 model to request (default: the first of GET /v1/models)
-              --endpoint chat|completions|kserve-generate|grpc-stream
+              --endpoint chat|completions|responses|kserve-generate|grpc-stream
                                            /v1/chat/completions (default), /v1/completions, Triton's
                                            /v2/models/MODEL/generate_stream (KServe v2 generate extension), or
                                            KServe v2 gRPC ModelStreamInfer (decoupled)

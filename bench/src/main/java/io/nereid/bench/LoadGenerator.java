@@ -71,6 +71,7 @@ public final class LoadGenerator implements AutoCloseable {
     static String path(BenchConfig config) {
         return switch (config.endpoint()) {
             case "chat" -> "/v1/chat/completions";
+            case "responses" -> "/v1/responses";
             case "grpc-stream" -> "/inference.GRPCInferenceService/ModelStreamInfer";
             case "kserve-generate" -> "/v2/models/" + java.net.URLEncoder.encode(config.model(),
                     java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20") + "/generate_stream";

@@ -11,6 +11,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  *   data: {"choices":[{"text":"Hi"}]}                        completions: content "Hi"
  *   data: {"choices":[],"usage":{"prompt_tokens":5,...}}     usage only (stream_options.include_usage)
  *   data: {"text_output":"Hi","model_name":...}               Triton generate_stream: content "Hi"
+ *   data: {"type":"response.output_text.delta","delta":"Hi"} Responses API: content "Hi"
+ *   data: {"type":"response.completed","response":{...}}     Responses API: usage, and the end of stream
  *   data: {"error":{"message":"...","code":500}}             an error mid-stream (Triton: {"error":"..."})
  *   data: [DONE]                                             end of stream
  * </pre>
@@ -40,6 +42,19 @@ public record StreamEvent(String content, int promptTokens, int completionTokens
             JsonNode e = n.get("error");
             String msg = e.isObject() ? e.path("message").asText(e.toString()) : e.asText();
             return new StreamEvent("", -1, -1, msg.isEmpty() ? "error event" : msg, false);
+        }
+        String type = n.path("type").asText("");
+        if (type.startsWith("response.")) {   // the Responses API's typed events
+            return switch (type) {
+                case "response.output_text.delta" -> new StreamEvent(n.path("delta").asText(""), -1, -1, null, false);
+                case "response.completed", "response.incomplete" -> {
+                    JsonNode u = n.path("response").path("usage");
+                    yield new StreamEvent("", u.path("input_tokens").asInt(-1), u.path("output_tokens").asInt(-1), null, true);
+                }
+                case "response.failed" -> new StreamEvent("", -1, -1, n.path("response").path("error").path("message")
+                        .asText("response.failed"), true);
+                default -> new StreamEvent("", -1, -1, null, false);
+            };
         }
         StringBuilder content = new StringBuilder();
         if (n.path("text_output").isTextual()) {

@@ -95,6 +95,21 @@ public final class Workload {
             return extra(body);
         }
         body.put("model", config.model());
+        if (config.endpoint().equals("responses")) {
+            // the same request as chat's: the prefix as instructions (a system message), the prompt as input
+            if (!prefix.isEmpty()) {
+                body.put("instructions", prefix);
+            }
+            body.put("input", prompt);
+            if (config.outputTokensMean() > 0) {
+                int out = sample(config.outputTokensMean(), config.outputTokensStddev());
+                body.put("max_output_tokens", out);
+                body.put("min_tokens", out);
+                body.put("ignore_eos", true);
+            }
+            body.put("stream", true);
+            return extra(body);
+        }
         if (config.endpoint().equals("chat")) {
             var messages = body.putArray("messages");
             if (!prefix.isEmpty()) {

@@ -22,4 +22,22 @@ class StreamEventTest {
         assertTrue(StreamEvent.parse("[DONE]").done());
         assertTrue(StreamEvent.parse("{not json").error().startsWith("unparsable"));
     }
+
+    @Test
+    void responsesApiEventsGiveTheirTextDeltasUsageAndEnd() {
+        assertEquals("Hi", StreamEvent.parse("{\"type\":\"response.output_text.delta\",\"item_id\":\"msg_1\","
+                + "\"output_index\":0,\"content_index\":0,\"delta\":\"Hi\",\"sequence_number\":4}").content());
+        StreamEvent created = StreamEvent.parse("{\"type\":\"response.created\",\"response\":{\"status\":"
+                + "\"in_progress\"},\"sequence_number\":0}");
+        assertEquals("", created.content());
+        assertTrue(!created.done());
+        StreamEvent end = StreamEvent.parse("{\"type\":\"response.incomplete\",\"response\":{\"usage\":{\"input_tokens\":7,"
+                + "\"output_tokens\":3}},\"sequence_number\":9}");
+        assertTrue(end.done());
+        assertEquals(7, end.promptTokens());
+        assertEquals(3, end.completionTokens());
+        StreamEvent failed = StreamEvent.parse("{\"type\":\"response.failed\",\"response\":{\"error\":{\"message\":"
+                + "\"generation failed\"}}}");
+        assertEquals("generation failed", failed.error());
+    }
 }

@@ -30,9 +30,11 @@ final class ResponsesRequest {
             "text", "tools", "tool_choice", "parallel_tool_calls", "stream", "store", "previous_response_id", "metadata",
             "background", "reasoning", "user", "truncation", "include", "service_tier", "prompt_cache_key",
             "safety_identifier", "top_logprobs", "max_tool_calls", "stream_options", "prompt", "conversation",
-            "seed", "top_k", "min_p", "repetition_penalty", "presence_penalty", "frequency_penalty");
-    private static final Set<String> SAMPLING = Set.of("temperature", "top_p", "seed", "top_k", "min_p",
-            "repetition_penalty", "presence_penalty", "frequency_penalty", "user", "stream");
+            "seed", "top_k", "min_p", "repetition_penalty", "presence_penalty", "frequency_penalty", "min_tokens",
+            "ignore_eos", "stop");
+    /** Passed to the chat request as they are (the last six: vLLM's sampling extensions, as on chat). */
+    private static final Set<String> SAMPLING = Set.of("temperature", "top_p", "user", "stream", "seed", "top_k", "min_p",
+            "repetition_penalty", "presence_penalty", "frequency_penalty", "min_tokens", "ignore_eos", "stop");
 
     final JsonNode body;
     final String model;
