@@ -2,6 +2,7 @@ package io.nereid.gateway;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -93,5 +94,36 @@ class GatewayReasoningTest {
                 assertEquals("", content, r.body());
             }
         }
+    }
+
+    @Test
+    void onTheResponsesApiTheThoughtIsAReasoningItemWholeAndStreamed() throws Exception {
+        Map<String, Object> body = new LinkedHashMap<>(Map.of("model", "m", "temperature", 0, "max_output_tokens", 16,
+                "input", "Think.", "store", false));
+        HttpResponse<String> whole = post("/v1/responses", body);
+        assertEquals(200, whole.statusCode(), whole.body());
+        JsonNode out = JSON.readTree(whole.body()).get("output");
+        JsonNode item = out.get(0);
+        assertEquals("reasoning", item.get("type").asText(), whole.body());
+        String thought = item.get("content").get(0).get("text").asText();
+        assertEquals("reasoning_text", item.get("content").get(0).get("type").asText());
+        assertFalse(thought.isEmpty());
+        assertEquals(0, item.get("summary").size(), "no summary unless reasoning.summary asks for one");
+        // streamed: reasoning_text deltas of the same thought; with reasoning.summary, summary events instead
+        body.put("stream", true);
+        String stream = post("/v1/responses", body).body();
+        StringBuilder deltas = new StringBuilder();
+        for (String frame : stream.split("\n\n")) {
+            int data = frame.indexOf("data: ");
+            JsonNode e = JSON.readTree(frame.substring(data + 6));
+            if (e.get("type").asText().equals("response.reasoning_text.delta")) {
+                deltas.append(e.get("delta").asText());
+            }
+        }
+        assertEquals(thought, deltas.toString());
+        body.put("reasoning", Map.of("summary", "auto"));
+        String summarized = post("/v1/responses", body).body();
+        assertTrue(summarized.contains("event: response.reasoning_summary_text.delta"), summarized);
+        assertTrue(summarized.contains("\"summary\":[{\"type\":\"summary_text\",\"text\":"), summarized);
     }
 }
