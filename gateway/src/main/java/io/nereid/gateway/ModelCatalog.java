@@ -38,6 +38,7 @@ import java.util.stream.Stream;
  *   chat_template            a built-in name, or a .jinja file (relative to the folder)
  *   tool_call_parser, reasoning_parser
  *   speculative_config       --speculative-config (an object, or its JSON text)
+ *   task                     --task (auto, generate, embed)
  * </pre>
  *
  * Each loaded model runs its own engine with its own KV cache; together they stay within the
@@ -50,7 +51,7 @@ final class ModelCatalog implements ModelRepository {
     static final String SETTINGS = "nereid.json";
     static final Set<String> KEYS = Set.of("model", "max_model_len", "kv_cache_memory", "max_num_seqs",
             "max_num_batched_tokens", "max_waiting", "chat_template", "tool_call_parser", "reasoning_parser",
-            "speculative_config");
+            "speculative_config", "task");
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -201,7 +202,8 @@ final class ModelCatalog implements ModelRepository {
                     integer(settings, "max_waiting", base.maxWaiting()), kvBytes,
                     template == null ? base.chatTemplate() : template, speculative, toolFormat,
                     reasoning == null ? base.reasoningParser() : ServeConfig.reasoningParser(reasoning),
-                    integer(settings, "max_model_len", base.maxModelLen()));
+                    integer(settings, "max_model_len", base.maxModelLen()),
+                    text(settings, "task") == null ? base.task() : text(settings, "task"));
         } catch (IllegalArgumentException e) {
             throw failed(name, folder.resolve(SETTINGS) + ": " + e.getMessage());
         }

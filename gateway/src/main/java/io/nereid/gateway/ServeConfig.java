@@ -40,11 +40,12 @@ import java.util.Map;
  * @param repository          {@code --model-repository} and its model control, or null: serve {@code model}
  * @param memoryLimit         bytes all loaded models' weights and KV caches may take together (a repository's), or
  *                            0: 80 % of physical memory
+ * @param task                {@code --task}: auto (embeddings when the model declares a pooling), generate, embed
  */
 public record ServeConfig(Path model, String servedModelName, String host, int port, int maxNumSeqs,
         int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
         Duration drainTimeout, GatewayOptions gateway, SpeculativeConfig speculative, ToolCallFormat toolCallParser,
-        String reasoningParser, int grpcPort, int maxModelLen, Repository repository, long memoryLimit) {
+        String reasoningParser, int grpcPort, int maxModelLen, Repository repository, long memoryLimit, String task) {
 
     /**
      * A model repository: one folder per model under {@code dir}.
@@ -64,7 +65,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
             Duration drainTimeout) {
         this(model, servedModelName, host, port, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize, kvCacheBytes,
-                chatTemplate, threads, drainTimeout, GatewayOptions.DEFAULTS, null, null, null, -1, 0, null, 0);
+                chatTemplate, threads, drainTimeout, GatewayOptions.DEFAULTS, null, null, null, -1, 0, null, 0, "auto");
     }
 
     /** One flag: its name, environment variable, default (null: none) and help line. */
@@ -95,6 +96,9 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
                     + " $HOME/.local/share/nereid/responses; memory when neither is set)"),
             new Option("--responses-ttl", "30d", "how long a stored response is kept, e.g. 30d, 12h, 90m, 3600s"),
             new Option("--responses-max-size", "1GiB", "how much stored responses may take; the oldest go first"),
+            new Option("--task", "auto", "auto (POST /v1/embeddings when the model declares a pooling: GGUF pooling_type,"
+                    + " sentence-transformers modules.json), embed (also for a generative model: last-token pooling,"
+                    + " normalised, as vLLM), or generate (no embeddings)"),
             new Option("--max-model-len", null, "prompt + output tokens of one sequence (default: the model's context"
                     + " length, capped by the KV cache)"),
             new Option("--host", "127.0.0.1", "interface to bind"),
@@ -155,6 +159,9 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
         if (maxModelLen < 0 || memoryLimit < 0) {
             throw new IllegalArgumentException("--max-model-len and --memory-limit must not be negative");
         }
+        if (!java.util.Set.of("auto", "generate", "embed").contains(task)) {
+            throw new IllegalArgumentException("--task must be auto, generate or embed, got '" + task + "'");
+        }
         if (repository != null && model != null) {
             throw new IllegalArgumentException("give --model or --model-repository, not both");
         }
@@ -177,10 +184,10 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
      */
     ServeConfig forModel(Path model, String name, int maxNumSeqs, int maxNumBatchedTokens, int maxWaiting,
             long kvCacheBytes, String chatTemplate, SpeculativeConfig speculative, ToolCallFormat toolCallParser,
-            String reasoningParser, int maxModelLen) {
+            String reasoningParser, int maxModelLen, String task) {
         return new ServeConfig(model, name, host, port, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize,
                 kvCacheBytes, chatTemplate, threads, drainTimeout, gateway, speculative, toolCallParser, reasoningParser,
-                grpcPort, maxModelLen, null, 0);
+                grpcPort, maxModelLen, null, 0, task);
     }
 
     static String usage() {
@@ -259,7 +266,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
                 toolCallParser(v.get("--tool-call-parser")), reasoningParser(v.get("--reasoning-parser")),
                 v.get("--grpc-port") != null ? integer(v, "--grpc-port") : integer(v, "--port") == 0 ? 0 : 8001,
                 v.get("--max-model-len") == null ? 0 : integer(v, "--max-model-len"), repository,
-                memory == null ? 0 : bytes(memory, "--memory-limit"));
+                memory == null ? 0 : bytes(memory, "--memory-limit"), v.get("--task").trim().toLowerCase(Locale.ROOT));
     }
 
     private static Repository repository(Map<String, String> v, List<String> loads, String name) {

@@ -29,12 +29,15 @@ final class ServingModel implements ModelService, AutoCloseable {
     private final ChatTemplate template;
     private final ToolCallFormat toolCalls;
     private final String reasoning;
+    private final io.nereid.engine.api.EmbeddingSpec embedding;
     private final long created = System.currentTimeMillis() / 1000;
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile Runnable onClose = () -> { };
 
-    private ServingModel(String name, LoadedModel loaded, ChatTemplate template, ToolCallFormat toolCalls, String reasoning) {
+    private ServingModel(String name, LoadedModel loaded, ChatTemplate template, ToolCallFormat toolCalls, String reasoning,
+            io.nereid.engine.api.EmbeddingSpec embedding) {
         this.reasoning = reasoning;
+        this.embedding = embedding;
         this.name = name;
         this.loaded = loaded;
         this.template = template;
@@ -54,7 +57,12 @@ final class ServingModel implements ModelService, AutoCloseable {
                     : loaded.chatTemplate().orElse(loaded.demo() ? ChatTemplate.builtin("chatml") : null);
             ToolCallFormat tools = c.toolCallParser() != null ? c.toolCallParser()
                     : template == null ? null : ToolCallFormat.detect(template.source());
-            return new ServingModel(c.servedModelName(), loaded, template, tools, c.reasoningParser());
+            io.nereid.engine.api.EmbeddingSpec embedding = switch (c.task()) {
+                case "embed" -> loaded.embedding().orElse(io.nereid.engine.api.EmbeddingSpec.DECODER_DEFAULT);
+                case "generate" -> null;
+                default -> loaded.embedding().orElse(null);
+            };
+            return new ServingModel(c.servedModelName(), loaded, template, tools, c.reasoningParser(), embedding);
         } catch (RuntimeException e) {
             loaded.close();
             throw e;
@@ -65,9 +73,11 @@ final class ServingModel implements ModelService, AutoCloseable {
         LoadedModel.ModelInfo m = loaded.info();
         LoadedModel.KvCacheInfo kv = loaded.kvCache();
         return String.format("model '%s'%s: %s, %d layers, dim %d, vocab %d; max_model_len %d; KV cache %d blocks of %d"
-                + " tokens (%s, %.1f MiB); chat template: %s", name, description() == null ? "" : " (" + description() + ")",
+                + " tokens (%s, %.1f MiB); chat template: %s%s", name, description() == null ? "" : " (" + description() + ")",
                 m.architecture(), m.layers(), m.dim(), m.vocabSize(), loaded.maxModelLen(), kv.blocks() - 1, kv.blockSize(),
-                kv.precision(), kv.bytes() / (1024.0 * 1024.0), template == null ? "none (chat completions answer 400)" : "yes");
+                kv.precision(), kv.bytes() / (1024.0 * 1024.0), template == null ? "none (chat completions answer 400)" : "yes",
+                embedding == null ? "" : "; embeddings: " + embedding.pooling().name().toLowerCase(java.util.Locale.ROOT)
+                        + " pooling" + (embedding.normalize() ? ", normalised" : ""));
     }
 
     @Override
@@ -144,6 +154,16 @@ final class ServingModel implements ModelService, AutoCloseable {
     @Override
     public byte[] tokenBytes(int id) {
         return loaded.tokenizer().tokenBytes(id);
+    }
+
+    @Override
+    public io.nereid.engine.api.EmbeddingSpec embedding() {
+        return embedding;
+    }
+
+    @Override
+    public int hiddenSize() {
+        return loaded.info().dim();
     }
 
     @Override

@@ -199,6 +199,11 @@ public final class Engines {
         }
 
         @Override
+        public Optional<EmbeddingSpec> embedding() {
+            return source.embedding();
+        }
+
+        @Override
         public void close() {
             engine.close();
             closeAll(draftParts);

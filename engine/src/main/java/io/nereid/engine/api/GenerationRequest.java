@@ -35,6 +35,7 @@ public final class GenerationRequest {
     private final Instant deadline;
     private final int promptLogprobs;
     private final Constraint constraint;
+    private final Pooling pooling;
 
     private GenerationRequest(Builder b) {
         this.id = b.id;
@@ -51,6 +52,7 @@ public final class GenerationRequest {
         this.deadline = b.deadline;
         this.promptLogprobs = b.promptLogprobs;
         this.constraint = b.constraint;
+        this.pooling = b.pooling;
     }
 
     /** A request for {@code promptTokens} with every default: greedy, 16 tokens, one choice, no stops. */
@@ -142,6 +144,14 @@ public final class GenerationRequest {
         return promptLogprobs;
     }
 
+    /**
+     * For an embedding request, how its prompt's final hidden states are pooled (the engine computes
+     * the prompt only and hands the pooled vector to {@link TokenSink#onEmbedding}); null to generate.
+     */
+    public Pooling pooling() {
+        return pooling;
+    }
+
     @Override
     public String toString() {
         return "GenerationRequest[" + id + ", " + promptTokens.length + " prompt tokens, max " + maxTokens + ", n " + n + "]";
@@ -163,6 +173,7 @@ public final class GenerationRequest {
         private Instant deadline;
         private int promptLogprobs = -1;
         private Constraint constraint;
+        private Pooling pooling;
 
         private Builder(String id, int[] promptTokens) {
             this.id = Objects.requireNonNull(id, "id");
@@ -230,6 +241,12 @@ public final class GenerationRequest {
             return this;
         }
 
+        /** An embedding request pooled this way (null: generate); it generates nothing (max_tokens 0). */
+        public Builder pooling(Pooling p) {
+            this.pooling = p;
+            return this;
+        }
+
         /**
          * Checks every field on its own and together with the others (the model's limits are
          * {@link Engine#validate}'s).
@@ -257,6 +274,10 @@ public final class GenerationRequest {
             if (promptLogprobs < -1 || promptLogprobs > SamplingParams.MAX_LOGPROBS) {
                 throw new RequestValidationException("prompt_logprobs", "prompt_logprobs must be in [0, "
                         + SamplingParams.MAX_LOGPROBS + "], got " + promptLogprobs);
+            }
+            if (pooling != null && (maxTokens != 0 || n != 1 || logprobs || promptLogprobs >= 0 || constraint != null)) {
+                throw new RequestValidationException("pooling", "an embedding request generates nothing: max_tokens 0,"
+                        + " one choice, no logprobs and no constraint");
             }
             checkStops();
             return new GenerationRequest(this);

@@ -28,6 +28,14 @@ public interface LoadedModel extends AutoCloseable {
     /** The KV cache the engine allocated. */
     KvCacheInfo kvCache();
 
+    /**
+     * How the model makes embeddings when its files say it is an embedding model (GGUF
+     * {@code pooling_type}, sentence-transformers {@code modules.json}); empty otherwise.
+     */
+    default Optional<EmbeddingSpec> embedding() {
+        return Optional.empty();
+    }
+
     /** Whether this is the generated random-weight demo model. */
     boolean demo();
 

@@ -34,6 +34,14 @@ public interface TokenSink {
     }
 
     /**
+     * An embedding request's vector ({@link GenerationRequest#pooling()}): once, in the step that
+     * completes the prompt, before its {@code onFinish}. Not normalised (the front end applies what
+     * the model defines). Nothing by default.
+     */
+    default void onEmbedding(float[] vector) {
+    }
+
+    /**
      * The choice ended; {@code stopReason} is the matched stop string or stop token id (vLLM's
      * {@code stop_reason}), null for EOS, length, cancellation or deadline.
      */

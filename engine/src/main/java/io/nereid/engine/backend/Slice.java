@@ -15,12 +15,19 @@ import java.util.Arrays;
  * @param logitRows  how many of the slice's last positions need logits: 0 (a prefill chunk that
  *                   does not end the prompt), 1 (a decode), k + 1 (a decode verifying k draft
  *                   tokens), or {@code tokens.length} (prompt logprobs)
+ * @param hidden     whether the final hidden state (after the output norm) of every position comes
+ *                   back too ({@link StepOutput#hidden()}): an embedding request's prompt
  */
-public record Slice(int[] tokens, int startPos, int[] blockTable, int logitRows) {
+public record Slice(int[] tokens, int startPos, int[] blockTable, int logitRows, boolean hidden) {
 
     /** A slice that needs the logits of its last token, or none. */
     public Slice(int[] tokens, int startPos, int[] blockTable, boolean wantsLogits) {
-        this(tokens, startPos, blockTable, wantsLogits ? 1 : 0);
+        this(tokens, startPos, blockTable, wantsLogits ? 1 : 0, false);
+    }
+
+    /** A slice that needs no hidden states. */
+    public Slice(int[] tokens, int startPos, int[] blockTable, int logitRows) {
+        this(tokens, startPos, blockTable, logitRows, false);
     }
 
     public Slice {
@@ -45,6 +52,7 @@ public record Slice(int[] tokens, int startPos, int[] blockTable, int logitRows)
 
     @Override
     public String toString() {
-        return "Slice[start " + startPos + ", tokens " + Arrays.toString(tokens) + ", logit rows " + logitRows + "]";
+        return "Slice[start " + startPos + ", tokens " + Arrays.toString(tokens) + ", logit rows " + logitRows
+                + (hidden ? ", hidden" : "") + "]";
     }
 }

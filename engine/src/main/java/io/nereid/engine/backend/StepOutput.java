@@ -10,8 +10,16 @@ import java.util.Arrays;
  *
  * @param logits    (slices) of (logitRows x vocabSize)
  * @param vocabSize entries per row
+ * @param hidden    (slices) of (tokens x hiddenSize): the final hidden states of the slices that asked
+ *                  for them ({@link Slice#hidden()}), else null (all null when none did)
+ * @param hiddenSize entries per hidden row (the model's dim), 0 when no slice asked
  */
-public record StepOutput(float[][] logits, int vocabSize) {
+public record StepOutput(float[][] logits, int vocabSize, float[][] hidden, int hiddenSize) {
+
+    /** Logits only. */
+    public StepOutput(float[][] logits, int vocabSize) {
+        this(logits, vocabSize, new float[logits.length][], 0);
+    }
 
     /**
      * How many logit rows slice {@code slice} has.

@@ -81,6 +81,12 @@ final class Events {
         call(r, "onPromptLogprobs", () -> r.sink.onPromptLogprobs(List.of(r.promptLogprobs)));
     }
 
+    /** An embedding request's vector, before its finish. */
+    void embedding(RequestState r, float[] vector) {
+        notified(r);
+        call(r, "onEmbedding", () -> r.sink.onEmbedding(vector));
+    }
+
     /** Choice {@code choice}'s onFinish, unless it already ended. */
     void finish(RequestState r, int choice, FinishReason reason, Object stopReason) {
         flush();   // a merged delta goes before the finish it led to

@@ -125,6 +125,9 @@ final class OutputProcessor {
         if (slice.scoresPrompt()) {
             scorePrompt(r, slice, out, i);
         }
+        if (r.pools()) {
+            pool(r, slice, out, i);
+        }
         if (!slice.samples()) {
             return StepOutcome.SliceOutcome.COMPUTED;
         }
@@ -135,7 +138,10 @@ final class OutputProcessor {
         if (r.needsPromptLogprobs()) {
             events.promptLogprobs(r);
         }
-        if (q.maxTokens() == 0) {   // only the prompt was wanted (scoring it)
+        if (r.pools()) {   // an embedding: the pooled vector, then the end
+            events.embedding(r, pooledVector(r));
+        }
+        if (q.maxTokens() == 0) {   // only the prompt was wanted (scoring it, or embedding it)
             for (int c = 0; c < q.n(); c++) {
                 events.finish(r, c, FinishReason.LENGTH, null);
             }
@@ -268,6 +274,57 @@ final class OutputProcessor {
                     r.request.promptLogprobs());
             r.promptLogprobs[next - 1] = new TokenLogprob(t.id(), t.logprob(), t.rank(), t.topIds(), t.topLogprobs());
         }
+    }
+
+    /**
+     * Adds the slice's hidden states to an embedding request's pool: every new position for mean
+     * pooling, the first for CLS, the latest for last-token pooling. A position computed again after
+     * a preemption was pooled already and is skipped.
+     */
+    private static void pool(RequestState r, ScheduledSlice slice, StepOutput out, int i) {
+        float[] h = out.hidden()[i];
+        if (h == null) {
+            throw new IllegalStateException("the backend returned no hidden states for an embedding request");
+        }
+        if (r.pooled == null) {
+            r.pooled = new float[out.hiddenSize()];
+        }
+        int dim = r.pooled.length;
+        if (out.hiddenSize() != dim || h.length != slice.length() * dim) {
+            throw new IllegalStateException("hidden states of " + h.length + " floats for " + slice.length()
+                    + " positions of " + dim);
+        }
+        for (int j = 0; j < slice.tokens().length; j++) {
+            int pos = slice.start() + j;
+            if (pos < r.pooledUpTo) {
+                continue;
+            }
+            switch (r.request.pooling()) {
+                case MEAN -> {
+                    for (int d = 0; d < dim; d++) {
+                        r.pooled[d] += h[j * dim + d];
+                    }
+                }
+                case CLS -> {
+                    if (pos == 0) {
+                        System.arraycopy(h, j * dim, r.pooled, 0, dim);
+                    }
+                }
+                case LAST -> System.arraycopy(h, j * dim, r.pooled, 0, dim);
+            }
+            r.pooledUpTo = pos + 1;
+        }
+    }
+
+    private static float[] pooledVector(RequestState r) {
+        float[] v = r.pooled.clone();
+        if (r.request.pooling() == io.nereid.engine.api.Pooling.MEAN) {
+            int n = r.request.promptLength();
+            for (int d = 0; d < v.length; d++) {
+                v[d] /= n;
+            }
+        }
+        return v;
     }
 
     private static boolean contains(int[] ids, int id) {

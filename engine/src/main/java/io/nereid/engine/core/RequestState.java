@@ -27,6 +27,8 @@ final class RequestState implements RequestHandle {
     boolean notifiedThisStep;         // in the engine's list of sinks owed an onStepEnd
     final TokenLogprob[] promptLogprobs;   // (prompt length - 1) by position - 1; null unless requested
     boolean promptLogprobsSent;
+    float[] pooled;                   // an embedding request's pooled hidden state so far (from its first slice); else null
+    int pooledUpTo;                   // positions pooled (a position computed again after a preemption is not)
     private final Runnable wakeUp;
     private volatile boolean cancelled;
 
@@ -45,6 +47,11 @@ final class RequestState implements RequestHandle {
         this.outputs = new ChoiceOutput[request.n()];
         this.ended = new boolean[request.n()];
         this.promptLogprobs = request.promptLogprobs() >= 0 ? new TokenLogprob[request.promptTokens().length - 1] : null;
+    }
+
+    /** Whether this is an embedding request: its prompt is computed in full, its hidden states pooled. */
+    boolean pools() {
+        return request.pooling() != null;
     }
 
     @Override

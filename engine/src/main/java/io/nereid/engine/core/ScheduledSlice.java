@@ -52,7 +52,7 @@ record ScheduledSlice(Sequence sequence, int start, int[] tokens, int[] draftTok
     /** The backend's view: every position, the sequence's blocks, the logit rows. */
     Slice toSlice() {
         int[] all = draftTokens.length == 0 ? tokens : concat(tokens, draftTokens);
-        return new Slice(all, start, sequence.table().blockIds(), logitRows);
+        return new Slice(all, start, sequence.table().blockIds(), logitRows, sequence.request.pools());
     }
 
     private static int[] concat(int[] a, int[] b) {

@@ -165,7 +165,8 @@ final class Scheduler {
     /** Admits the first waiting sequence and plans its first chunk; -1 when it does not fit now. */
     private int scheduleWaiting(Sequence s, int budget, int[] logitRows, List<ScheduledSlice> slices) {
         // A prompt whose logprobs are wanted is computed in full: its logits are not in the cache.
-        PrefixMatch match = config.prefixCaching() && !s.request.needsPromptLogprobs()
+        // So is an embedding request's: every position's hidden state is pooled.
+        PrefixMatch match = config.prefixCaching() && !s.request.needsPromptLogprobs() && !s.request.pools()
                 ? cache.longestCachedPrefix(s.tokens(), 0) : cache.longestCachedPrefix(new int[0], 0);
         int chunk = s.length() - match.numTokens();
         if (config.chunkedPrefill()) {

@@ -65,7 +65,10 @@ public final class CpuBackend implements Backend {
 
     @Override
     public StepOutput forward(Step step) {
-        return new StepOutput(forward == null ? unallocated() : forward.forward(step.slices(), storage), config.vocabSize());
+        if (forward == null) {
+            unallocated();
+        }
+        return forward.step(step.slices(), storage);
     }
 
     /** The K/V storage (after {@link #allocate}). */

@@ -100,6 +100,33 @@ public final class CpuForward {
      * it wants none.
      */
     public float[][] forward(List<Slice> slices, KvStorage kv) {
+        return logits(slices, run(slices, kv));
+    }
+
+    /**
+     * As {@link #forward}, with the final hidden states (after the output norm, {@code dim} floats per
+     * position) of the slices that ask for them ({@link Slice#hidden()}).
+     */
+    public io.nereid.engine.backend.StepOutput step(List<Slice> slices, KvStorage kv) {
+        float[] x = run(slices, kv);
+        float[][] hidden = new float[slices.size()][];
+        int dim = c.dim();
+        for (int si = 0, t = 0; si < slices.size(); si++) {
+            Slice s = slices.get(si);
+            if (s.hidden()) {
+                float[] h = new float[s.tokens().length * dim];
+                for (int j = 0; j < s.tokens().length; j++) {
+                    k.rmsNorm(h, j * dim, x, (t + j) * dim, w.outputNorm(), dim, c.rmsEps());
+                }
+                hidden[si] = h;
+            }
+            t += s.tokens().length;
+        }
+        return new io.nereid.engine.backend.StepOutput(logits(slices, x), c.vocabSize(), hidden, dim);
+    }
+
+    /** The layers over every token of the step: the residual stream, {@code dim} floats per token. */
+    private float[] run(List<Slice> slices, KvStorage kv) {
         int total = 0;
         for (Slice s : slices) {
             if (s.endPos() > maxPositions) {
@@ -170,7 +197,7 @@ public final class CpuForward {
             matmul(layer.down(), MatmulInput.of(a.gate, n, c.ffnDim(), a.inputs), a.proj);
             addInto(x, a.proj, n * dim);
         }
-        return logits(slices, x);
+        return x;
     }
 
     private void rmsNorm(float[] out, float[] x, float[] weight, int n) {

@@ -45,7 +45,7 @@ final class HfModelLoader {
                     + " vocab_size is " + config.vocabSize());
         }
         HfTensors tensors = HfTensors.open(dir, hf.tiedEmbeddings());
-        return new ModelSource(dir, config, tokenizer, tensors, chatTemplate(dir), tensors::close);
+        return new ModelSource(dir, config, tokenizer, tensors, chatTemplate(dir), tensors::close, embedding(dir));
     }
 
     private static Tokenizer tokenizer(Path dir, int vocabSize, int[] stopIds) {
@@ -80,5 +80,40 @@ final class HfModelLoader {
             }
             return Files.isRegularFile(config) ? ChatTemplates.fromTokenizerConfig(config, null) : Optional.empty();
         };
+    }
+
+    /**
+     * A sentence-transformers directory's embedding: {@code modules.json} names a Pooling module
+     * (its {@code config.json}: {@code pooling_mode_cls_token}, {@code _mean_tokens} or
+     * {@code _lasttoken}) and, when the output is normalised, a Normalize module.
+     */
+    static java.util.Optional<io.nereid.engine.api.EmbeddingSpec> embedding(Path dir) {
+        Path modules = dir.resolve("modules.json");
+        if (!java.nio.file.Files.isRegularFile(modules)) {
+            return java.util.Optional.empty();
+        }
+        try {
+            io.nereid.engine.api.Pooling pooling = null;
+            boolean normalize = false;
+            Object parsed = io.nereid.engine.json.Json.parse(java.nio.file.Files.readString(modules));
+            for (Object o : parsed instanceof java.util.List<?> l ? l : java.util.List.of()) {
+                java.util.Map<?, ?> m = o instanceof java.util.Map<?, ?> mm ? mm : java.util.Map.of();
+                String type = String.valueOf(m.get("type"));
+                if (type.endsWith("models.Normalize")) {
+                    normalize = true;
+                } else if (type.endsWith("models.Pooling")) {
+                    java.util.Map<String, Object> c = io.nereid.engine.json.Json.parseObject(java.nio.file.Files.readString(
+                            dir.resolve(String.valueOf(m.get("path"))).resolve("config.json")));
+                    pooling = Boolean.TRUE.equals(c.get("pooling_mode_cls_token")) ? io.nereid.engine.api.Pooling.CLS
+                            : Boolean.TRUE.equals(c.get("pooling_mode_lasttoken")) ? io.nereid.engine.api.Pooling.LAST
+                            : Boolean.TRUE.equals(c.get("pooling_mode_mean_tokens")) ? io.nereid.engine.api.Pooling.MEAN
+                            : null;
+                }
+            }
+            return pooling == null ? java.util.Optional.empty()
+                    : java.util.Optional.of(new io.nereid.engine.api.EmbeddingSpec(pooling, normalize));
+        } catch (java.io.IOException | io.nereid.engine.json.JsonException e) {
+            throw new ModelLoadException(modules + ": cannot read the sentence-transformers modules: " + e.getMessage(), e);
+        }
     }
 }

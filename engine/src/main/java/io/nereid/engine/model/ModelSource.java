@@ -27,9 +27,17 @@ public final class ModelSource implements AutoCloseable {
     private final TensorSource tensors;
     private final Supplier<Optional<ChatTemplate>> chatTemplate;
     private final Runnable unmap;
+    private final Optional<io.nereid.engine.api.EmbeddingSpec> embedding;
 
     ModelSource(Path path, ModelConfig config, Tokenizer tokenizer, TensorSource tensors,
             Supplier<Optional<ChatTemplate>> chatTemplate, Runnable unmap) {
+        this(path, config, tokenizer, tensors, chatTemplate, unmap, Optional.empty());
+    }
+
+    ModelSource(Path path, ModelConfig config, Tokenizer tokenizer, TensorSource tensors,
+            Supplier<Optional<ChatTemplate>> chatTemplate, Runnable unmap,
+            Optional<io.nereid.engine.api.EmbeddingSpec> embedding) {
+        this.embedding = embedding;
         this.path = path;
         this.config = config;
         this.tokenizer = tokenizer;
@@ -68,7 +76,7 @@ public final class ModelSource implements AutoCloseable {
             Tokenizer tokenizer = GgufTokenizerLoader.fromMetadata(file.metadata());
             ModelConfig config = ModelConfig.fromGguf(file.metadata(), tokenizer.vocabSize());
             return new ModelSource(path, config, tokenizer, TensorSource.of(file),
-                    () -> ChatTemplates.fromGguf(file.metadata(), null), file::close);
+                    () -> ChatTemplates.fromGguf(file.metadata(), null), file::close, ggufEmbedding(file.metadata()));
         } catch (TokenizerException e) {
             file.close();
             throw new ModelLoadException(e.getMessage(), e);
@@ -76,6 +84,30 @@ public final class ModelSource implements AutoCloseable {
             file.close();
             throw e;
         }
+    }
+
+    /** llama.cpp's {@code {arch}.pooling_type}: 1 mean, 2 cls, 3 last (0 none and 4 rank are no embedding model here). */
+    private static Optional<io.nereid.engine.api.EmbeddingSpec> ggufEmbedding(io.nereid.engine.gguf.GgufMetadata m) {
+        java.util.OptionalLong type = m.architecture().map(a -> m.findLong(a + ".pooling_type"))
+                .orElse(java.util.OptionalLong.empty());
+        if (type.isEmpty()) {
+            return Optional.empty();
+        }
+        io.nereid.engine.api.Pooling p = switch ((int) type.getAsLong()) {
+            case 1 -> io.nereid.engine.api.Pooling.MEAN;
+            case 2 -> io.nereid.engine.api.Pooling.CLS;
+            case 3 -> io.nereid.engine.api.Pooling.LAST;
+            default -> null;
+        };
+        return p == null ? Optional.empty() : Optional.of(new io.nereid.engine.api.EmbeddingSpec(p, true));
+    }
+
+    /**
+     * How the model makes embeddings, when its files say it is an embedding model (GGUF
+     * {@code pooling_type}, sentence-transformers {@code modules.json}).
+     */
+    public Optional<io.nereid.engine.api.EmbeddingSpec> embedding() {
+        return embedding;
     }
 
     /** The file or directory the model came from. */

@@ -78,6 +78,19 @@ public interface ModelService extends AutoCloseable {
     int numKvBlocks();
 
     /**
+     * How this model makes embeddings ({@code /v1/embeddings}): its own declaration, or the decoder
+     * default under {@code --task embed}; null when it serves none.
+     */
+    default io.nereid.engine.api.EmbeddingSpec embedding() {
+        return null;
+    }
+
+    /** Entries of an embedding before any truncation (the model's hidden size). */
+    default int hiddenSize() {
+        return 0;
+    }
+
+    /**
      * Stops the engine (in-flight requests end as cancelled) and frees the model. The server calls it
      * only for models it loaded from a {@link ModelRepository} (unload, shutdown); nothing by default.
      */

@@ -78,6 +78,7 @@ final class OpenAiRoutes {
                 Kind.COMPLETION), true));
         r.post("/v1/chat/completions").handler(ctx -> dispatch(ctx, models, draining, (o, body) -> o.complete(ctx, body,
                 Kind.CHAT), true));
+        r.post("/v1/embeddings").handler(ctx -> dispatch(ctx, models, draining, (o, body) -> o.embed(ctx, body), true));
         r.post("/tokenize").handler(ctx -> dispatch(ctx, models, () -> false, (o, body) -> o.tokenize(ctx, body), false));
         r.post("/detokenize").handler(ctx -> dispatch(ctx, models, () -> false, (o, body) -> o.detokenize(ctx, body),
                 false));
@@ -165,6 +166,76 @@ final class OpenAiRoutes {
             req = req.withReasoning(ReasoningParser.Format.named(model.reasoningParser()));
         }
         return req;
+    }
+
+    /** {@code POST /v1/embeddings} for this model: one pooling engine request per input, all admitted before the 200. */
+    private void embed(RoutingContext ctx, JsonNode body) {
+        HttpServerResponse resp = ctx.response();
+        Embeddings.Request req;
+        io.nereid.engine.api.EmbeddingSpec spec = model.embedding();
+        try {
+            admission.checkAvailable();
+            req = Embeddings.parse(body);
+            unknownFields(resp, req.ignored());
+            if (!req.model().equals(model.name())) {
+                throw GatewayServer.notFound(req.model());
+            }
+            if (spec == null) {
+                throw ApiException.invalid("model", "the model '" + model.name() + "' serves no embeddings: its files"
+                        + " declare no pooling (GGUF pooling_type, sentence-transformers modules.json); start the server"
+                        + " with --task embed to embed with it (last-token pooling, normalised, as vLLM)");
+            }
+            if (req.dimensions() > 0 && req.dimensions() != model.hiddenSize()) {
+                throw ApiException.invalid("dimensions", "this model declares no Matryoshka dimensions: omit dimensions"
+                        + " or ask for all " + model.hiddenSize());
+            }
+        } catch (RuntimeException e) {
+            GatewayServer.error(resp, GatewayServer.mapFailure(e));
+            return;
+        }
+        String id = "embd-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+        io.vertx.core.Context context = vertx.getOrCreateContext();
+        admission.admit(context, new AdmissionService.Plan<int[]>() {
+            @Override
+            public List<int[]> prepare() {
+                if (req.texts() == null) {
+                    for (int k = 0; k < req.tokens().size(); k++) {
+                        checkVocabulary(req.tokens().get(k), req.count() > 1 ? k : -1);
+                    }
+                    return req.tokens();
+                }
+                return req.texts().stream().map(t -> model.tokenize(t, true)).toList();
+            }
+
+            @Override
+            public GenerationRequest request(int k, int[] tokens) {
+                String at = req.count() > 1 ? "input[" + k + "]" : "input";
+                if (tokens.length > model.maxModelLen()) {
+                    throw new ApiException(400, "invalid_request_error", at, "context_length_exceeded", "this model's"
+                            + " maximum context length is " + model.maxModelLen() + " tokens; " + at + " has "
+                            + tokens.length + " tokens", 0);
+                }
+                return GenerationRequest.builder(req.count() > 1 ? id + "-" + k : id, tokens).maxTokens(0)
+                        .pooling(spec.pooling()).build();
+            }
+
+            @Override
+            public ApiException refused(int k, RuntimeException e) {
+                String at = req.count() > 1 ? "input[" + k + "]" : "input";
+                return e instanceof RequestValidationException v ? ApiException.invalid(at, at + ": " + v.getMessage())
+                        : GatewayServer.mapFailure(e);
+            }
+
+            @Override
+            public AdmissionService.Responder respond(List<int[]> prompts) {
+                Embeddings.Exchange x = new Embeddings.Exchange(context, resp, req, spec, model.name(),
+                        inflight::decrementAndGet);
+                return AdmissionService.Responder.of(x::sink, x::abandon, admitted -> {
+                    inflight.incrementAndGet();
+                    x.start(admitted);
+                });
+            }
+        }).onFailure(e -> GatewayServer.error(resp, GatewayServer.mapFailure(e)));
     }
 
     /**
