@@ -175,6 +175,7 @@ final class Embeddings {
         private final EmbeddingSpec spec;
         private final String model;
         private final Runnable onDone;
+        private final ServingMetrics metrics;
         private final float[][] vectors;
         private final int[] promptTokens;
         private List<RequestHandle> handles = List.of();
@@ -182,7 +183,8 @@ final class Embeddings {
         private boolean ended;
 
         Exchange(Context context, HttpServerResponse response, Request request, EmbeddingSpec spec, String model,
-                Runnable onDone) {
+                ServingMetrics metrics, Runnable onDone) {
+            this.metrics = metrics;
             this.context = context;
             this.response = response;
             this.request = request;
@@ -209,6 +211,7 @@ final class Embeddings {
 
                 @Override
                 public void onFinish(int choice, FinishReason reason, Object stopReason, Usage usage) {
+                    metrics.finished(reason, usage);   // the request counters and latency histograms, as for completions
                     float[] v = vector;
                     context.runOnContext(x -> finished(k, v, reason, usage));
                 }

@@ -228,7 +228,7 @@ final class OpenAiRoutes {
 
             @Override
             public AdmissionService.Responder respond(List<int[]> prompts) {
-                Embeddings.Exchange x = new Embeddings.Exchange(context, resp, req, spec, model.name(),
+                Embeddings.Exchange x = new Embeddings.Exchange(context, resp, req, spec, model.name(), metrics,
                         inflight::decrementAndGet);
                 return AdmissionService.Responder.of(x::sink, x::abandon, admitted -> {
                     inflight.incrementAndGet();
