@@ -110,8 +110,21 @@ final class HfModelLoader {
                             : null;
                 }
             }
-            return pooling == null ? java.util.Optional.empty()
-                    : java.util.Optional.of(new io.nereid.engine.api.EmbeddingSpec(pooling, normalize));
+            if (pooling == null) {
+                return java.util.Optional.empty();
+            }
+            // Matryoshka sizes, as vLLM reads them from config.json: matryoshka_dimensions, or is_matryoshka for any
+            java.util.List<Integer> matryoshka = null;
+            Path config = dir.resolve("config.json");
+            if (java.nio.file.Files.isRegularFile(config)) {
+                java.util.Map<String, Object> c = io.nereid.engine.json.Json.parseObject(java.nio.file.Files.readString(config));
+                if (c.get("matryoshka_dimensions") instanceof java.util.List<?> dims) {
+                    matryoshka = dims.stream().map(d -> ((Number) d).intValue()).toList();
+                } else if (Boolean.TRUE.equals(c.get("is_matryoshka"))) {
+                    matryoshka = java.util.List.of();
+                }
+            }
+            return java.util.Optional.of(new io.nereid.engine.api.EmbeddingSpec(pooling, normalize, matryoshka));
         } catch (java.io.IOException | io.nereid.engine.json.JsonException e) {
             throw new ModelLoadException(modules + ": cannot read the sentence-transformers modules: " + e.getMessage(), e);
         }

@@ -35,6 +35,15 @@ class EmbeddingDeclarationTest {
         assertEquals(new EmbeddingSpec(Pooling.CLS, true), HfModelLoader.embedding(model(dir.resolve("c"),
                 "\"pooling_mode_cls_token\": true", true)).orElseThrow());
         assertTrue(HfModelLoader.embedding(Files.createDirectories(dir.resolve("plain"))).isEmpty(), "no modules.json");
+        // Matryoshka sizes from config.json, as vLLM reads them
+        Path mrl = model(dir.resolve("mrl"), "\"pooling_mode_lasttoken\": true", true);
+        Files.writeString(mrl.resolve("config.json"), "{\"matryoshka_dimensions\": [32, 64, 128]}");
+        EmbeddingSpec spec = HfModelLoader.embedding(mrl).orElseThrow();
+        assertEquals(java.util.List.of(32, 64, 128), spec.matryoshka());
+        assertTrue(spec.truncatesTo(64, 256) && spec.truncatesTo(256, 256) && !spec.truncatesTo(100, 256));
+        Files.writeString(mrl.resolve("config.json"), "{\"is_matryoshka\": true}");
+        assertTrue(HfModelLoader.embedding(mrl).orElseThrow().truncatesTo(100, 256));
+        assertTrue(!new EmbeddingSpec(Pooling.LAST, true).truncatesTo(64, 256), "no declaration: full size only");
         Path broken = Files.createDirectories(dir.resolve("broken"));
         Files.writeString(broken.resolve("modules.json"), "[{\"type\": \"sentence_transformers.models.Pooling\","
                 + " \"path\": \"missing\"}]");

@@ -185,9 +185,11 @@ final class OpenAiRoutes {
                         + " declare no pooling (GGUF pooling_type, sentence-transformers modules.json); start the server"
                         + " with --task embed to embed with it (last-token pooling, normalised, as vLLM)");
             }
-            if (req.dimensions() > 0 && req.dimensions() != model.hiddenSize()) {
-                throw ApiException.invalid("dimensions", "this model declares no Matryoshka dimensions: omit dimensions"
-                        + " or ask for all " + model.hiddenSize());
+            if (req.dimensions() > 0 && !spec.truncatesTo(req.dimensions(), model.hiddenSize())) {
+                throw ApiException.invalid("dimensions", spec.matryoshka() == null ? "this model declares no Matryoshka"
+                        + " dimensions: omit dimensions or ask for all " + model.hiddenSize()
+                        : "this model's Matryoshka dimensions are " + (spec.matryoshka().isEmpty() ? "1.." + model.hiddenSize()
+                        : spec.matryoshka()) + ", not " + req.dimensions());
             }
         } catch (RuntimeException e) {
             GatewayServer.error(resp, GatewayServer.mapFailure(e));
