@@ -124,6 +124,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
                     + " (new or idle keep-alive; then it is closed)"),
             new Option("--strict", "false", "unknown request fields are a 400 naming them (default: ignored and"
                     + " named in the x-nereid-ignored-fields header); a bare --strict means true"),
+            new Option("--no-playground", "false", "GET / serves no chat playground (404); a bare --no-playground means true"),
             new Option("--api-key", null, "require 'Authorization: Bearer KEY' on every route but /health*;"
                     + " repeatable (environment: comma-separated)"),
             new Option("--api-key-file", null, "file of API keys, one per line ('#' comments), added to --api-key"),
@@ -222,7 +223,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             String value;
             if (a.contains("=")) {
                 value = a.substring(a.indexOf('=') + 1);
-            } else if (name.equals("--strict")) {
+            } else if (name.equals("--strict") || name.equals("--no-playground")) {
                 value = "true";   // a bare switch
             } else if (i + 1 < args.size()) {
                 value = args.get(++i);
@@ -246,7 +247,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
         GatewayOptions gateway = new GatewayOptions(keys, v.get("--allowed-origins") == null ? List.of()
                 : list(v.get("--allowed-origins")), Duration.ofSeconds(integer(v, "--engine-stall-timeout")), bool(v, "--strict"),
                 Duration.ofSeconds(integer(v, "--stall-timeout")), Duration.ofSeconds(integer(v, "--request-timeout")),
-                responsesStore(v, env));
+                responsesStore(v, env), !bool(v, "--no-playground"));
         Path model = v.get("--model") == null ? null : Path.of(v.get("--model"));
         String name = v.get("--served-model-name");
         if (name == null) {

@@ -15,7 +15,9 @@ import java.util.List;
  * <p>CORS: a request whose {@code Origin} is in {@code allowedOrigins} (or any origin with
  * {@code *}) gets {@code Access-Control-Allow-Origin}; a preflight ({@code OPTIONS} with
  * {@code Access-Control-Request-Method}) is answered here, 204 for an allowed origin, 403 otherwise.
- * Auth: with keys configured, every route but {@code /health}, {@code /health/*} and {@code /v2/health/*} needs
+ * Auth: with keys configured, every route but {@code /health}, {@code /health/*}, {@code /v2/health/*}
+ * and the playground's static page ({@code /}, {@code /playground/*}: no data; every API call it
+ * makes sends the key the user entered) needs
  * {@code Authorization: Bearer KEY} (also {@code /metrics}, {@code /tokenize}, {@code /v1/models},
  * which vLLM leaves open), else 401 in the OpenAI envelope. Keys are compared in constant time.
  * Runs on the event loop; stateless after construction.
@@ -77,7 +79,7 @@ final class AccessControl implements Handler<RoutingContext> {
     /** Whether a request for {@code path} with this {@code Authorization} header value may pass. */
     boolean authorized(String path, String authorization) {
         return path.equals("/health") || path.startsWith("/health/") || path.startsWith("/v2/health/")
-                || keyAccepted(authorization);
+                || path.equals("/") || path.startsWith("/playground/") || keyAccepted(authorization);
     }
 
     /**

@@ -16,9 +16,10 @@ import java.util.List;
  *                           connection is closed; a connection with no request in progress (new, or idle between
  *                           keep-alive requests) that delivers no complete request head for this long is closed
  * @param responses          where {@code /v1/responses} keeps the responses it stores
+ * @param playground         whether {@code GET /} serves the chat playground ({@code --no-playground}: 404)
  */
 public record GatewayOptions(List<String> apiKeys, List<String> allowedOrigins, Duration stallTimeout, boolean strict,
-        Duration clientStallTimeout, Duration requestTimeout, ResponsesStore responses) {
+        Duration clientStallTimeout, Duration requestTimeout, ResponsesStore responses, boolean playground) {
 
     public static final GatewayOptions DEFAULTS = new GatewayOptions(List.of(), List.of(), Duration.ofSeconds(30));
 
@@ -44,7 +45,7 @@ public record GatewayOptions(List<String> apiKeys, List<String> allowedOrigins, 
     /** Not strict, client stall and request timeouts 30 s, responses stored in memory. */
     public GatewayOptions(List<String> apiKeys, List<String> allowedOrigins, Duration stallTimeout) {
         this(apiKeys, allowedOrigins, stallTimeout, false, Duration.ofSeconds(30), Duration.ofSeconds(30),
-                ResponsesStore.IN_MEMORY);
+                ResponsesStore.IN_MEMORY, true);
     }
 
     public GatewayOptions {
@@ -68,18 +69,19 @@ public record GatewayOptions(List<String> apiKeys, List<String> allowedOrigins, 
     }
 
     public GatewayOptions withStrict(boolean s) {
-        return new GatewayOptions(apiKeys, allowedOrigins, stallTimeout, s, clientStallTimeout, requestTimeout, responses);
+        return new GatewayOptions(apiKeys, allowedOrigins, stallTimeout, s, clientStallTimeout, requestTimeout, responses, playground);
     }
 
     public GatewayOptions withClientStallTimeout(Duration d) {
-        return new GatewayOptions(apiKeys, allowedOrigins, stallTimeout, strict, d, requestTimeout, responses);
+        return new GatewayOptions(apiKeys, allowedOrigins, stallTimeout, strict, d, requestTimeout, responses, playground);
     }
 
     public GatewayOptions withResponses(ResponsesStore r) {
-        return new GatewayOptions(apiKeys, allowedOrigins, stallTimeout, strict, clientStallTimeout, requestTimeout, r);
+        return new GatewayOptions(apiKeys, allowedOrigins, stallTimeout, strict, clientStallTimeout, requestTimeout, r,
+                playground);
     }
 
     public GatewayOptions withRequestTimeout(Duration d) {
-        return new GatewayOptions(apiKeys, allowedOrigins, stallTimeout, strict, clientStallTimeout, d, responses);
+        return new GatewayOptions(apiKeys, allowedOrigins, stallTimeout, strict, clientStallTimeout, d, responses, playground);
     }
 }

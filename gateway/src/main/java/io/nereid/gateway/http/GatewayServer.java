@@ -208,6 +208,9 @@ public final class GatewayServer implements AutoCloseable {
         r.get("/health/ready").handler(this::ready);
         io.vertx.core.buffer.Buffer openapi = io.vertx.core.buffer.Buffer.buffer(OpenApiDocument.bytes());
         r.get("/openapi.json").handler(ctx -> ctx.response().putHeader("Content-Type", "application/json").end(openapi));
+        if (options.playground()) {
+            playground(r);
+        }
         r.get("/metrics").handler(ctx -> ctx.response().setStatusCode(200)
                 .putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8").end(metricsPage()));
         r.post().handler(BodyHandler.create().setBodyLimit(BODY_LIMIT));
@@ -229,6 +232,33 @@ public final class GatewayServer implements AutoCloseable {
         });
         r.route().failureHandler(this::failed);
         return r;
+    }
+
+    /**
+     * The chat playground: a static page and its script, from the jar (no CDN, no fonts), under a
+     * content security policy that allows scripts from this server only and requests to it only.
+     */
+    private static void playground(Router r) {
+        io.vertx.core.buffer.Buffer page = resource("index.html");
+        io.vertx.core.buffer.Buffer script = resource("app.js");
+        String csp = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self';"
+                + " base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+        r.get("/").handler(ctx -> ctx.response().putHeader("Content-Type", "text/html; charset=utf-8")
+                .putHeader("Content-Security-Policy", csp).putHeader("X-Content-Type-Options", "nosniff")
+                .putHeader("Cache-Control", "no-cache").end(page));
+        r.get("/playground/app.js").handler(ctx -> ctx.response().putHeader("Content-Type", "text/javascript; charset=utf-8")
+                .putHeader("X-Content-Type-Options", "nosniff").putHeader("Cache-Control", "no-cache").end(script));
+    }
+
+    private static io.vertx.core.buffer.Buffer resource(String name) {
+        try (java.io.InputStream in = GatewayServer.class.getResourceAsStream("/io/nereid/gateway/playground/" + name)) {
+            if (in == null) {
+                throw new IllegalStateException("the playground's " + name + " is missing from the jar");
+            }
+            return io.vertx.core.buffer.Buffer.buffer(in.readAllBytes());
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     /** Every registered path (path parameters as one segment) and the methods it answers, for 405 and Allow. */
