@@ -32,11 +32,26 @@ public final class Main {
             case "serve" -> {
                 return ServeCommand.run(args, System.getenv(), out, err);
             }
+            case "completion" -> {
+                out.print(completion());
+                return 0;
+            }
             default -> {
-                err.println("nereid: unknown command '" + command + "' (try: version, serve, generate)");
+                err.println("nereid: unknown command '" + command + "' (try: version, serve, generate, completion)");
                 return 64; // EX_USAGE
             }
         }
+    }
+
+    /** A bash completion script for {@code nereid serve}'s options (picocli's, from the same option list). */
+    static String completion() {
+        picocli.CommandLine.Model.CommandSpec root = picocli.CommandLine.Model.CommandSpec.create().name("nereid");
+        root.addSubcommand("serve", new picocli.CommandLine(ServeConfig.commandSpec()));
+        for (String other : new String[] {"version", "generate", "bench", "quantize", "bench-model", "structured-bench",
+                "build", "test", "jmh", "completion", "help"}) {
+            root.addSubcommand(other, new picocli.CommandLine(picocli.CommandLine.Model.CommandSpec.create().name(other)));
+        }
+        return picocli.AutoComplete.bash("nereid", new picocli.CommandLine(root));
     }
 
     static String banner() {

@@ -191,20 +191,52 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
                 grpcPort, maxModelLen, null, 0, task);
     }
 
-    static String usage() {
-        StringBuilder sb = new StringBuilder("usage: bin/nereid serve [options]   (each option also as an environment"
-                + " variable, e.g. --port -> NEREID_PORT)\n");
+    /** The switches: given bare, they mean true. */
+    static final java.util.Set<String> SWITCHES = java.util.Set.of("--strict", "--no-playground");
+    /** The options that may be given more than once, each adding a value. */
+    static final java.util.Set<String> REPEATABLE = java.util.Set.of("--api-key", "--load-model");
+
+    /**
+     * {@code serve}'s command line for picocli, built from {@link #OPTIONS} (one list for parsing,
+     * help, environment variables and shell completion). Picocli only reads the words; defaults and
+     * the environment are applied by {@link #parse}, so that a flag wins over its variable, which wins
+     * over the default.
+     */
+    static picocli.CommandLine.Model.CommandSpec commandSpec() {
+        picocli.CommandLine.Model.CommandSpec spec = picocli.CommandLine.Model.CommandSpec.create().name("serve");
+        spec.usageMessage().description("Serve a model (or the demo model) over OpenAI, KServe v2 HTTP and gRPC. Each"
+                + " option can also be given as an environment variable: --port as NEREID_PORT.")
+                .sortOptions(false).abbreviateSynopsis(true).width(110);
         for (Option o : OPTIONS) {
-            sb.append(String.format("  %-26s %s%s%n", o.flag() + " V", o.help(),
-                    o.defaultValue() == null ? "" : " (default " + o.defaultValue() + ")"));
+            String help = o.help() + (o.defaultValue() == null ? "" : " (default " + o.defaultValue() + ")") + "; env "
+                    + o.env();
+            picocli.CommandLine.Model.OptionSpec.Builder b = picocli.CommandLine.Model.OptionSpec.builder(o.flag())
+                    .description(help).paramLabel("V");
+            if (SWITCHES.contains(o.flag())) {
+                b.arity("0..1").fallbackValue("true").type(String.class);
+            } else if (REPEATABLE.contains(o.flag())) {
+                b.arity("1").type(List.class).auxiliaryTypes(String.class);
+            } else {
+                b.arity("1").type(String.class);
+            }
+            spec.addOption(b.build());
         }
-        return sb.append("  --help                     this text\n").toString();
+        spec.addOption(picocli.CommandLine.Model.OptionSpec.builder("-h", "--help").usageHelp(true)
+                .description("this text").build());
+        spec.parser().overwrittenOptionsAllowed(true).caseInsensitiveEnumValuesAllowed(true);
+        return spec;
+    }
+
+    static String usage() {
+        return "usage: bin/nereid " + new picocli.CommandLine(commandSpec()).getUsageMessage(
+                picocli.CommandLine.Help.Ansi.OFF).replaceFirst("^Usage: ", "");
     }
 
     /**
      * Flags win over environment variables, which win over defaults.
      *
-     * @throws IllegalArgumentException naming the flag that is unknown, missing its value or malformed
+     * @throws IllegalArgumentException naming the flag that is unknown (with the likely one meant),
+     *                                  missing its value or malformed
      */
     static ServeConfig parse(List<String> args, Map<String, String> env) {
         Map<String, String> v = new LinkedHashMap<>();
@@ -214,28 +246,30 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             String e = env.get(o.env());
             v.put(o.flag(), e != null && !e.isBlank() ? e : o.defaultValue());
         }
-        for (int i = 0; i < args.size(); i++) {
-            String a = args.get(i);
-            String name = a.contains("=") ? a.substring(0, a.indexOf('=')) : a;
-            if (OPTIONS.stream().noneMatch(o -> o.flag().equals(name))) {
-                throw new IllegalArgumentException("unknown option '" + a + "'");
+        picocli.CommandLine.ParseResult given;
+        try {
+            given = new picocli.CommandLine(commandSpec()).parseArgs(args.toArray(String[]::new));
+        } catch (picocli.CommandLine.UnmatchedArgumentException e) {
+            List<String> like = e.getSuggestions();
+            String word = e.getUnmatched().isEmpty() ? String.valueOf(args) : e.getUnmatched().getFirst();
+            throw new IllegalArgumentException("unknown option '" + word + "'" + (like.isEmpty() ? ""
+                    : "; did you mean " + String.join(" or ", like) + "?"));
+        } catch (picocli.CommandLine.ParameterException e) {
+            String m = e.getMessage();
+            throw new IllegalArgumentException(m.startsWith("Missing required parameter for option '")
+                    ? m.substring(m.indexOf('\'') + 1, m.indexOf('\'', m.indexOf('\'') + 1)) + " needs a value" : m);
+        }
+        java.util.Set<String> names = new java.util.LinkedHashSet<>();   // once per option, however often it is given
+        given.matchedOptions().forEach(o -> names.add(o.longestName()));
+        for (String name : names) {
+            if (name.equals("--help")) {
+                continue;
             }
-            String value;
-            if (a.contains("=")) {
-                value = a.substring(a.indexOf('=') + 1);
-            } else if (name.equals("--strict") || name.equals("--no-playground")) {
-                value = "true";   // a bare switch
-            } else if (i + 1 < args.size()) {
-                value = args.get(++i);
+            if (REPEATABLE.contains(name)) {
+                List<String> values = given.matchedOptionValue(name, List.of());
+                (name.equals("--api-key") ? keys : loads).addAll(values);
             } else {
-                throw new IllegalArgumentException(name + " needs a value");
-            }
-            if (name.equals("--api-key")) {
-                keys.add(value);   // repeatable
-            } else if (name.equals("--load-model")) {
-                loads.add(value);   // repeatable
-            } else {
-                v.put(name, value);
+                v.put(name, given.matchedOptionValue(name, v.get(name)));
             }
         }
         if (keys.isEmpty() && v.get("--api-key") != null) {

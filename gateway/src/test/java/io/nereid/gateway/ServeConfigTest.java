@@ -46,4 +46,27 @@ class ServeConfigTest {
         assertEquals(Duration.ofSeconds(9), ServeConfig.parse(List.of(), Map.of("NEREID_ENGINE_STALL_TIMEOUT", "9"))
                 .gateway().stallTimeout());
     }
+
+    @Test
+    void aMistypedOptionNamesTheOneMeantAndTheHelpShowsDefaultsAndVariables() {
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> ServeConfig.parse(java.util.List.of("--max-num-seq", "4"), java.util.Map.of()));
+        assertTrue(e.getMessage().contains("unknown option '--max-num-seq'") && e.getMessage().contains("--max-num-seqs"),
+                e.getMessage());
+        IllegalArgumentException missing = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> ServeConfig.parse(java.util.List.of("--port"), java.util.Map.of()));
+        assertTrue(missing.getMessage().contains("--port"), missing.getMessage());
+        String help = ServeConfig.usage();
+        assertTrue(help.contains("--max-num-seqs") && help.contains("(default 64)") && help.contains("NEREID_MAX_NUM_SEQS"),
+                help);
+        // the forms the hand-written parser took still work: --flag=value, a bare switch, repeats, the last one wins
+        ServeConfig c = ServeConfig.parse(java.util.List.of("--port=0", "--strict", "--api-key", "a", "--api-key", "b",
+                "--max-num-seqs", "3", "--max-num-seqs", "5", "--grpc-port", "-1"), java.util.Map.of());
+        assertEquals(0, c.port());
+        assertTrue(c.gateway().strict());
+        assertEquals(java.util.List.of("a", "b"), c.gateway().apiKeys());
+        assertEquals(5, c.maxNumSeqs());
+        assertEquals(-1, c.grpcPort());
+        assertTrue(Main.completion().contains("--max-num-seqs"), "the bash completion script knows serve's options");
+    }
 }
