@@ -10,12 +10,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <pre>
  *   [bench] concurrency 4 [#########-----------] 45/100 requests, 0 failed, 12.3 s
  * </pre>
- * A {@code --duration} run fills the bar with time instead of requests. Request threads call
- * {@link #done} concurrently; {@link #close} prints the final line once.
+ * A {@code --duration} run fills the bar with time instead of requests. On a terminal the line is
+ * redrawn in place; in a log (stderr is not a terminal) a plain line is printed every
+ * {@value #LOG_TICK_MS} ms instead, with no carriage returns. Request threads call {@link #done}
+ * concurrently; {@link #close} prints the final line once.
  */
 final class ProgressLine implements AutoCloseable {
     static final int WIDTH = 20;
     private static final long TICK_MS = 250;
+    static final long LOG_TICK_MS = 5000;
 
     private final PrintStream err;
     private final String label;
@@ -25,10 +28,17 @@ final class ProgressLine implements AutoCloseable {
     private final AtomicInteger finished = new AtomicInteger();
     private final AtomicInteger failed = new AtomicInteger();
     private final Thread ticker;
+    private final boolean terminal;
     private volatile boolean closed;
 
-    /** Draws nothing when {@code config.progress()} is off. */
+    /** Draws nothing when {@code config.progress()} is off; redraws in place when the JVM has a terminal. */
     ProgressLine(BenchConfig config, String label, PrintStream err) {
+        this(config, label, err, System.console() != null && System.console().isTerminal());
+    }
+
+    /** As above, {@code terminal} saying whether {@code err} is a terminal (false: plain lines, as in a log). */
+    ProgressLine(BenchConfig config, String label, PrintStream err, boolean terminal) {
+        this.terminal = terminal;
         this.err = err;
         this.label = label;
         this.totalRequests = config.numRequests();
@@ -46,6 +56,18 @@ final class ProgressLine implements AutoCloseable {
 
     private void tick() {
         try {
+            if (!terminal) {
+                while (!closed) {
+                    Thread.sleep(LOG_TICK_MS);
+                    if (!closed) {
+                        draw("");
+                        synchronized (err) {
+                            err.println();
+                        }
+                    }
+                }
+                return;
+            }
             while (!closed) {
                 draw("\r");
                 Thread.sleep(TICK_MS);
@@ -83,7 +105,7 @@ final class ProgressLine implements AutoCloseable {
         closed = true;
         ticker.interrupt();
         ticker.join();
-        draw("\r");
+        draw(terminal ? "\r" : "");
         synchronized (err) {
             err.println();
         }

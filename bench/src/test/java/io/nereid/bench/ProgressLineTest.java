@@ -21,4 +21,23 @@ class ProgressLineTest {
         assertEquals("[bench] x [####################] 70 requests, 0 failed, 31.0 s of 30",
                 ProgressLine.render("x", 70, 0, 100, 30, 31));
     }
+
+    @Test
+    void inALogTheFinalLineIsPlainWithoutCarriageReturns() throws Exception {
+        BenchConfig config = BenchConfig.parse(new String[] {"--url", "http://127.0.0.1:1", "--num-requests", "3"});
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream err = new java.io.PrintStream(bytes, true, java.nio.charset.StandardCharsets.UTF_8);
+        ProgressLine log = new ProgressLine(config, "c1", err, false);
+        log.done(true);
+        log.done(false);
+        log.close();
+        String text = bytes.toString(java.nio.charset.StandardCharsets.UTF_8);
+        org.junit.jupiter.api.Assertions.assertFalse(text.contains("\r"), text);
+        org.junit.jupiter.api.Assertions.assertTrue(text.startsWith("[bench] c1 [") && text.contains("2/3 requests, 1 failed")
+                && text.endsWith(System.lineSeparator()), text);
+        bytes.reset();
+        ProgressLine tty = new ProgressLine(config, "c1", err, true);
+        tty.close();
+        org.junit.jupiter.api.Assertions.assertTrue(bytes.toString(java.nio.charset.StandardCharsets.UTF_8).contains("\r"));
+    }
 }
