@@ -73,7 +73,7 @@ class GatewayPlaygroundTest {
         assumeTrue(Files.isExecutable(CHROMIUM) && Files.isExecutable(DRIVER),
                 "needs Debian's chromium and chromium-driver (.ci/run installs them)");
         server = TestServer.withBackend(Slow::new, "--served-model-name", "stories", "--chat-template", "chatml",
-                "--threads", "1", "--max-num-seqs", "4");
+                "--tool-call-parser", "hermes", "--threads", "1", "--max-num-seqs", "4");
         browser = chromium();
     }
 
@@ -177,6 +177,26 @@ class GatewayPlaygroundTest {
         assertTrue(browser.findElements(By.cssSelector("#log script, #log img, #log b")).isEmpty());
         assertNull(((JavascriptExecutor) browser).executeScript("return window.pwned === undefined ? null : window.pwned"));
         screenshot(browser, "markup");
+    }
+
+    @Test
+    void inToolModeACallStreamsIntoTheReplyAsText() throws Exception {
+        browser.get(server.url("/"));
+        waiting(browser).until(b -> !new Select(b.findElement(By.id("model"))).getOptions().isEmpty());
+        browser.findElement(By.id("clear")).click();
+        setValue(browser, "max_tokens", "75");   // with the 49-token prompt, within stories260K's 128
+        setValue(browser, "temperature", "0");
+        setValue(browser, "tools", "[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"strict\":true,"
+                + "\"parameters\":{\"type\":\"object\",\"properties\":{\"city\":{\"enum\":[\"Paris\",\"Rome\"]}},"
+                + "\"required\":[\"city\"],\"additionalProperties\":false}}}]");
+        new Select(browser.findElement(By.id("tool_choice"))).selectByValue("required");
+        browser.findElement(By.id("prompt")).sendKeys("Weather in Paris?");
+        browser.findElement(By.id("send")).click();
+        waiting(browser).until(b -> !streaming(b) && b.findElements(By.cssSelector("#log .msg.assistant")).size() == 1);
+        String reply = lastAssistant(browser);
+        assertTrue(reply.contains("\u2192 get_weather({"), reply);
+        screenshot(browser, "tools");
+        setValue(browser, "tools", "");
     }
 
     @Test

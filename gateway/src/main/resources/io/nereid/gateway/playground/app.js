@@ -2,7 +2,8 @@
 // Model output is only ever set as textContent: nothing it contains is parsed as HTML.
 const $ = id => document.getElementById(id);
 const STORE = "nereid.playground.v1";
-const settings = ["key", "system", "temperature", "top_p", "max_tokens", "seed", "schema", "mode", "model"];
+const settings = ["key", "system", "temperature", "top_p", "max_tokens", "seed", "schema", "tools", "tool_choice", "mode",
+  "model"];
 let state = { messages: [] };
 let running = null;   // the AbortController of the request in flight
 
@@ -87,13 +88,15 @@ function body(stream) {
     b.messages = msgs;
     const schema = $("schema").value.trim();
     if (schema) b.response_format = { type: "json_schema", json_schema: { name: "answer", schema: JSON.parse(schema) } };
+    const tools = $("tools").value.trim();
+    if (tools) { b.tools = JSON.parse(tools); b.tool_choice = $("tool_choice").value; }
   }
   return b;
 }
 
 async function generate() {
   let payload;
-  try { payload = body(); } catch (e) { status("schema: " + e.message); return; }
+  try { payload = body(); } catch (e) { status("schema or tools: " + e.message); return; }
   const reply = { role: "assistant", content: "", pending: true };
   state.messages.push(reply);
   render();
@@ -104,6 +107,11 @@ async function generate() {
   document.body.dataset.streaming = "true";
   const start = performance.now();
   let first = 0, tokens = 0;
+  const calls = [];   // tool calls as they stream: {name, arguments}
+  const show = () => {
+    const shown = calls.map(c => "\u2192 " + c.name + "(" + c.arguments + ")").join("\n");
+    text.textContent = reply.content + (reply.content && shown ? "\n" : "") + shown;   // text only
+  };
   const path = $("mode").value === "completion" ? "/v1/completions" : "/v1/chat/completions";
   try {
     const r = await fetch(path, { method: "POST", headers: headers(), body: JSON.stringify(payload), signal: running.signal });
@@ -134,13 +142,20 @@ async function generate() {
             if (piece) {
               if (!first) first = performance.now();
               reply.content += piece;
-              text.textContent = reply.content;   // text only
             }
+            for (const t of (c.delta && c.delta.tool_calls) || []) {
+              if (!first) first = performance.now();
+              if (!calls[t.index]) calls[t.index] = { name: "", arguments: "" };
+              if (t.function && t.function.name) calls[t.index].name = t.function.name;
+              if (t.function && t.function.arguments) calls[t.index].arguments += t.function.arguments;
+            }
+            show();
           }
         }
       }
       $("log").scrollTop = $("log").scrollHeight;
     }
+    if (calls.length) reply.content = text.textContent;   // the calls stay in the conversation as text
     const secs = (performance.now() - (first || start)) / 1000;
     reply.stats = "TTFT " + ((first || performance.now()) - start).toFixed(0) + " ms · " + tokens + " tokens"
         + (tokens > 1 && secs > 0 ? " · " + ((tokens - 1) / secs).toFixed(1) + " tok/s" : "");
