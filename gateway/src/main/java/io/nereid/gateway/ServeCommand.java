@@ -95,6 +95,10 @@ final class ServeCommand {
         try {
             server = GatewayServer.start(repository, List.copyOf(loaded), failed, config.gateway(), config.host(),
                     config.port(), config.grpcPort());
+        } catch (IllegalStateException e) {   // the responses store cannot be opened
+            loaded.forEach(ServingModel::close);
+            err.println("nereid serve: " + e.getMessage());
+            return 1;
         } catch (Exception e) {
             loaded.forEach(ServingModel::close);
             err.println("nereid serve: cannot listen on " + config.host() + ":" + config.port() + ": " + e.getMessage());
