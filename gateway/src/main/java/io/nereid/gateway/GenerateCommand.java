@@ -33,53 +33,91 @@ import java.util.concurrent.CountDownLatch;
  */
 final class GenerateCommand {
 
-    static final String USAGE = """
-            usage: bin/nereid generate --model FILE.gguf|HF_DIR --prompt TEXT [options]
-                   bin/nereid generate --model FILE.gguf|HF_DIR --batch PROMPTS.jsonl [options]
-              --batch FILE        offline mode (MLPerf "Offline"): every line {"prompt": ..., optional
-                                  "max_tokens"} goes through the batching engine at once; prints one
-                                  JSON line per prompt and the total output tok/s
-              --max-tokens N      tokens to generate (default 128)
-              --temperature T     0 = greedy (default 0.8)
-              --top-k K           (default -1: off)      --top-p P   (default 0.95)
-              --min-p P           (default 0: off)       --seed S    (default: random)
-              --repetition-penalty R (default 1: off)
-              --ignore-eos        keep going after end-of-sequence tokens
-              --chat              send --prompt as a user message through the chat template
-              --system TEXT       with --chat: a system message first
-              --chat-template T   with --chat: a built-in (chatml, llama2, llama3, mistral, phi3,
-                                  gemma) or a .jinja file instead of the model's own template
-              --context N         context length (default: the model's context_length)
-              --threads N         kernel threads (default: available processors)
-              --prefill-chunk N   prompt tokens per forward step (default 512)
-              --kv-type f16|f32   KV cache element type (default f16, as llama.cpp: half the
-                                  memory of f32; K and V round to 11 significant bits)
-              --speculative-config JSON  speculative decoding, vLLM's JSON, e.g.
-                                  '{"method":"ngram","num_speculative_tokens":4,"prompt_lookup_max":4}'
-            """;
+    /** One option: its flag, value label (null: a switch), help line. */
+    private record Flag(String name, String label, String help) {
+    }
+
+    private static final List<Flag> FLAGS = List.of(
+            new Flag("--model", "FILE", "GGUF file or Hugging Face model directory (required)"),
+            new Flag("--prompt", "TEXT", "the prompt (or --batch)"),
+            new Flag("--batch", "FILE", "offline mode (MLPerf \"Offline\"): every line {\"prompt\": ..., optional"
+                    + " \"max_tokens\"} goes through the batching engine at once; prints one JSON line per prompt and"
+                    + " the total output tok/s"),
+            new Flag("--max-tokens", "N", "tokens to generate (default 128)"),
+            new Flag("--temperature", "T", "0 = greedy (default 0.8)"),
+            new Flag("--top-k", "K", "(default -1: off)"),
+            new Flag("--top-p", "P", "(default 0.95)"),
+            new Flag("--min-p", "P", "(default 0: off)"),
+            new Flag("--seed", "S", "(default: random)"),
+            new Flag("--repetition-penalty", "R", "(default 1: off)"),
+            new Flag("--ignore-eos", null, "keep going after end-of-sequence tokens"),
+            new Flag("--chat", null, "send --prompt as a user message through the chat template"),
+            new Flag("--system", "TEXT", "with --chat: a system message first"),
+            new Flag("--chat-template", "T", "with --chat: a built-in (chatml, llama2, llama3, mistral, phi3, gemma) or a"
+                    + " .jinja file instead of the model's own template"),
+            new Flag("--context", "N", "context length (default: the model's context_length)"),
+            new Flag("--threads", "N", "kernel threads (default: available processors)"),
+            new Flag("--prefill-chunk", "N", "prompt tokens per forward step (default 512)"),
+            new Flag("--kv-type", "f16|f32", "KV cache element type (default f16, as llama.cpp: half the memory of f32;"
+                    + " K and V round to 11 significant bits)"),
+            new Flag("--speculative-config", "JSON", "speculative decoding, vLLM's JSON, e.g."
+                    + " '{\"method\":\"ngram\",\"num_speculative_tokens\":4,\"prompt_lookup_max\":4}'"));
+
+    /** {@code generate}'s command line for picocli: unknown options are errors (with the likely one meant). */
+    static picocli.CommandLine.Model.CommandSpec commandSpec() {
+        picocli.CommandLine.Model.CommandSpec spec = picocli.CommandLine.Model.CommandSpec.create().name("generate");
+        spec.usageMessage().description("Stream a completion of --prompt, or run --batch offline, with one engine.")
+                .sortOptions(false).width(110).customSynopsis("bin/nereid generate --model FILE.gguf|HF_DIR --prompt TEXT"
+                        + " [options]", "       bin/nereid generate --model FILE.gguf|HF_DIR --batch PROMPTS.jsonl [options]");
+        for (Flag f : FLAGS) {
+            picocli.CommandLine.Model.OptionSpec.Builder b = picocli.CommandLine.Model.OptionSpec.builder(f.name())
+                    .description(f.help());
+            if (f.label() == null) {
+                b.arity("0").type(boolean.class);
+            } else {
+                b.arity("1").paramLabel(f.label()).type(String.class);
+            }
+            spec.addOption(b.build());
+        }
+        spec.addOption(picocli.CommandLine.Model.OptionSpec.builder("-h", "--help").usageHelp(true)
+                .description("this text").build());
+        spec.parser().overwrittenOptionsAllowed(true);
+        return spec;
+    }
+
+    static String usage() {
+        return "usage: " + new picocli.CommandLine(commandSpec()).getUsageMessage(picocli.CommandLine.Help.Ansi.OFF)
+                .replaceFirst("^Usage: ", "");
+    }
 
     private GenerateCommand() {
     }
 
     static int run(String[] args, PrintStream out, PrintStream err) {
         Map<String, String> opt = new HashMap<>();
-        for (int i = 1; i < args.length; i++) {
-            String a = args[i];
-            if (a.equals("--ignore-eos") || a.equals("--help") || a.equals("--chat")) {
-                opt.put(a, "true");
-            } else if (a.startsWith("--") && i + 1 < args.length) {
-                opt.put(a, args[++i]);
-            } else {
-                err.println("nereid generate: unexpected argument '" + a + "'\n" + USAGE);
-                return 64;
-            }
+        picocli.CommandLine.ParseResult given;
+        try {
+            given = new picocli.CommandLine(commandSpec()).parseArgs(java.util.Arrays.copyOfRange(args, 1, args.length));
+        } catch (picocli.CommandLine.UnmatchedArgumentException e) {
+            List<String> like = e.getSuggestions();
+            err.println("nereid generate: unexpected argument '" + (e.getUnmatched().isEmpty() ? "" : e.getUnmatched()
+                    .getFirst()) + "'" + (like.isEmpty() ? "" : "; did you mean " + String.join(" or ", like) + "?") + "\n"
+                    + usage());
+            return 64;
+        } catch (picocli.CommandLine.ParameterException e) {
+            err.println("nereid generate: " + e.getMessage() + "\n" + usage());
+            return 64;
+        }
+        for (picocli.CommandLine.Model.OptionSpec o : given.matchedOptions()) {
+            Object v = given.matchedOptionValue(o.longestName(), null);
+            opt.put(o.longestName(), v instanceof Boolean ? "true" : String.valueOf(v));
         }
         if (opt.containsKey("--help")) {
-            out.print(USAGE);
+            out.print(usage());
             return 0;
         }
         if (!opt.containsKey("--model") || !(opt.containsKey("--prompt") || opt.containsKey("--batch"))) {
-            err.println("nereid generate: --model and --prompt (or --batch) are required\n" + USAGE);
+            err.println("nereid generate: --model and --prompt (or --batch) are required\n" + usage());
             return 64;
         }
         try {

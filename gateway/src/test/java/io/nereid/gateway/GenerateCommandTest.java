@@ -59,6 +59,15 @@ class GenerateCommandTest {
     }
 
     @Test
+    void anUnknownOptionIsAnErrorNamingTheOneMeantNotSilentlyIgnored() {
+        assertEquals(64, run("generate", "--model", storiesModel().toString(), "--prompt", "x", "--max-token", "3"));
+        String e = err.toString(StandardCharsets.UTF_8);
+        assertTrue(e.contains("unexpected argument '--max-token'") && e.contains("--max-tokens"), e);
+        assertEquals(0, run("generate", "--help"));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("--speculative-config"));
+    }
+
+    @Test
     void missingArgumentsAndBadFilesAreClearErrors() {
         assertEquals(64, run("generate", "--prompt", "x"));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("--model and --prompt (or --batch) are required"));
