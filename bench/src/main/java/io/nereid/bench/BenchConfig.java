@@ -260,7 +260,39 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         }
     }
 
+    /** Every option {@link #parse} takes ({@code --no-progress} is a switch, the rest take a value). */
+    static final List<String> OPTIONS = List.of("--url", "--model", "--endpoint", "--api-key", "--concurrency",
+            "--request-rate", "--num-requests", "--duration", "--warmup-requests", "--input-tokens-mean",
+            "--input-tokens-stddev", "--output-tokens-mean", "--output-tokens-stddev", "--shared-prefix-tokens", "--seed",
+            "--input-file", "--output-dir", "--request-timeout", "--scenario", "--max-errors", "--extra-inputs",
+            "--grpc-target", "--ttft-slo", "--tpot-slo", "--no-progress");
+
+    /**
+     * The words checked by picocli against {@link #OPTIONS}: an unknown option is an error naming the
+     * likely one meant, a missing value an error naming the option.
+     */
+    private static void check(String[] args) {
+        picocli.CommandLine.Model.CommandSpec spec = picocli.CommandLine.Model.CommandSpec.create().name("bench");
+        for (String o : OPTIONS) {
+            spec.addOption(picocli.CommandLine.Model.OptionSpec.builder(o).arity(o.equals("--no-progress") ? "0" : "1")
+                    .type(o.equals("--no-progress") ? boolean.class : String.class).build());
+        }
+        spec.parser().overwrittenOptionsAllowed(true);
+        try {
+            new picocli.CommandLine(spec).parseArgs(args);
+        } catch (picocli.CommandLine.UnmatchedArgumentException e) {
+            List<String> like = e.getSuggestions();
+            throw new IllegalArgumentException("unknown option '" + (e.getUnmatched().isEmpty() ? "" : e.getUnmatched()
+                    .getFirst()) + "'" + (like.isEmpty() ? "" : "; did you mean " + String.join(" or ", like) + "?"));
+        } catch (picocli.CommandLine.ParameterException e) {
+            String m = e.getMessage();
+            throw new IllegalArgumentException(m.startsWith("Missing required parameter for option '")
+                    ? m.substring(m.indexOf('\'') + 1, m.indexOf('\'', m.indexOf('\'') + 1)) + ": missing value" : m);
+        }
+    }
+
     public static BenchConfig parse(String[] args) {
+        check(args);
         String url = "http://127.0.0.1:8000";
         String model = null;
         String endpoint = "chat";

@@ -100,4 +100,12 @@ class BenchConfigTest {
         assertEquals("--request-rate: a value is listed twice in [2.0, 2.0]",
                 assertThrows(IllegalArgumentException.class, () -> parse("--request-rate", "2,2.0")).getMessage());
     }
+
+    @Test
+    void aMistypedOptionNamesTheOneMeant() {
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> BenchConfig.parse(new String[] {"--concurency", "4"}));
+        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("unknown option '--concurency'")
+                && e.getMessage().contains("--concurrency"), e.getMessage());
+    }
 }
