@@ -310,6 +310,27 @@ class GatewayModelRepositoryTest {
     }
 
     @Test
+    void aModelWhoseEngineFailsIsTakenOutWhileTheOthersServeOnAndLoadsAgain() throws Exception {
+        start("--model-control-mode", "explicit", "--load-model", "*");
+        String before = text("qwen", 6);
+        qwenBackend.breakForGood();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!index("").get("qwen").getFirst().equals("UNAVAILABLE")) {
+            assertTrue(System.nanoTime() < deadline, index("").toString());
+            HttpResponse<String> r = post("/v1/completions", completion("qwen", 2));   // each fails its step
+            assertTrue(r.statusCode() >= 500 || r.statusCode() == 404 || r.body().contains("error"), r.body());
+            Thread.sleep(20);
+        }
+        assertTrue(index("").get("qwen").get(1).contains("the engine stopped after a failure"), index("").toString());
+        assertEquals(TestModels.ONCE_UPON_A_TIME_12, text("stories", 12), "the other model serves on");
+        assertEquals(200, get("/health").statusCode());
+        assertEquals(200, get("/health/ready").statusCode());
+        assertEquals(404, post("/v1/completions", completion("qwen", 2)).statusCode());
+        assertEquals(200, post("/v2/repository/models/qwen/load", "").statusCode());
+        assertEquals(before, text("qwen", 6), "loaded again on a fresh backend");
+    }
+
+    @Test
     void aLoadThatWouldPassTheMemoryLimitIsRefusedWithTheFiguresAndFitsOnceAnotherIsUnloaded() throws Exception {
         // Room for stories and qwen, not for a third model of qwen's size.
         start("--model-control-mode", "explicit", "--load-model", "stories", "--load-model", "qwen",

@@ -34,9 +34,11 @@ import java.util.concurrent.TimeUnit;
  * tokenize) and the KServe v2 / Triton routes ({@link KServeRoutes}: {@code /v2/...}), which admit through the protocol-neutral {@link AdmissionService} and stream through a
  * {@link StepEventPump}.
  * Lifecycle: {@link #start} binds; {@link #drain} stops admitting (503) and waits for in-flight
- * requests; {@link #close} closes the server and Vert.x (not the model). If the engine stops after a
- * failure, {@code /health} and {@code /health/ready} answer 503 at once, new requests get 503, and
- * {@link #engineFailure()} completes so the process can drain and exit non-zero.
+ * requests; {@link #close} closes the server and Vert.x (not the model). If the engine of the one
+ * {@code --model} stops after a failure, {@code /health} and {@code /health/ready} answer 503 at once,
+ * new requests get 503, and {@link #engineFailure()} completes so the process can drain and exit
+ * non-zero; a model of a repository whose engine fails is taken out instead (UNAVAILABLE with the
+ * reason, within a second) and the others serve on.
  *
  * <p>HTTP hardening: message framing is checked before routing ({@link HttpFraming}); a request
  * body that has not arrived within {@link GatewayOptions#requestTimeout()} gets a 408 and its
@@ -87,7 +89,9 @@ public final class GatewayServer implements AutoCloseable {
             for (ServedModel s : models.active()) {
                 s.readiness.observe(s.model.engine().stats(), System.nanoTime());
                 EngineHealth h = s.health();
-                if (h.failed() && engineFailure.complete(h.failure())) {
+                if (h.failed() && models.repository().isolatesFailures()) {
+                    models.failed(s, h.failure());   // the others serve on
+                } else if (h.failed() && engineFailure.complete(h.failure())) {
                     LOG.log(System.Logger.Level.ERROR, "the engine of model ''{0}'' stopped after a failure: {1}",
                             s.name(), h.failure());
                 }

@@ -29,6 +29,15 @@ public interface ModelRepository {
      */
     ModelService load(String name);
 
+    /**
+     * Whether a model whose engine stopped after a failure is taken out (UNAVAILABLE with the reason,
+     * freed; loadable again in explicit control) while the other models serve on. False: the server
+     * stops, as one {@code --model} does (it drains and exits so that it is restarted).
+     */
+    default boolean isolatesFailures() {
+        return true;
+    }
+
     /** A repository of one model that is already loaded and that the caller closes; no load or unload. */
     static ModelRepository of(ModelService model, Duration drainTimeout) {
         return new ModelRepository() {
@@ -45,6 +54,11 @@ public interface ModelRepository {
             @Override
             public Duration drainTimeout() {
                 return drainTimeout;
+            }
+
+            @Override
+            public boolean isolatesFailures() {
+                return false;
             }
 
             @Override

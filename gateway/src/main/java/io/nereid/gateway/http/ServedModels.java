@@ -215,6 +215,34 @@ final class ServedModels implements AutoCloseable {
         return CompletableFuture.completedFuture(null);
     }
 
+    /**
+     * Takes out a model whose engine stopped after a failure: UNAVAILABLE with the reason at once (its
+     * in-flight requests already got their errors), closed on the model-control thread; in explicit
+     * control it can be loaded again.
+     */
+    void failed(ServedModel served, String failure) {
+        Slot s;
+        synchronized (this) {
+            s = slots.get(served.name());
+            if (s == null || s.served != served) {
+                return;   // already taken out
+            }
+            s.served = null;
+            s.state = State.UNAVAILABLE;
+            s.reason = "the engine stopped after a failure: " + failure;
+        }
+        served.unloading = true;
+        LOG.log(System.Logger.Level.ERROR, "model ''{0}'': the engine stopped after a failure ({1}); taken out, the"
+                + " other models serve on", served.name(), failure);
+        control.execute(() -> {
+            try {
+                served.model.close();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "closing model ''{0}'': {1}", served.name(), e.toString());
+            }
+        });
+    }
+
     /** Lets the model's in-flight requests finish within the drain timeout, cancels the rest, closes it. */
     private void drainAndClose(ServedModel served, java.util.function.Consumer<String> reason) {
         long deadline = System.nanoTime() + repository.drainTimeout().toNanos();
