@@ -1,6 +1,5 @@
 package io.nereid.gateway.http;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nereid.engine.api.FinishReason;
@@ -465,10 +464,5 @@ final class ResponsesExchange implements StepEventPump.Receiver, AdmissionServic
     /** Completes once the response ended (stored, when it is stored) and its in-flight count was released. */
     Future<Void> over() {
         return over.future();
-    }
-
-    /** Whether the text is a JSON value of the shape a stored response has (used by the routes). */
-    static boolean isResponse(JsonNode n) {
-        return n != null && n.isObject() && "response".equals(n.path("object").asText());
     }
 }
