@@ -59,7 +59,13 @@ final class ModelCatalog implements ModelRepository {
     private final Path dir;
     private final UnaryOperator<EngineSpec> engineSpec;
     private final long limit;
-    private final Map<String, Long> reserved = new LinkedHashMap<>();   // guarded by this
+    /** What each loaded (or loading) copy of a model takes, by copy: two copies of one name never share an entry. */
+    private final Map<Reservation, Long> reserved = new LinkedHashMap<>();   // guarded by this
+
+    private record Reservation(String name, long serial) {
+    }
+
+    private long serial;   // guarded by this
 
     /** @param engineSpec adjusts each model's engine spec (identity but in tests) */
     ModelCatalog(ServeConfig base, UnaryOperator<EngineSpec> engineSpec) {
@@ -106,24 +112,22 @@ final class ModelCatalog implements ModelRepository {
     public ModelService load(String name) {
         ServeConfig c = configFor(name);
         long weights = fileBytes(c.model());
-        reserve(name, weights + c.kvCacheBytes(), weights, c.kvCacheBytes());
+        Reservation r = reserve(name, weights + c.kvCacheBytes(), weights, c.kvCacheBytes(), null);
         ServingModel m;
         try {
             m = ServingModel.open(c, engineSpec);
-        } catch (RuntimeException e) {
-            release(name);
-            throw failed(name, e.getMessage());
+        } catch (RuntimeException | Error e) {
+            release(r);
+            throw failed(name, String.valueOf(e.getMessage()));
         }
         try {
-            synchronized (this) {
-                reserved.remove(name);
-                reserve(name, weights + m.kvCacheBytes(), weights, m.kvCacheBytes());
-            }
+            reserve(name, weights + m.kvCacheBytes(), weights, m.kvCacheBytes(), r);   // what it got, in its place
         } catch (ApiException e) {
             m.close();
+            release(r);
             throw e;
         }
-        m.onClose(() -> release(name));
+        m.onClose(() -> release(r));
         return m;
     }
 
@@ -132,23 +136,36 @@ final class ModelCatalog implements ModelRepository {
                 + "' did not load: " + why, 0);
     }
 
-    /** @throws ApiException 400 naming the figures when {@code bytes} more would pass the limit */
-    private synchronized void reserve(String name, long bytes, long weights, long kv) {
-        long used = reserved.values().stream().mapToLong(Long::longValue).sum();
+    /**
+     * Reserves {@code bytes} for a copy of {@code name} ({@code replacing} its earlier reservation, or
+     * null for a new copy).
+     *
+     * @throws ApiException 400 naming the figures when {@code bytes} more would pass the limit (the
+     *                      earlier reservation, if any, stays)
+     */
+    private synchronized Reservation reserve(String name, long bytes, long weights, long kv, Reservation replacing) {
+        long used = reserved.entrySet().stream().filter(e -> !e.getKey().equals(replacing))
+                .mapToLong(Map.Entry::getValue).sum();
         if (used + bytes > limit) {
             List<String> others = new ArrayList<>();
-            reserved.forEach((n, b) -> others.add(n + " " + mib(b)));
+            reserved.forEach((n, b) -> {
+                if (!n.equals(replacing)) {
+                    others.add(n.name() + " " + mib(b));
+                }
+            });
             throw new ApiException(400, "invalid_request_error", "model", "model_does_not_fit", String.format(Locale.ROOT,
                     "model '%s' does not fit the memory limit: it needs %s (weights %s as its files hold them, KV cache"
                             + " %s) and %s of the %s limit (--memory-limit) %s", name, mib(bytes), mib(weights),
                     kv > 0 ? mib(kv) : "not yet sized", mib(used), mib(limit),
                     others.isEmpty() ? "are in use" : "are taken by " + String.join(", ", others)), 0);
         }
-        reserved.put(name, bytes);
+        Reservation r = replacing != null ? replacing : new Reservation(name, ++serial);
+        reserved.put(r, bytes);
+        return r;
     }
 
-    private synchronized void release(String name) {
-        reserved.remove(name);
+    private synchronized void release(Reservation r) {
+        reserved.remove(r);
     }
 
     static String mib(long bytes) {
@@ -197,6 +214,9 @@ final class ModelCatalog implements ModelRepository {
             JsonNode kv = settings.get("kv_cache_memory");
             long kvBytes = kv == null ? base.kvCacheBytes()
                     : kv.isIntegralNumber() ? kv.asLong() : ServeConfig.bytes(kv.asText(), "kv_cache_memory");
+            if (kvBytes < 0) {
+                throw new IllegalArgumentException("'kv_cache_memory' must not be negative");
+            }
             return base.forModel(model, name, integer(settings, "max_num_seqs", base.maxNumSeqs()),
                     integer(settings, "max_num_batched_tokens", base.maxNumBatchedTokens()),
                     integer(settings, "max_waiting", base.maxWaiting()), kvBytes,

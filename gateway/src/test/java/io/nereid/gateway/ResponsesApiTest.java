@@ -257,6 +257,18 @@ class ResponsesApiTest {
         Response c = cancelled.get(60, TimeUnit.SECONDS);
         assertEquals(ResponseStatus.CANCELLED, c.status().orElseThrow());
         assertEquals(ResponseStatus.CANCELLED, client.responses().retrieve(slow.id()).status().orElseThrow());
+        // deleted while it runs: it stays deleted when it ends
+        backend[0].holdNext();
+        Response doomed = client.responses().create(greedy("Once upon a time", 60).background(true).build());
+        backend[0].awaitHeld();
+        client.responses().delete(doomed.id());
+        backend[0].release();
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (server.server().inflight() > 0) {   // it ended (cancelled) and made its last write
+            assertTrue(System.nanoTime() < end);
+            Thread.sleep(10);
+        }
+        assertThrows(NotFoundException.class, () -> client.responses().retrieve(doomed.id()));
         BadRequestException notBackground = assertThrows(BadRequestException.class, () -> client.responses().cancel(
                 client.responses().create(greedy("x", 2).build()).id()));
         assertTrue(notBackground.getMessage().contains("only background"), notBackground.getMessage());

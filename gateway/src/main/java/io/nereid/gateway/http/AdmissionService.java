@@ -88,19 +88,25 @@ final class AdmissionService {
     private final ServingMetrics metrics;
     private final BooleanSupplier draining;
     private final BooleanSupplier unloading;
+    private final java.util.concurrent.atomic.AtomicInteger admitting;
 
     /**
      * @param draining  whether the server is shutting down
      * @param unloading whether this model is being unloaded
+     * @param admitting requests between their last check and their response's start: counted before the
+     *                  check, so an unload that sees it at 0 after setting {@code unloading} knows no
+     *                  request can still reach the engine
      */
     AdmissionService(ModelService model, WorkerExecutor prep, ServingMetrics metrics, BooleanSupplier draining,
-            BooleanSupplier unloading) {
+            BooleanSupplier unloading, java.util.concurrent.atomic.AtomicInteger admitting) {
         this.model = model;
         this.prep = prep;
         this.metrics = metrics;
         this.draining = draining;
         this.unloading = unloading;
+        this.admitting = admitting;
     }
+
 
     /** @throws ApiException 503 while the server drains, the model is being unloaded, or after the engine stopped */
     void checkAvailable() {
@@ -143,12 +149,16 @@ final class AdmissionService {
                 return;
             }
             context.runOnContext(v -> {
+                admitting.incrementAndGet();   // before the check: an unload waits for this to drop
                 try {
+                    checkAvailable();   // again: the model may have begun unloading while this was prepared
                     admitted.complete(submit(plan, ar.result()));
                 } catch (ApiException e) {
                     admitted.fail(e);
                 } catch (RuntimeException e) {
                     admitted.fail(GatewayServer.mapFailure(e));
+                } finally {
+                    admitting.decrementAndGet();   // the responder's start counted it as in flight, if it got there
                 }
             });
         });

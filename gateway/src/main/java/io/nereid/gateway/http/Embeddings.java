@@ -232,13 +232,18 @@ final class Embeddings {
         @Override
         public void start(List<RequestHandle> admitted) {
             handles = List.copyOf(admitted);
-            response.closeHandler(v -> {
-                if (!ended) {
-                    ended = true;
-                    handles.forEach(RequestHandle::cancel);
-                    onDone.run();
-                }
-            });
+            response.closeHandler(v -> gone());
+            if (response.closed()) {   // gone while the inputs were tokenized: no close event will come
+                gone();
+            }
+        }
+
+        private void gone() {
+            if (!ended) {
+                ended = true;
+                handles.forEach(RequestHandle::cancel);
+                onDone.run();
+            }
         }
 
         private void finished(int k, float[] v, FinishReason reason, Usage usage) {
@@ -247,7 +252,8 @@ final class Embeddings {
             }
             if (v == null) {
                 fail(503, "service_unavailable", reason == FinishReason.CANCELLED
-                        ? "the request was cancelled before it finished (the server is shutting down)"
+                        ? "the request was cancelled before it finished (the server is shutting down, or the model"
+                                + " is being unloaded)"
                         : "input " + k + " ended (" + reason + ") before its embedding was computed");
                 return;
             }

@@ -202,7 +202,7 @@ final class OpenAiRoutes {
             public List<int[]> prepare() {
                 if (req.texts() == null) {
                     for (int k = 0; k < req.tokens().size(); k++) {
-                        checkVocabulary(req.tokens().get(k), req.count() > 1 ? k : -1);
+                        checkVocabulary(req.tokens().get(k), req.count() > 1 ? k : -1, "input");
                     }
                     return req.tokens();
                 }
@@ -282,6 +282,7 @@ final class OpenAiRoutes {
                     api.persist(owner, id, created, "queued", queued, rq.inputItems, rq.conversation).onComplete(ar -> {
                         x.start(admitted);
                         if (ar.failed()) {
+                            x.discard();   // the client gets the error, not the id: nothing to keep
                             x.cancel();
                             GatewayServer.error(resp, GatewayServer.mapFailure(ar.cause()));
                         } else {
@@ -396,11 +397,16 @@ final class OpenAiRoutes {
 
     /** A 400 naming {@code prompt} ({@code prompt[k]} in a batch, k >= 0) as the engine's check would. */
     private void checkVocabulary(int[] tokens, int k) {
+        checkVocabulary(tokens, k, "prompt");
+    }
+
+    /** As {@link #checkVocabulary(int[], int)}, naming {@code field} ({@code input} for embeddings). */
+    private void checkVocabulary(int[] tokens, int k, String field) {
         for (int id : tokens) {
             if (id < 0 || id >= model.vocabSize()) {
                 String message = "token id " + id + " is outside the vocabulary of " + model.vocabSize();
-                throw k < 0 ? ApiException.invalid("prompt", message)
-                        : ApiException.invalid("prompt[" + k + "]", "prompt[" + k + "]: " + message);
+                throw k < 0 ? ApiException.invalid(field, message)
+                        : ApiException.invalid(field + "[" + k + "]", field + "[" + k + "]: " + message);
             }
         }
     }

@@ -49,6 +49,9 @@ final class ResponsesExchange implements StepEventPump.Receiver, AdmissionServic
     private final Supplier<String> shuttingDown;
     private final Persist persist;
     private final StepEventPump pump;
+    private final Context context;
+    private final Duration stallTimeout;
+    private volatile boolean discard;   // stored no more: deleted, or its queued row never stored
     private final ChatOutputSplit split;
     private final ArrayNode output = ResponsesRequest.NODES.arrayNode();
     private int sequence;
@@ -77,6 +80,8 @@ final class ResponsesExchange implements StepEventPump.Receiver, AdmissionServic
         this.shuttingDown = shuttingDown;
         this.persist = persist;
         this.pump = new StepEventPump(context, rq.stream ? response : null, 1, 1, metrics, stallTimeout);
+        this.context = context;
+        this.stallTimeout = stallTimeout;
         this.split = ChatOutputSplit.of(chat.reasoning(), chat.readsToolCalls() ? chat.tools().format() : null);
     }
 
@@ -110,10 +115,17 @@ final class ResponsesExchange implements StepEventPump.Receiver, AdmissionServic
         pump.start(admitted, this, response);
     }
 
-    /** A background response's cancel: the engine request stops; the response ends {@code cancelled}. */
+    /** A background response's cancel, from any thread: the engine request stops; the response ends {@code cancelled}. */
     void cancel() {
-        cancelRequested = true;
-        pump.cancelAll();
+        context.runOnContext(v -> {
+            cancelRequested = true;
+            pump.cancelAll();
+        });
+    }
+
+    /** From any thread: the response is not to be stored again (it was deleted, or its first row failed). */
+    void discard() {
+        discard = true;
     }
 
     // ---- the response object ---------------------------------------------------------------------
@@ -358,6 +370,7 @@ final class ResponsesExchange implements StepEventPump.Receiver, AdmissionServic
                 case StepEventPump.Finished f when f.reason() == FinishReason.CANCELLED -> {
                     String why = shuttingDown.get();
                     usage = f.usage();
+                    unavailable = why != null;   // a shutdown or an unload: 503, as on chat
                     end("failed", error("server_error", why != null ? why : "the request was cancelled before it finished"));
                     return;
                 }
@@ -386,6 +399,7 @@ final class ResponsesExchange implements StepEventPump.Receiver, AdmissionServic
     }
 
     private boolean ended;
+    private boolean unavailable;   // the failure is the server's or model's going away (503), not a fault (500)
 
     /** Closes the output, stores the response when asked to, then writes the last event or the object. */
     private void end(String status, ObjectNode error) {
@@ -406,7 +420,7 @@ final class ResponsesExchange implements StepEventPump.Receiver, AdmissionServic
             close();
         }
         ObjectNode r = object(status, error);
-        Future<Void> stored = rq.store ? persist.store(status, r, conversation()) : Future.succeededFuture();
+        Future<Void> stored = rq.store && !discard ? persist.store(status, r, conversation()) : Future.succeededFuture();
         stored.onComplete(ar -> {
             if (ar.failed()) {
                 GatewayServer.LOG.log(System.Logger.Level.WARNING, "request {0}: the response was not stored: {1}",
@@ -425,8 +439,11 @@ final class ResponsesExchange implements StepEventPump.Receiver, AdmissionServic
                 };
                 event(type, ResponsesRequest.NODES.objectNode().set("response", r));
                 written = response.end();
+                // the pump's stall timer is off now: a client that stops reading at the very end is dropped
+                long timer = context.owner().setTimer(stallTimeout.toMillis(), t -> response.reset());
+                written = written.andThen(done -> context.owner().cancelTimer(timer));
             } else if (error != null) {
-                int code = error.get("message").asText().contains("shut down") ? 503 : 500;
+                int code = unavailable ? 503 : 500;
                 written = response.setStatusCode(code).putHeader("Content-Type", "application/json").end(SseChunks.json(
                         io.nereid.openapi.ErrorResponse.of(error.get("message").asText(), "server_error", null,
                                 code == 503 ? "shutdown" : null)));

@@ -150,9 +150,15 @@ final class ResponsesRoutes implements AutoCloseable {
         s.openAi.respond(ctx, rq, owner, this);
     }
 
+    /** Ids deleted while their response was still running: its last write must not bring it back. */
+    private final java.util.Set<String> deleted = ConcurrentHashMap.newKeySet();
+
     /** Worker pool: stores a response of {@code owner}; the future completes once it is written. */
     Future<Void> persist(String owner, String id, long created, String status, ObjectNode response, ArrayNode inputItems,
             ArrayNode conversation) {
+        if (deleted.contains(id)) {
+            return Future.succeededFuture();
+        }
         ResponseStore.Stored s = new ResponseStore.Stored(id, owner, created, status, SseChunks.json(response),
                 SseChunks.json(inputItems), SseChunks.json(conversation));
         return blocking(() -> {
@@ -164,7 +170,10 @@ final class ResponsesRoutes implements AutoCloseable {
     /** A background response started: cancel finds it until it ends. */
     void running(ResponsesExchange x) {
         background.put(x.id(), x);
-        x.over().onComplete(v -> background.remove(x.id()));
+        x.over().onComplete(v -> {
+            background.remove(x.id());
+            deleted.remove(x.id());
+        });
     }
 
     static boolean terminal(String status) {
@@ -212,6 +221,8 @@ final class ResponsesRoutes implements AutoCloseable {
             } else {
                 ResponsesExchange running = background.get(id);
                 if (running != null) {
+                    deleted.add(id);
+                    running.discard();
                     running.cancel();
                 }
                 GatewayServer.json(ctx.response(), 200, Map.of("id", id, "object", "response", "deleted", true));
@@ -298,14 +309,15 @@ final class ResponsesRoutes implements AutoCloseable {
                 GatewayServer.json(ctx.response(), 200, r);   // already over: as it ended
                 return;
             }
+            io.vertx.core.Context caller = ctx.vertx().getOrCreateContext();
             running.cancel();
-            running.over().onComplete(v -> load(owner, id).onComplete(after -> {
+            running.over().onComplete(v -> caller.runOnContext(x -> load(owner, id).onComplete(after -> {
                 if (after.failed()) {
                     GatewayServer.error(ctx.response(), GatewayServer.mapFailure(after.cause()));
                 } else {
                     GatewayServer.json(ctx.response(), 200, after.result());
                 }
-            }));
+            })));
         });
     }
 

@@ -21,6 +21,8 @@ final class ServedModel {
     final KServeRoutes kserve;
     /** Requests admitted and not yet answered, over every protocol. */
     final AtomicInteger inflight = new AtomicInteger();
+    /** Requests between their last availability check and their response's start (see {@link AdmissionService}). */
+    final AtomicInteger admitting = new AtomicInteger();
     private final BooleanSupplier serverDraining;
     /** Set when an unload starts: new requests get 503, in-flight ones finish. */
     volatile boolean unloading;
@@ -33,7 +35,7 @@ final class ServedModel {
         this.serverDraining = serverDraining;
         this.metrics = new ServingMetrics(model.name());
         this.readiness = new Readiness(options.stallTimeout());
-        this.admission = new AdmissionService(model, prep, metrics, serverDraining, () -> unloading);
+        this.admission = new AdmissionService(model, prep, metrics, serverDraining, () -> unloading, admitting);
         this.openAi = new OpenAiRoutes(vertx, model, options, metrics, prep, admission, inflight,
                 () -> serverAborting.getAsBoolean() ? "the server shut down before the request finished"
                         : aborting ? "the model '" + model.name() + "' was unloaded before the request finished" : null);
@@ -42,6 +44,11 @@ final class ServedModel {
 
     String name() {
         return model.name();
+    }
+
+    /** What an unload waits for: requests being admitted and requests answering. */
+    int busy() {
+        return admitting.get() + inflight.get();
     }
 
     /** Ready for requests: loaded, not being unloaded, the server not draining, its engine alive and making progress. */

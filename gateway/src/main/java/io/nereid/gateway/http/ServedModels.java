@@ -104,8 +104,15 @@ final class ServedModels implements AutoCloseable {
     }
 
     /** Every model of the repository (and any served besides), with its state; only READY ones when {@code readyOnly}. */
-    synchronized List<Entry> index(boolean readyOnly) {
-        Set<String> names = new LinkedHashSet<>(repository.names());
+    List<Entry> index(boolean readyOnly) {
+        List<String> listed = repository.names();   // may read a folder: not under the lock every lookup takes
+        synchronized (this) {
+            return index(listed, readyOnly);
+        }
+    }
+
+    private List<Entry> index(List<String> listed, boolean readyOnly) {
+        Set<String> names = new LinkedHashSet<>(listed);
         names.addAll(slots.keySet());
         List<Entry> out = new ArrayList<>();
         for (String n : names) {
@@ -143,7 +150,9 @@ final class ServedModels implements AutoCloseable {
         return CompletableFuture.runAsync(() -> {
             Slot s = slot(name);
             synchronized (this) {
-                if (s.state == State.READY) {
+                // READY: nothing to do. UNLOADING: an unload asked after this load is draining the model,
+                // which this load found loaded when it was asked.
+                if (s.state == State.READY || s.state == State.UNLOADING) {
                     return;
                 }
                 s.state = State.LOADING;
@@ -152,7 +161,7 @@ final class ServedModels implements AutoCloseable {
             ModelService m;
             try {
                 m = repository.load(name);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
                 ApiException a = e instanceof ApiException x ? x : new ApiException(400, "invalid_request_error", null,
                         "model_load_failed", "model '" + name + "' did not load: " + e.getMessage(), 0);
                 synchronized (this) {
@@ -162,7 +171,17 @@ final class ServedModels implements AutoCloseable {
                 LOG.log(System.Logger.Level.WARNING, "model ''{0}'' did not load: {1}", name, a.getMessage());
                 throw a;
             }
-            ServedModel served = serve.apply(m);
+            ServedModel served;
+            try {
+                served = serve.apply(m);
+            } catch (RuntimeException | Error e) {
+                m.close();
+                synchronized (this) {
+                    s.state = State.UNAVAILABLE;
+                    s.reason = "model '" + name + "' did not start: " + e;
+                }
+                throw e;
+            }
             synchronized (this) {
                 s.served = served;
                 s.state = State.READY;
@@ -200,15 +219,24 @@ final class ServedModels implements AutoCloseable {
             return CompletableFuture.failedFuture(e);
         }
         control.execute(() -> {
-            drainAndClose(served, why -> {
+            String reason = "unloaded";
+            try {
+                drainAndClose(served, why -> {
+                    synchronized (this) {
+                        s.reason = why;
+                    }
+                });
+            } catch (RuntimeException | Error e) {
+                reason = "unloaded; closing it failed: " + e;
+                LOG.log(System.Logger.Level.WARNING, "model ''{0}'': {1}", name, reason);
+            } finally {
                 synchronized (this) {
-                    s.reason = why;
+                    if (s.served == served) {
+                        s.served = null;
+                        s.state = State.UNAVAILABLE;
+                        s.reason = reason;
+                    }
                 }
-            });
-            synchronized (this) {
-                s.served = null;
-                s.state = State.UNAVAILABLE;
-                s.reason = "unloaded";
             }
             LOG.log(System.Logger.Level.INFO, "model ''{0}'' unloaded", name);
         });
@@ -247,10 +275,10 @@ final class ServedModels implements AutoCloseable {
     private void drainAndClose(ServedModel served, java.util.function.Consumer<String> reason) {
         long deadline = System.nanoTime() + repository.drainTimeout().toNanos();
         try {
-            while (served.inflight.get() > 0 && System.nanoTime() < deadline) {
+            while (served.busy() > 0 && System.nanoTime() < deadline) {
                 Thread.sleep(20);
             }
-            int left = served.inflight.get();
+            int left = served.busy();
             if (left > 0) {
                 LOG.log(System.Logger.Level.WARNING, "model ''{0}'': cancelling {1} requests still running after the"
                         + " drain timeout", served.name(), left);
@@ -259,7 +287,7 @@ final class ServedModels implements AutoCloseable {
             }
             served.model.close();
             long after = System.nanoTime() + 5_000_000_000L;   // the cancelled streams write their last events
-            while (left > 0 && served.inflight.get() > 0 && System.nanoTime() < after) {
+            while (left > 0 && served.busy() > 0 && System.nanoTime() < after) {
                 Thread.sleep(20);
             }
         } catch (InterruptedException e) {
