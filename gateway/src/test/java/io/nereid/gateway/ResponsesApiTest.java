@@ -317,6 +317,37 @@ class ResponsesApiTest {
     }
 
     @Test
+    void logprobsAsIncludedEqualThoseOfTheSameChatCompletion() throws Exception {
+        HttpClient http = HttpClient.newHttpClient();
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(server.url("/v1/responses")))
+                .header("Authorization", "Bearer secret").header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"m\",\"input\":\"Once upon a time\","
+                        + "\"max_output_tokens\":5,\"temperature\":0,\"store\":false,\"top_logprobs\":2,"
+                        + "\"include\":[\"message.output_text.logprobs\"]}")).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, r.statusCode(), r.body());
+        JsonNode part = JSON.readTree(r.body()).at("/output/0/content/0");
+        JsonNode lps = part.get("logprobs");
+        assertEquals(5, lps.size(), r.body());
+        assertEquals(2, lps.get(0).get("top_logprobs").size());
+        assertEquals(2, JSON.readTree(r.body()).get("top_logprobs").asInt());
+        HttpResponse<String> c = http.send(HttpRequest.newBuilder(URI.create(server.url("/v1/chat/completions")))
+                .header("Authorization", "Bearer secret").header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"m\",\"messages\":[{\"role\":\"user\","
+                        + "\"content\":\"Once upon a time\"}],\"max_completion_tokens\":5,\"temperature\":0,"
+                        + "\"logprobs\":true,\"top_logprobs\":2}")).build(), HttpResponse.BodyHandlers.ofString());
+        JsonNode chat = JSON.readTree(c.body()).at("/choices/0/logprobs/content");
+        for (int i = 0; i < 5; i++) {
+            assertEquals(chat.get(i).get("token").asText(), lps.get(i).get("token").asText());
+            assertEquals(chat.get(i).get("logprob").asDouble(), lps.get(i).get("logprob").asDouble());
+        }
+        HttpResponse<String> bad = http.send(HttpRequest.newBuilder(URI.create(server.url("/v1/responses")))
+                .header("Authorization", "Bearer secret").header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"m\",\"input\":\"x\",\"top_logprobs\":2}"))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(400, bad.statusCode(), bad.body());
+    }
+
+    @Test
     void aStoredResponseSurvivesARestart(@TempDir Path dir) throws Exception {
         String file = dir.resolve("responses").toString();
         String id;

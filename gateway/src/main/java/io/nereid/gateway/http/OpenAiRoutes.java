@@ -251,6 +251,10 @@ final class OpenAiRoutes {
         try {
             admission.checkAvailable();
             req = forThisModel(RequestValidator.validate(rq.chat, Kind.CHAT), Kind.CHAT);
+            if (rq.logprobs && (req.readsToolCalls() || req.reasoning() != null)) {
+                throw ApiException.invalid("include", "message.output_text.logprobs together with tools or a reasoning"
+                        + " parser is not supported yet");
+            }
         } catch (RuntimeException e) {
             GatewayServer.error(resp, ResponsesRequest.rename(GatewayServer.mapFailure(e)));
             return;
@@ -269,7 +273,7 @@ final class OpenAiRoutes {
                 ResponsesExchange x = new ResponsesExchange(vertx.getOrCreateContext(), rq.background ? null : resp, rq,
                         req, id, model.name(), metrics, inflight::decrementAndGet, requestId, options.clientStallTimeout(),
                         aborting, (status, r, conversation) -> api.persist(owner, id, r.path("created_at").asLong(created),
-                                status, r, rq.inputItems, conversation));
+                                status, r, rq.inputItems, conversation), logprobFormat);
                 return AdmissionService.Responder.of(x::sink, x::abandon, admitted -> {
                     inflight.incrementAndGet();
                     if (!rq.background) {

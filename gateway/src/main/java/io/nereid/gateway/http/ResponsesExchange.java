@@ -53,6 +53,8 @@ final class ResponsesExchange implements StepEventPump.Receiver, AdmissionServic
     private final Duration stallTimeout;
     private volatile boolean discard;   // stored no more: deleted, or its queued row never stored
     private final ChatOutputSplit split;
+    private final LogprobFormat logprobFormat;   // null unless include message.output_text.logprobs
+    private final ArrayNode itemLogprobs = ResponsesRequest.NODES.arrayNode();
     private final ArrayNode output = ResponsesRequest.NODES.arrayNode();
     private int sequence;
     private Open open = Open.NONE;
@@ -70,7 +72,7 @@ final class ResponsesExchange implements StepEventPump.Receiver, AdmissionServic
 
     ResponsesExchange(Context context, HttpServerResponse response, ResponsesRequest rq, ParsedRequest chat, String id,
             String model, ServingMetrics metrics, Runnable onDone, String requestId, Duration stallTimeout,
-            Supplier<String> shuttingDown, Persist persist) {
+            Supplier<String> shuttingDown, Persist persist, LogprobFormat logprobFormat) {
         this.response = response;
         this.rq = rq;
         this.id = id;
@@ -83,6 +85,7 @@ final class ResponsesExchange implements StepEventPump.Receiver, AdmissionServic
         this.context = context;
         this.stallTimeout = stallTimeout;
         this.split = ChatOutputSplit.of(chat.reasoning(), chat.readsToolCalls() ? chat.tools().format() : null);
+        this.logprobFormat = rq.logprobs ? logprobFormat : null;
     }
 
     String id() {
@@ -156,7 +159,7 @@ final class ResponsesExchange implements StepEventPump.Receiver, AdmissionServic
         r.set("text", rq.text);
         r.set("tool_choice", rq.toolChoice);
         r.set("tools", rq.tools);
-        r.put("top_logprobs", 0);
+        r.put("top_logprobs", rq.topLogprobs);
         r.put("top_p", rq.body.path("top_p").asDouble(1.0));
         r.put("truncation", "disabled");
         if (usage != null) {
@@ -238,9 +241,13 @@ final class ResponsesExchange implements StepEventPump.Receiver, AdmissionServic
     }
 
     private static ObjectNode textPart(String text) {
+        return textPart(text, ResponsesRequest.NODES.arrayNode());
+    }
+
+    private static ObjectNode textPart(String text, ArrayNode logprobs) {
         ObjectNode p = ResponsesRequest.NODES.objectNode().put("type", "output_text").put("text", text);
         p.putArray("annotations");
-        p.putArray("logprobs");
+        p.set("logprobs", logprobs.deepCopy());
         return p;
     }
 
@@ -277,9 +284,10 @@ final class ResponsesExchange implements StepEventPump.Receiver, AdmissionServic
             }
             case MESSAGE -> {
                 event("response.output_text.done", at().put("content_index", 0).put("text", text)
-                        .set("logprobs", ResponsesRequest.NODES.arrayNode()));
-                event("response.content_part.done", at().put("content_index", 0).set("part", textPart(text)));
-                ((ArrayNode) item.get("content")).add(textPart(text));
+                        .set("logprobs", itemLogprobs.deepCopy()));
+                event("response.content_part.done", at().put("content_index", 0).set("part", textPart(text, itemLogprobs)));
+                ((ArrayNode) item.get("content")).add(textPart(text, itemLogprobs));
+                itemLogprobs.removeAll();
             }
             case CALL -> {
                 event("response.function_call_arguments.done", at().put("arguments", text));
@@ -312,11 +320,16 @@ final class ResponsesExchange implements StepEventPump.Receiver, AdmissionServic
     }
 
     private void content(String text) {
-        if (text.isEmpty()) {
+        content(text, null);
+    }
+
+    /** The answer's next text, with its tokens' log-probabilities when they were asked for (no split then). */
+    private void content(String text, ArrayNode logprobs) {
+        if (text.isEmpty() && (logprobs == null || logprobs.isEmpty())) {
             return;
         }
         if (open != Open.MESSAGE) {
-            if (text.isBlank()) {   // whitespace between a thought and a call is no message
+            if (text.isBlank() && logprobs == null) {   // whitespace between a thought and a call is no message
                 pendingSpace.append(text);
                 return;
             }
@@ -326,8 +339,9 @@ final class ResponsesExchange implements StepEventPump.Receiver, AdmissionServic
         }
         itemText.append(text);
         content.append(text);
-        event("response.output_text.delta", at().put("content_index", 0).put("delta", text)
-                .set("logprobs", ResponsesRequest.NODES.arrayNode()));
+        ArrayNode lp = logprobs == null ? ResponsesRequest.NODES.arrayNode() : logprobs;
+        itemLogprobs.addAll(lp);
+        event("response.output_text.delta", at().put("content_index", 0).put("delta", text).set("logprobs", lp));
     }
 
     private void call(ChatCompletion.ToolCallDelta d) {
@@ -343,8 +357,13 @@ final class ResponsesExchange implements StepEventPump.Receiver, AdmissionServic
     }
 
     private void push(String text, boolean last) {
+        push(text, last, java.util.List.of());
+    }
+
+    private void push(String text, boolean last, java.util.List<io.nereid.engine.api.TokenLogprob> lps) {
         if (split == null) {
-            content(text);
+            content(text, logprobFormat == null ? null
+                    : (ArrayNode) SseChunks.JSON.valueToTree(logprobFormat.chat(lps).content()));
             return;
         }
         ChatOutputSplit.Piece p = split.push(text, last);
@@ -359,7 +378,7 @@ final class ResponsesExchange implements StepEventPump.Receiver, AdmissionServic
     public void deliver(List<Event> batch) {
         for (Event e : batch) {
             switch (e) {
-                case StepEventPump.Delta d -> push(d.text(), false);
+                case StepEventPump.Delta d -> push(d.text(), false, d.logprobs());
                 case StepEventPump.PromptScored p -> {
                 }
                 case StepEventPump.Finished f when f.reason() == FinishReason.CANCELLED && cancelRequested -> {

@@ -53,6 +53,8 @@ final class ResponsesRequest {
     final ArrayNode conversation;   // chat messages: the previous conversation and this input (no instructions)
     final ObjectNode chat;          // the chat completion request this runs as
     final List<String> ignored = new ArrayList<>();
+    final boolean logprobs;         // include message.output_text.logprobs
+    final int topLogprobs;
 
     /**
      * @param previousConversation the conversation of {@code previous_response_id} (chat messages), or
@@ -86,17 +88,36 @@ final class ResponsesRequest {
         refuseUnless("prompt", "prompt templates are not supported; send input and instructions");
         refuseUnless("max_tool_calls", "max_tool_calls is not supported");
         refuseUnless("stream_options", "stream_options is not supported");
-        if (body.hasNonNull("top_logprobs") && body.get("top_logprobs").asInt(-1) != 0) {
-            throw ApiException.invalid("top_logprobs", "top_logprobs is not supported yet on /v1/responses (use"
-                    + " /v1/chat/completions with logprobs)");
+        JsonNode include = body.get("include");
+        boolean wantLogprobs = false;
+        if (include != null && !include.isNull()) {
+            if (!include.isArray()) {
+                throw ApiException.invalid("include", "'include' must be an array");
+            }
+            for (JsonNode i : include) {
+                if (!"message.output_text.logprobs".equals(i.asText())) {
+                    throw ApiException.invalid("include", "include '" + i.asText() + "' is not supported (only"
+                            + " message.output_text.logprobs: no encrypted reasoning, no hosted-tool outputs here)");
+                }
+                wantLogprobs = true;
+            }
         }
+        JsonNode top = body.get("top_logprobs");
+        int topLogprobs = 0;
+        if (top != null && !top.isNull()) {
+            if (!top.canConvertToInt() || !top.isIntegralNumber() || top.asInt() < 0 || top.asInt() > 20) {
+                throw ApiException.invalid("top_logprobs", "top_logprobs must be an integer in [0, 20]");
+            }
+            topLogprobs = top.asInt();
+            if (topLogprobs > 0 && !wantLogprobs) {
+                throw ApiException.invalid("top_logprobs", "top_logprobs needs include [\"message.output_text.logprobs\"]");
+            }
+        }
+        this.logprobs = wantLogprobs;
+        this.topLogprobs = topLogprobs;
         if (body.hasNonNull("truncation") && !"disabled".equals(body.get("truncation").asText())) {
             throw ApiException.invalid("truncation", "truncation must be 'disabled' (an input over the context is a"
                     + " 400, never cut)");
-        }
-        if (body.hasNonNull("include") && (!body.get("include").isArray() || !body.get("include").isEmpty())) {
-            throw ApiException.invalid("include", "include is not supported (no logprobs, encrypted reasoning or tool"
-                    + " outputs to add)");
         }
         if (body.hasNonNull("service_tier") && !Set.of("auto", "default").contains(body.get("service_tier").asText())) {
             throw ApiException.invalid("service_tier", "service_tier must be 'auto' or 'default' (one tier here)");
@@ -122,6 +143,9 @@ final class ResponsesRequest {
         }
         if (body.has("parallel_tool_calls")) {
             chat.set("parallel_tool_calls", body.get("parallel_tool_calls"));
+        }
+        if (logprobs) {
+            chat.put("logprobs", true).put("top_logprobs", topLogprobs);
         }
         if (reasoning.hasNonNull("effort")) {
             chat.set("chat_template_kwargs", NODES.objectNode().put("reasoning_effort", reasoning.get("effort").asText()));
