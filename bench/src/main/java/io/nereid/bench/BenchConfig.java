@@ -203,49 +203,75 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         return BigDecimal.valueOf(v).stripTrailingZeros().toPlainString();
     }
 
-    public static final String USAGE = """
-            usage: bin/nereid bench [OPTIONS]
+    /** One option: its flag, value label (null: a switch) and help. */
+    record Opt(String name, String label, String help) {
+    }
 
-            Measures an OpenAI-compatible server the way GenAI-Perf does (streaming requests; TTFT,
-            inter-token latency, throughput) and writes a console table, profile_export.json,
-            profile_export_genai_perf.json/.csv and report.html to --output-dir.
+    /** Every option {@link #parse} takes, in the order the help lists them. */
+    static final List<Opt> OPTS = List.of(
+            new Opt("--url", "URL", "server base URL (default http://127.0.0.1:8000)"),
+            new Opt("--model", "NAME", "model to request (default: the first of GET /v1/models)"),
+            new Opt("--endpoint", "chat|completions|responses|kserve-generate|grpc-stream", "/v1/chat/completions"
+                    + " (default), /v1/completions, /v1/responses, Triton's /v2/models/MODEL/generate_stream (KServe v2"
+                    + " generate extension), or KServe v2 gRPC ModelStreamInfer (decoupled)"),
+            new Opt("--grpc-target", "HOST:PORT", "gRPC address for grpc-stream (default: the --url host, port 8001)"),
+            new Opt("--api-key", "KEY", "sent as Authorization: Bearer KEY (default: $OPENAI_API_KEY)"),
+            new Opt("--concurrency", "N[,N...]", "closed loop, N requests in flight (default 1); a list sweeps"),
+            new Opt("--request-rate", "R[,R...]", "open loop: Poisson arrivals, R requests/s (fixed by --seed); a list"
+                    + " sweeps (reports in rateR/, e.g. rate2.5/)"),
+            new Opt("--scenario", "offline|server", "MLPerf scenarios: offline sends all --num-requests at once; server"
+                    + " is --request-rate (Poisson) under latency SLOs, each rate of a list checked on its own at p99"),
+            new Opt("--ttft-slo", "MS", "time-to-first-token SLO, checked at p99; with --tpot-slo a run reports"
+                    + " goodput (requests meeting every SLO per second)"),
+            new Opt("--tpot-slo", "MS", "per-request time per output token SLO (= inter-token latency), checked at p99"),
+            new Opt("--num-requests", "N", "requests to measure (default 100)"),
+            new Opt("--duration", "S", "measure for S seconds instead of a request count"),
+            new Opt("--warmup-requests", "N", "sent first and not measured (default 0)"),
+            new Opt("--input-tokens-mean", "N", "synthetic prompt length (default 128; ~1 token per word)"),
+            new Opt("--input-tokens-stddev", "N", "(default 0)"),
+            new Opt("--output-tokens-mean", "N", "sent as max_tokens = min_tokens with ignore_eos (default 128; 0 = let"
+                    + " the server stop)"),
+            new Opt("--output-tokens-stddev", "N", "(default 0)"),
+            new Opt("--shared-prefix-tokens", "N", "a common system prompt before every prompt (default 0)"),
+            new Opt("--seed", "N", "prompts, lengths and arrivals (default 0)"),
+            new Opt("--input-file", "F", "JSONL prompts ({\"text\": ...} or {\"prompt\": ...}), cycled"),
+            new Opt("--output-dir", "D", "where reports go (default artifacts/bench)"),
+            new Opt("--request-timeout", "S", "a request unfinished after S seconds is a timeout (default 600)"),
+            new Opt("--max-errors", "N", "stop the run after N failed requests, e.g. a dead server (default 0 = no"
+                    + " limit); the partial report is written"),
+            new Opt("--extra-inputs", "JSON", "fields added to every request body, as GenAI-Perf's --extra-inputs, e.g."
+                    + " '{\"response_format\":{\"type\":\"json_object\"}}'"),
+            new Opt("--no-progress", null, "no progress line on stderr"));
 
-              --url URL                    server base URL (default http://127.0.0.1:8000)
-              --model NAME                 model to request (default: the first of GET /v1/models)
-              --endpoint chat|completions|responses|kserve-generate|grpc-stream
-                                           /v1/chat/completions (default), /v1/completions, Triton's
-                                           /v2/models/MODEL/generate_stream (KServe v2 generate extension), or
-                                           KServe v2 gRPC ModelStreamInfer (decoupled)
-              --grpc-target HOST:PORT      gRPC address for grpc-stream (default: the --url host, port 8001)
-              --api-key KEY                sent as Authorization: Bearer KEY
-              --concurrency N[,N...]       closed loop, N requests in flight (default 1); a list sweeps
-              --request-rate R[,R...]      open loop: Poisson arrivals, R requests/s (fixed by --seed);
-                                           a list sweeps (reports in rateR/, e.g. rate2.5/)
-              --scenario offline|server    MLPerf scenarios: offline sends all --num-requests at once;
-                                           server is --request-rate (Poisson) under latency SLOs,
-                                           each rate of a list checked on its own at p99
-              --ttft-slo MS                time-to-first-token SLO, checked at p99; with --tpot-slo,
-              --tpot-slo MS                per-request time per output token SLO (= inter-token latency)
-                                           a run reports goodput (requests meeting every SLO per second)
-              --num-requests N             requests to measure (default 100)
-              --duration S                 measure for S seconds instead of a request count
-              --warmup-requests N          sent first and not measured (default 0)
-              --input-tokens-mean N        synthetic prompt length (default 128; ~1 token per word)
-              --input-tokens-stddev N      (default 0)
-              --output-tokens-mean N       sent as max_tokens = min_tokens with ignore_eos (default 128;
-                                           0 = let the server stop)
-              --output-tokens-stddev N     (default 0)
-              --shared-prefix-tokens N     a common system prompt before every prompt (default 0)
-              --seed N                     prompts, lengths and arrivals (default 0)
-              --input-file F               JSONL prompts ({"text": ...} or {"prompt": ...}), cycled
-              --output-dir D               where reports go (default artifacts/bench)
-              --request-timeout S          a request unfinished after S seconds is a timeout (default 600)
-              --max-errors N               stop the run after N failed requests, e.g. a dead server
-                                           (default 0 = no limit); the partial report is written
-              --extra-inputs JSON          fields added to every request body, as GenAI-Perf's
-                                           --extra-inputs, e.g. '{"response_format":{"type":"json_object"}}'
-              --no-progress                no progress line on stderr
-            """;
+    /** The bench's command line for picocli (help, checking, typo suggestions), from {@link #OPTS}. */
+    static picocli.CommandLine.Model.CommandSpec commandSpec() {
+        picocli.CommandLine.Model.CommandSpec spec = picocli.CommandLine.Model.CommandSpec.create().name("bench");
+        spec.usageMessage().customSynopsis("bin/nereid bench [OPTIONS]").description("Measures an OpenAI-compatible"
+                + " server the way GenAI-Perf does (streaming requests; TTFT, inter-token latency, throughput) and writes"
+                + " a console table, profile_export.json, profile_export_genai_perf.json/.csv and report.html to"
+                + " --output-dir.").sortOptions(false).width(110);
+        for (Opt o : OPTS) {
+            picocli.CommandLine.Model.OptionSpec.Builder b = picocli.CommandLine.Model.OptionSpec.builder(o.name())
+                    .description(o.help());
+            if (o.label() == null) {
+                b.arity("0").type(boolean.class);
+            } else {
+                b.arity("1").paramLabel(o.label()).type(String.class);
+            }
+            spec.addOption(b.build());
+        }
+        spec.addOption(picocli.CommandLine.Model.OptionSpec.builder("-h", "--help").usageHelp(true)
+                .description("this text").build());
+        spec.parser().overwrittenOptionsAllowed(true);
+        return spec;
+    }
+
+    /** The help, generated from {@link #OPTS}. */
+    public static String usage() {
+        return "usage: " + new picocli.CommandLine(commandSpec()).getUsageMessage(picocli.CommandLine.Help.Ansi.OFF)
+                .replaceFirst("^Usage: ", "");
+    }
+
 
     /** The --extra-inputs value: a JSON object, kept as its text. */
     static String extraInputs(String v) {
@@ -260,26 +286,13 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         }
     }
 
-    /** Every option {@link #parse} takes ({@code --no-progress} is a switch, the rest take a value). */
-    static final List<String> OPTIONS = List.of("--url", "--model", "--endpoint", "--api-key", "--concurrency",
-            "--request-rate", "--num-requests", "--duration", "--warmup-requests", "--input-tokens-mean",
-            "--input-tokens-stddev", "--output-tokens-mean", "--output-tokens-stddev", "--shared-prefix-tokens", "--seed",
-            "--input-file", "--output-dir", "--request-timeout", "--scenario", "--max-errors", "--extra-inputs",
-            "--grpc-target", "--ttft-slo", "--tpot-slo", "--no-progress");
-
     /**
-     * The words checked by picocli against {@link #OPTIONS}: an unknown option is an error naming the
+     * The words checked by picocli against {@link #OPTS}: an unknown option is an error naming the
      * likely one meant, a missing value an error naming the option.
      */
     private static void check(String[] args) {
-        picocli.CommandLine.Model.CommandSpec spec = picocli.CommandLine.Model.CommandSpec.create().name("bench");
-        for (String o : OPTIONS) {
-            spec.addOption(picocli.CommandLine.Model.OptionSpec.builder(o).arity(o.equals("--no-progress") ? "0" : "1")
-                    .type(o.equals("--no-progress") ? boolean.class : String.class).build());
-        }
-        spec.parser().overwrittenOptionsAllowed(true);
         try {
-            new picocli.CommandLine(spec).parseArgs(args);
+            new picocli.CommandLine(commandSpec()).parseArgs(args);
         } catch (picocli.CommandLine.UnmatchedArgumentException e) {
             List<String> like = e.getSuggestions();
             throw new IllegalArgumentException("unknown option '" + (e.getUnmatched().isEmpty() ? "" : e.getUnmatched()

@@ -28,7 +28,7 @@ public final class Main {
     public static int run(String[] args, PrintStream out, PrintStream err) {
         for (String a : args) {
             if (a.equals("-h") || a.equals("--help")) {
-                out.print(BenchConfig.USAGE + ServeSweep.USAGE);
+                out.print(BenchConfig.usage() + ServeSweep.USAGE);
                 return 0;
             }
         }
@@ -39,7 +39,7 @@ public final class Main {
             config = BenchConfig.parse(serve.rest());
         } catch (IllegalArgumentException e) {
             err.println("nereid bench: " + e.getMessage());
-            err.print(BenchConfig.USAGE + ServeSweep.USAGE);
+            err.print(BenchConfig.usage() + ServeSweep.USAGE);
             return 2;
         }
         try {

@@ -108,4 +108,18 @@ class BenchConfigTest {
         org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("unknown option '--concurency'")
                 && e.getMessage().contains("--concurrency"), e.getMessage());
     }
+
+    @Test
+    void theGeneratedHelpListsEveryOptionTheParserTakes() {
+        String help = BenchConfig.usage();
+        for (BenchConfig.Opt o : BenchConfig.OPTS) {
+            org.junit.jupiter.api.Assertions.assertTrue(help.contains(o.name()), o.name());
+            String[] args = o.label() == null ? new String[] {o.name()} : new String[] {o.name(), "1"};
+            try {
+                BenchConfig.parse(args);
+            } catch (IllegalArgumentException e) {   // a value of the wrong kind, never an unknown option
+                org.junit.jupiter.api.Assertions.assertFalse(e.getMessage().startsWith("unknown option"), e.getMessage());
+            }
+        }
+    }
 }
