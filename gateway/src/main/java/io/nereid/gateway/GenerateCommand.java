@@ -33,61 +33,41 @@ import java.util.concurrent.CountDownLatch;
  */
 final class GenerateCommand {
 
-    /** One option: its flag, value label (null: a switch), help line. */
-    private record Flag(String name, String label, String help) {
-    }
-
-    private static final List<Flag> FLAGS = List.of(
-            new Flag("--model", "FILE", "GGUF file or Hugging Face model directory (required)"),
-            new Flag("--prompt", "TEXT", "the prompt (or --batch)"),
-            new Flag("--batch", "FILE", "offline mode (MLPerf \"Offline\"): every line {\"prompt\": ..., optional"
+    private static final List<CliSpec.Option> FLAGS = List.of(
+            new CliSpec.Option("--model", "FILE", "GGUF file or Hugging Face model directory (required)"),
+            new CliSpec.Option("--prompt", "TEXT", "the prompt (or --batch)"),
+            new CliSpec.Option("--batch", "FILE", "offline mode (MLPerf \"Offline\"): every line {\"prompt\": ..., optional"
                     + " \"max_tokens\"} goes through the batching engine at once; prints one JSON line per prompt and"
                     + " the total output tok/s"),
-            new Flag("--max-tokens", "N", "tokens to generate (default 128)"),
-            new Flag("--temperature", "T", "0 = greedy (default 0.8)"),
-            new Flag("--top-k", "K", "(default -1: off)"),
-            new Flag("--top-p", "P", "(default 0.95)"),
-            new Flag("--min-p", "P", "(default 0: off)"),
-            new Flag("--seed", "S", "(default: random)"),
-            new Flag("--repetition-penalty", "R", "(default 1: off)"),
-            new Flag("--ignore-eos", null, "keep going after end-of-sequence tokens"),
-            new Flag("--chat", null, "send --prompt as a user message through the chat template"),
-            new Flag("--system", "TEXT", "with --chat: a system message first"),
-            new Flag("--chat-template", "T", "with --chat: a built-in (chatml, llama2, llama3, mistral, phi3, gemma) or a"
+            new CliSpec.Option("--max-tokens", "N", "tokens to generate (default 128)"),
+            new CliSpec.Option("--temperature", "T", "0 = greedy (default 0.8)"),
+            new CliSpec.Option("--top-k", "K", "(default -1: off)"),
+            new CliSpec.Option("--top-p", "P", "(default 0.95)"),
+            new CliSpec.Option("--min-p", "P", "(default 0: off)"),
+            new CliSpec.Option("--seed", "S", "(default: random)"),
+            new CliSpec.Option("--repetition-penalty", "R", "(default 1: off)"),
+            new CliSpec.Option("--ignore-eos", null, "keep going after end-of-sequence tokens"),
+            new CliSpec.Option("--chat", null, "send --prompt as a user message through the chat template"),
+            new CliSpec.Option("--system", "TEXT", "with --chat: a system message first"),
+            new CliSpec.Option("--chat-template", "T", "with --chat: a built-in (chatml, llama2, llama3, mistral, phi3, gemma) or a"
                     + " .jinja file instead of the model's own template"),
-            new Flag("--context", "N", "context length (default: the model's context_length)"),
-            new Flag("--threads", "N", "kernel threads (default: available processors)"),
-            new Flag("--prefill-chunk", "N", "prompt tokens per forward step (default 512)"),
-            new Flag("--kv-type", "f16|f32", "KV cache element type (default f16, as llama.cpp: half the memory of f32;"
+            new CliSpec.Option("--context", "N", "context length (default: the model's context_length)"),
+            new CliSpec.Option("--threads", "N", "kernel threads (default: available processors)"),
+            new CliSpec.Option("--prefill-chunk", "N", "prompt tokens per forward step (default 512)"),
+            new CliSpec.Option("--kv-type", "f16|f32", "KV cache element type (default f16, as llama.cpp: half the memory of f32;"
                     + " K and V round to 11 significant bits)"),
-            new Flag("--speculative-config", "JSON", "speculative decoding, vLLM's JSON, e.g."
+            new CliSpec.Option("--speculative-config", "JSON", "speculative decoding, vLLM's JSON, e.g."
                     + " '{\"method\":\"ngram\",\"num_speculative_tokens\":4,\"prompt_lookup_max\":4}'"));
 
     /** {@code generate}'s command line for picocli: unknown options are errors (with the likely one meant). */
     static picocli.CommandLine.Model.CommandSpec commandSpec() {
-        picocli.CommandLine.Model.CommandSpec spec = picocli.CommandLine.Model.CommandSpec.create().name("generate");
-        spec.usageMessage().description("Stream a completion of --prompt, or run --batch offline, with one engine.")
-                .sortOptions(false).width(110).customSynopsis("bin/nereid generate --model FILE.gguf|HF_DIR --prompt TEXT"
-                        + " [options]", "       bin/nereid generate --model FILE.gguf|HF_DIR --batch PROMPTS.jsonl [options]");
-        for (Flag f : FLAGS) {
-            picocli.CommandLine.Model.OptionSpec.Builder b = picocli.CommandLine.Model.OptionSpec.builder(f.name())
-                    .description(f.help());
-            if (f.label() == null) {
-                b.arity("0").type(boolean.class);
-            } else {
-                b.arity("1").paramLabel(f.label()).type(String.class);
-            }
-            spec.addOption(b.build());
-        }
-        spec.addOption(picocli.CommandLine.Model.OptionSpec.builder("-h", "--help").usageHelp(true)
-                .description("this text").build());
-        spec.parser().overwrittenOptionsAllowed(true);
-        return spec;
+        return CliSpec.of("generate", List.of("bin/nereid generate --model FILE.gguf|HF_DIR --prompt TEXT [options]",
+                "       bin/nereid generate --model FILE.gguf|HF_DIR --batch PROMPTS.jsonl [options]"),
+                "Stream a completion of --prompt, or run --batch offline, with one engine.", FLAGS);
     }
 
     static String usage() {
-        return "usage: " + new picocli.CommandLine(commandSpec()).getUsageMessage(picocli.CommandLine.Help.Ansi.OFF)
-                .replaceFirst("^Usage: ", "");
+        return CliSpec.usage(commandSpec());
     }
 
     private GenerateCommand() {
