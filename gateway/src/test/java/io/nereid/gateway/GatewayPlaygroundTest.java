@@ -231,6 +231,27 @@ class GatewayPlaygroundTest {
     }
 
     @Test
+    void onAPhoneSizedScreenNothingOverflowsAndTheComposerIsReachable() throws Exception {
+        org.openqa.selenium.Dimension before = browser.manage().window().getSize();
+        try {
+            browser.manage().window().setSize(new org.openqa.selenium.Dimension(390, 844));
+            browser.get(server.url("/"));
+            waiting(browser).until(b -> !new Select(b.findElement(By.id("model"))).getOptions().isEmpty());
+            Object overflow = ((JavascriptExecutor) browser).executeScript(
+                    "return document.documentElement.scrollWidth - document.documentElement.clientWidth");
+            assertEquals(0L, ((Number) overflow).longValue(), "no horizontal scrolling");
+            WebElement send = browser.findElement(By.id("send"));
+            assertTrue(send.isDisplayed());
+            Object right = ((JavascriptExecutor) browser).executeScript(
+                    "return document.getElementById('send').getBoundingClientRect().right");
+            assertTrue(((Number) right).doubleValue() <= 390, "the Send button fits the width");
+            screenshot(browser, "phone");
+        } finally {
+            browser.manage().window().setSize(before);
+        }
+    }
+
+    @Test
     void noPlaygroundMeansNothingAtTheRoot() throws Exception {
         try (TestServer off = TestServer.start("--no-playground", "--threads", "1")) {
             assertEquals(404, HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(off.url("/"))).build(),
