@@ -184,11 +184,6 @@ public final class GatewayServer implements AutoCloseable {
         return n;
     }
 
-    /** The repository index: each model's name, state (READY, LOADING, UNLOADING, UNAVAILABLE) and reason. */
-    public List<String> modelStates() {
-        return models.index(false).stream().map(e -> e.name() + " " + e.state() + (e.reason().isEmpty() ? ""
-                : " (" + e.reason() + ")")).toList();
-    }
 
     /**
      * Completes, with the reason, when the engine is seen to have stopped after a failure (checked

@@ -136,22 +136,23 @@ final class KServeGrpc implements AutoCloseable {
             }
             return b.build();
         });
-        unary(grpc, "RepositoryIndex", RepositoryIndexRequest.getDefaultInstance(), true, r -> {
-            RepositoryIndexResponse.Builder b = RepositoryIndexResponse.newBuilder();
-            for (ServedModels.Entry e : models.index(r.getReady())) {
-                b.addModels(RepositoryIndexResponse.ModelIndex.newBuilder().setName(e.name())
-                        .setVersion(KServeRoutes.VERSION).setState(e.state().name()).setReason(e.reason()));
-            }
-            return b.build();
+        later(grpc, "RepositoryIndex", RepositoryIndexRequest.getDefaultInstance(),   // reads the folder: off the loop
+                r -> vertx.executeBlocking(() -> {
+                    RepositoryIndexResponse.Builder b = RepositoryIndexResponse.newBuilder();
+                    for (ServedModels.Entry e : models.index(r.getReady())) {
+                        b.addModels(RepositoryIndexResponse.ModelIndex.newBuilder().setName(e.name())
+                                .setVersion(KServeRoutes.VERSION).setState(e.state().name()).setReason(e.reason()));
+                    }
+                    return b.build();
+                }, false));
+        later(grpc, "RepositoryModelLoad", RepositoryModelLoadRequest.getDefaultInstance(), r -> {
+            noParameters(r.getParametersMap().keySet());
+            return done(models.load(r.getModelName()), RepositoryModelLoadResponse.getDefaultInstance());
         });
-        control(grpc, "RepositoryModelLoad", RepositoryModelLoadRequest.getDefaultInstance(), r -> {
+        later(grpc, "RepositoryModelUnload", RepositoryModelUnloadRequest.getDefaultInstance(), r -> {
             noParameters(r.getParametersMap().keySet());
-            return models.load(r.getModelName());
-        }, RepositoryModelLoadResponse.getDefaultInstance());
-        control(grpc, "RepositoryModelUnload", RepositoryModelUnloadRequest.getDefaultInstance(), r -> {
-            noParameters(r.getParametersMap().keySet());
-            return models.unload(r.getModelName());
-        }, RepositoryModelUnloadResponse.getDefaultInstance());
+            return done(models.unload(r.getModelName()), RepositoryModelUnloadResponse.getDefaultInstance());
+        });
         grpc.callHandler(ServiceMethod.server(SERVICE, "ModelInfer", GrpcMessageEncoder.<ModelInferResponse>encoder(),
                 GrpcMessageDecoder.<ModelInferRequest>decoder(ModelInferRequest.getDefaultInstance())), this::infer);
         grpc.callHandler(ServiceMethod.server(SERVICE, "ModelStreamInfer",
@@ -206,16 +207,16 @@ final class KServeGrpc implements AutoCloseable {
                 }));
     }
 
-    /** A repository action: answered once its future completes, on the call's context. */
-    private <Q extends MessageLite, R extends MessageLite> void control(GrpcServer grpc, String method, Q prototype,
-            Answer<Q, java.util.concurrent.CompletableFuture<Void>> action, R done) {
+    /** A guarded unary call answered once the future {@code call} gives completes (on the call's context). */
+    private <Q extends MessageLite, R extends MessageLite> void later(GrpcServer grpc, String method, Q prototype,
+            Answer<Q, Future<R>> call) {
         grpc.callHandler(ServiceMethod.server(SERVICE, method, GrpcMessageEncoder.<R>encoder(),
                 GrpcMessageDecoder.<Q>decoder((com.google.protobuf.MessageOrBuilder) prototype)), req -> req.handler(q -> {
                     try {
                         authorize(req);
-                        Future.fromCompletionStage(action.answer(q), vertx.getOrCreateContext()).onComplete(ar -> {
+                        call.answer(q).onComplete(ar -> {
                             if (ar.succeeded()) {
-                                req.response().end(done);
+                                req.response().end(ar.result());
                             } else {
                                 fail(req.response(), KServeRoutes.unwrap(ar.cause()));
                             }
@@ -224,6 +225,11 @@ final class KServeGrpc implements AutoCloseable {
                         fail(req.response(), e);
                     }
                 }));
+    }
+
+    /** A model-control action's future as the call's answer {@code done}, completed on the call's context. */
+    private <R> Future<R> done(java.util.concurrent.CompletableFuture<Void> action, R done) {
+        return Future.fromCompletionStage(action, vertx.getOrCreateContext()).map(v -> done);
     }
 
     private static void noParameters(java.util.Set<String> names) {

@@ -105,7 +105,13 @@ final class KServeRoutes {
                 fail(ctx, e);
                 return;
             }
-            json(ctx.response(), 200, models.index(readyOnly).stream().map(KServeRoutes::indexEntry).toList());
+            ctx.vertx().executeBlocking(() -> models.index(readyOnly), false).onComplete(ar -> {   // reads the folder
+                if (ar.failed()) {
+                    fail(ctx, ar.cause());
+                } else {
+                    json(ctx.response(), 200, ar.result().stream().map(KServeRoutes::indexEntry).toList());
+                }
+            });
         });
         r.post("/v2/repository/models/:model/load").handler(ctx -> control(ctx, () -> models.load(ctx.pathParam("model"))));
         r.post("/v2/repository/models/:model/unload").handler(ctx -> control(ctx,

@@ -103,7 +103,10 @@ final class ServedModels implements AutoCloseable {
         return out;
     }
 
-    /** Every model of the repository (and any served besides), with its state; only READY ones when {@code readyOnly}. */
+    /**
+     * Every model of the repository (and any served besides), with its state; only READY ones when
+     * {@code readyOnly}. Reads the repository folder: call it off the event loops.
+     */
     List<Entry> index(boolean readyOnly) {
         List<String> listed = repository.names();   // may read a folder: not under the lock every lookup takes
         synchronized (this) {
@@ -140,14 +143,14 @@ final class ServedModels implements AutoCloseable {
     CompletableFuture<Void> load(String name) {
         try {
             checkControl();
-            if (!repository.names().contains(name)) {
-                throw new ApiException(404, "not_found", "model", "model_not_found",
-                        "the model repository has no model '" + name + "'", 0);
-            }
         } catch (ApiException e) {
             return CompletableFuture.failedFuture(e);
         }
         return CompletableFuture.runAsync(() -> {
+            if (!repository.names().contains(name)) {   // reads the folder: here, not on the caller's event loop
+                throw new ApiException(404, "not_found", "model", "model_not_found",
+                        "the model repository has no model '" + name + "'", 0);
+            }
             Slot s = slot(name);
             synchronized (this) {
                 // READY: nothing to do. UNLOADING: an unload asked after this load is draining the model,
