@@ -76,10 +76,10 @@ class DeployManifestsTest {
                 HttpResponse.BodyHandlers.ofString()).body();
     }
 
+    /** The port serve listens on by default: --port's, and --grpc-port's (8001 when --port is not 0). */
     private static int defaultOf(String flag) {
-        return Integer.parseInt(ServeConfig.OPTIONS.stream().filter(o -> o.flag().equals(flag)).findFirst().orElseThrow()
-                .defaultValue() == null ? "8001" : ServeConfig.OPTIONS.stream().filter(o -> o.flag().equals(flag))
-                .findFirst().orElseThrow().defaultValue());
+        ServeConfig c = ServeConfig.parse(List.of(), java.util.Map.of());
+        return flag.equals("--port") ? c.port() : c.grpcPort();
     }
 
     private static Set<String> knownVariables() {

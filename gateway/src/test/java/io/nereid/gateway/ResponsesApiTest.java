@@ -115,14 +115,11 @@ class ResponsesApiTest {
                 .orElseThrow());
         assertEquals(12, r.usage().orElseThrow().outputTokens());
         assertEquals("Tell a story.", r.instructions().orElseThrow().string().orElseThrow());
-        String expected = chat(List.of(new String[] {"system", "Tell a story."}, new String[] {"user", "Once upon a time"}),
-                12);
-        // a system turn in chat() is an assistant message; build the same conversation as messages instead
         String viaChat = client.chat().completions().create(ChatCompletionCreateParams.builder().model("m")
                 .maxCompletionTokens(12).temperature(0.0).addSystemMessage("Tell a story.").addUserMessage("Once upon a time")
                 .build()).choices().getFirst().message().content().orElse("");
         assertEquals(viaChat, text(r));
-        assertFalse(expected.isEmpty());
+        assertFalse(viaChat.isEmpty());
 
         List<String> types = new ArrayList<>();
         StringBuilder deltas = new StringBuilder();

@@ -129,7 +129,6 @@ class EmbeddingPoolingTest {
         Vector sink = new Vector();
         e.submit(GenerationRequest.builder(id, prompt).maxTokens(0).pooling(p).build(), sink);
         float[] v = sink.vector.get(60, TimeUnit.SECONDS);
-        Thread.sleep(0);
         assertEquals(List.of("embedding", "finish LENGTH"), awaitFinish(sink), "the vector, then the finish; no text");
         assertEquals(prompt.length, sink.usage.promptTokens());
         assertEquals(0, sink.usage.completionTokens());
