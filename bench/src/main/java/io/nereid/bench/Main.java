@@ -26,6 +26,10 @@ public final class Main {
 
     /** Runs the bench; returns the process exit status (0 ok, 1 run failed, 2 bad arguments). */
     public static int run(String[] args, PrintStream out, PrintStream err) {
+        if (args.length == 1 && args[0].equals("--list-options")) {   // for `bin/nereid completion`
+            out.print(listOptions());
+            return 0;
+        }
         for (String a : args) {
             if (a.equals("-h") || a.equals("--help")) {
                 out.print(BenchConfig.usage() + ServeSweep.USAGE);
@@ -51,6 +55,21 @@ public final class Main {
             Thread.currentThread().interrupt();
             return 130;
         }
+    }
+
+    /**
+     * Every option, one per line: its name, a tab and its value label (empty for a switch); {@code bin/nereid
+     * completion} builds the bench's part of the completion script from it.
+     */
+    static String listOptions() {
+        StringBuilder b = new StringBuilder();
+        for (BenchConfig.Opt o : BenchConfig.OPTS) {
+            b.append(o.name()).append('\t').append(o.label() == null ? "" : o.label()).append('\n');
+        }
+        for (String f : ServeSweep.FLAGS) {
+            b.append(f).append("\tVALUE\n");
+        }
+        return b.append("--help\t\n").toString();
     }
 
     /** The first model the server lists, for a run without --model. */

@@ -59,6 +59,10 @@ public record ServeSweep(List<String> command, List<String> serveArgs, List<Inte
             --ttft-slo/--tpot-slo at p99.
             """;
 
+    /** The server-sweep flags, each taking a value (the ones {@link #USAGE} lists). */
+    static final List<String> FLAGS = List.of("--serve-model", "--serve", "--max-num-seqs", "--max-num-batched-tokens",
+            "--serve-command", "--serve-timeout", "--speculative-config");
+
     /** The sweep, or null when no server flag was given, and the arguments left for {@link BenchConfig}. */
     public record Parsed(ServeSweep sweep, String[] rest) {
     }
@@ -75,12 +79,7 @@ public record ServeSweep(List<String> command, List<String> serveArgs, List<Inte
         boolean url = false;
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
-            boolean ours = switch (flag) {
-                case "--serve-model", "--serve", "--max-num-seqs", "--max-num-batched-tokens", "--serve-command",
-                     "--serve-timeout", "--speculative-config" -> true;
-                default -> false;
-            };
-            if (!ours) {
+            if (!FLAGS.contains(flag)) {
                 url |= flag.equals("--url");
                 rest.add(flag);
                 continue;

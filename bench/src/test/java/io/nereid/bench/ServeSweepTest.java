@@ -83,4 +83,24 @@ class ServeSweepTest {
         assertThrows(IllegalArgumentException.class,
                 () -> ServeSweep.parse(new String[] {"--max-num-batched-tokens", "256", "--max-num-batched-tokens", "256"}));
     }
+
+    @Test
+    void theOptionListForCompletionHoldsEveryFlagTheBenchParsesAndWhichTakeAValue() {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        assertEquals(0, Main.run(new String[] {"--list-options"}, new java.io.PrintStream(out, true), System.err));
+        List<String> lines = out.toString().lines().toList();
+        assertEquals(BenchConfig.OPTS.size() + ServeSweep.FLAGS.size() + 1, lines.size());
+        org.junit.jupiter.api.Assertions.assertTrue(lines.contains("--concurrency\tN[,N...]"), String.join("\n", lines));
+        org.junit.jupiter.api.Assertions.assertTrue(lines.contains("--no-progress\t"), "a switch has no label");
+        org.junit.jupiter.api.Assertions.assertTrue(lines.contains("--max-num-batched-tokens\tVALUE"));
+        for (String line : lines) {   // each one is a flag the bench takes: parsing it alone never says "unknown option"
+            String flag = line.split("\t")[0];
+            String[] words = line.endsWith("\t") ? new String[] {flag} : new String[] {flag, "1"};
+            try {
+                BenchConfig.parse(ServeSweep.parse(words).rest());
+            } catch (IllegalArgumentException e) {
+                org.junit.jupiter.api.Assertions.assertFalse(e.getMessage().contains("unknown option"), flag + ": " + e.getMessage());
+            }
+        }
+    }
 }

@@ -67,6 +67,6 @@ class ServeConfigTest {
         assertEquals(java.util.List.of("a", "b"), c.gateway().apiKeys());
         assertEquals(5, c.maxNumSeqs());
         assertEquals(-1, c.grpcPort());
-        assertTrue(Main.completion().contains("--max-num-seqs"), "the bash completion script knows serve's options");
+        assertTrue(Main.completion(java.util.List.of()).contains("--max-num-seqs"), "the bash completion script knows serve's options");
     }
 }

@@ -40,59 +40,30 @@ import java.util.stream.Stream;
  * second. The KV cache is F16 (llama.cpp's default). Runs on the backend directly, without the
  * engine's scheduler, as llama-bench runs libllama without its server.
  */
-final class BenchModel {
+public final class BenchModel {
 
-    static final String USAGE = """
-            usage: bin/nereid bench-model --model FILE.gguf|HF_DIR [options]
-              --threads N    compute threads (default: available processors)
-              -p N           prompt tokens of the pp test (default 512; 0: no pp test)
-              -n N           tokens of the tg test (default 128; 0: no tg test)
-              -r N           timed repetitions of each test, after one warm-up run (default 5)
-              --backend B    backend (default cpu)
-            """;
+    /**
+     * What to measure: {@code model} (a GGUF file or HF directory) on {@code threads} kernel threads, the
+     * {@code pp} test over {@code promptTokens} (0: none), the {@code tg} test over {@code genTokens}
+     * (0: none), each {@code repetitions} times after a warm-up, on {@code backend}.
+     */
+    public record Options(Path model, int threads, int promptTokens, int genTokens, int repetitions, String backend) {
+        public Options {
+            if (threads < 1 || repetitions < 1 || promptTokens < 0 || genTokens < 0) {
+                throw new IllegalArgumentException("threads and repetitions must be > 0, token counts >= 0");
+            }
+        }
+    }
 
     private static final int BLOCK = 16;
 
     private BenchModel() {
     }
 
-    static int run(String[] args, PrintStream out, PrintStream err) {
-        Path model = null;
-        int threads = Runtime.getRuntime().availableProcessors();
-        int pp = 512;
-        int tg = 128;
-        int reps = 5;
-        String backend = "cpu";
+    /** Prints the table to {@code out}; 0, or 1 with the reason on {@code err} when the model does not load. */
+    public static int run(Options o, PrintStream out, PrintStream err) {
         try {
-            for (int i = 1; i < args.length; i++) {
-                String a = args[i];
-                if (a.equals("--help") || a.equals("-h")) {
-                    out.print(USAGE);
-                    return 0;
-                }
-                if (i + 1 >= args.length) {
-                    throw new IllegalArgumentException(a + " needs a value");
-                }
-                String v = args[++i];
-                switch (a) {
-                    case "--model", "-m" -> model = Path.of(v);
-                    case "--threads", "-t" -> threads = positive(a, v);
-                    case "-p", "--n-prompt" -> pp = nonNegative(a, v);
-                    case "-n", "--n-gen" -> tg = nonNegative(a, v);
-                    case "-r", "--repetitions" -> reps = positive(a, v);
-                    case "--backend" -> backend = v;
-                    default -> throw new IllegalArgumentException("unknown option '" + a + "'");
-                }
-            }
-            if (model == null) {
-                throw new IllegalArgumentException("--model is required");
-            }
-        } catch (IllegalArgumentException e) {
-            err.println("nereid bench-model: " + e.getMessage() + "\n" + USAGE);
-            return 64;
-        }
-        try {
-            bench(model, threads, pp, tg, reps, backend, out);
+            bench(o.model(), o.threads(), o.promptTokens(), o.genTokens(), o.repetitions(), o.backend(), out);
             return 0;
         } catch (RuntimeException e) {   // a model that does not load names the file and the reason
             err.println("nereid bench-model: " + e.getMessage());
@@ -231,23 +202,4 @@ final class BenchModel {
         }
     }
 
-    private static int positive(String flag, String v) {
-        int n = nonNegative(flag, v);
-        if (n == 0) {
-            throw new IllegalArgumentException(flag + " must be at least 1");
-        }
-        return n;
-    }
-
-    private static int nonNegative(String flag, String v) {
-        try {
-            int n = Integer.parseInt(v);
-            if (n < 0) {
-                throw new IllegalArgumentException(flag + " must not be negative, got " + n);
-            }
-            return n;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(flag + " must be an integer, got '" + v + "'");
-        }
-    }
 }

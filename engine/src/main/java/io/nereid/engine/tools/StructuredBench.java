@@ -26,10 +26,22 @@ import java.util.stream.Stream;
  * report. The last line is exactly {@code total: passing P/N (X.X %), compile errors A, validation
  * errors B, invalidation errors C, timeouts D}.
  */
-final class StructuredBench {
+public final class StructuredBench {
 
-    static final String USAGE = "usage: bin/nereid structured-bench --tokenizer MODEL_OR_TOKENIZER [--whitespace compact|flexible]"
-            + " [--timeout-ms N] [--json FILE] [--limit N] DIR...";
+    /**
+     * What to run: MaskBench files in {@code dirs} with {@code tokenizer} (a tokenizer.json, a directory
+     * holding one, or a GGUF file), JSON compact or with {@code flexibleWhitespace}, {@code timeoutMs}
+     * per schema, the JSON report to {@code json} (null: none), at most {@code limit} files (an even
+     * sample across the sorted files).
+     */
+    public record Options(Path tokenizer, boolean flexibleWhitespace, long timeoutMs, Path json, int limit, List<Path> dirs) {
+        public Options {
+            if (timeoutMs < 1 || limit < 1 || dirs.isEmpty()) {
+                throw new IllegalArgumentException("timeoutMs and limit must be > 0, and at least one DIR given");
+            }
+            dirs = List.copyOf(dirs);
+        }
+    }
     private static final double[] TBM_PERCENTILES = {25, 50, 75, 90, 99, 99.9};
 
     private StructuredBench() {
@@ -80,48 +92,14 @@ final class StructuredBench {
         }
     }
 
-    static int run(String[] args, PrintStream out, PrintStream err) {
-        String tokenizerPath = null;
-        boolean free = false;
-        long timeoutMs = 20_000;
-        Path json = null;
-        int limit = Integer.MAX_VALUE;
-        List<Path> dirs = new ArrayList<>();
-        try {
-            for (int i = 1; i < args.length; i++) {
-                String a = args[i];
-                switch (a) {
-                    case "--tokenizer" -> tokenizerPath = value(args, ++i, a);
-                    case "--whitespace" -> {
-                        String w = value(args, ++i, a);
-                        if (!w.equals("compact") && !w.equals("flexible")) {
-                            throw new IllegalArgumentException("--whitespace must be compact or flexible, got " + w);
-                        }
-                        free = w.equals("flexible");
-                    }
-                    case "--timeout-ms" -> timeoutMs = Long.parseLong(value(args, ++i, a));
-                    case "--json" -> json = Path.of(value(args, ++i, a));
-                    case "--limit" -> limit = Integer.parseInt(value(args, ++i, a));
-                    case "--help", "-h" -> {
-                        out.println(USAGE);
-                        return 0;
-                    }
-                    default -> {
-                        if (a.startsWith("-")) {
-                            throw new IllegalArgumentException("unknown option '" + a + "'");
-                        }
-                        dirs.add(Path.of(a));
-                    }
-                }
-            }
-            if (tokenizerPath == null || dirs.isEmpty()) {
-                throw new IllegalArgumentException("--tokenizer and at least one DIR are required");
-            }
-        } catch (IllegalArgumentException e) {
-            err.println("nereid structured-bench: " + e.getMessage());
-            err.println(USAGE);
-            return 64;
-        }
+    /** Prints the table (and writes the report); 0, or 1 with the reason on {@code err}. */
+    public static int run(Options o, PrintStream out, PrintStream err) {
+        String tokenizerPath = o.tokenizer().toString();
+        boolean free = o.flexibleWhitespace();
+        long timeoutMs = o.timeoutMs();
+        Path json = o.json();
+        int limit = o.limit();
+        List<Path> dirs = o.dirs();
         try {
             Tokenizer tokenizer = tokenizer(Path.of(tokenizerPath));
             List<Path> files = new ArrayList<>();
@@ -171,12 +149,6 @@ final class StructuredBench {
         }
     }
 
-    private static String value(String[] args, int i, String option) {
-        if (i >= args.length) {
-            throw new IllegalArgumentException(option + " needs a value");
-        }
-        return args[i];
-    }
 
     /** A tokenizer.json, a directory holding one, or a GGUF file's vocabulary. */
     static Tokenizer tokenizer(Path p) {

@@ -1,9 +1,8 @@
-package io.nereid.engine.tools;
+package io.nereid.gateway;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.nereid.engine.Fixtures;
 import io.nereid.engine.gguf.GgmlType;
 import io.nereid.engine.model.Architecture;
 import io.nereid.engine.model.RandomModelWriter;
@@ -16,8 +15,15 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code bin/nereid quantize} and {@code bin/nereid bench-model} as the launcher runs them. */
-class ToolsMainTest {
+/**
+ * {@code bin/nereid quantize}, {@code bench-model} and {@code structured-bench} as the launcher runs them:
+ * picocli's command lines (help, unknown options with suggestions, values checked by name) over the engine's tools.
+ */
+class ToolCommandsTest {
+
+    private static Path fixture(String relative) {
+        return TestModels.stories260K().getParent().getParent().resolve(relative);
+    }
 
     private final ByteArrayOutputStream out = new ByteArrayOutputStream();
     private final ByteArrayOutputStream err = new ByteArrayOutputStream();
@@ -28,7 +34,7 @@ class ToolsMainTest {
 
     @Test
     void benchModelPrintsLlamaBenchsTableWithPpAndTgRows() {
-        assertEquals(0, run("bench-model", "--model", Fixtures.path("models/stories260K.gguf").toString(), "-p", "32", "-n",
+        assertEquals(0, run("bench-model", "--model", fixture("models/stories260K.gguf").toString(), "-p", "32", "-n",
                 "8", "-r", "2", "--threads", "1"));
         List<String> lines = out.toString(StandardCharsets.UTF_8).lines().toList();
         assertEquals(4, lines.size(), String.join("\n", lines));
@@ -41,12 +47,12 @@ class ToolsMainTest {
 
     @Test
     void structuredBenchPrintsMaskBenchsTableAndTheTotalLine(@TempDir Path dir) throws IOException {
-        Path data = Fixtures.path("maskbench/data");
+        Path data = fixture("maskbench/data");
         for (String f : List.of("Github_easy---o10094.json", "Glaiveai2K---book_flight_d310c236.json", "BFCL_java_0.json")) {
             java.nio.file.Files.copy(data.resolve(f), dir.resolve(f));
         }
         Path report = dir.resolve("report.json");
-        assertEquals(0, run("structured-bench", "--tokenizer", Fixtures.path("tokenizers/llama3").toString(), "--json",
+        assertEquals(0, run("structured-bench", "--tokenizer", fixture("tokenizers/llama3").toString(), "--json",
                 report.toString(), dir.toString()), err.toString(StandardCharsets.UTF_8));
         List<String> lines = out.toString(StandardCharsets.UTF_8).lines().toList();
         assertTrue(lines.get(0).startsWith("split") && lines.get(0).contains("TBM p99.9"), lines.get(0));
@@ -62,7 +68,12 @@ class ToolsMainTest {
     @Test
     void benchModelNamesABadOption() {
         assertEquals(64, run("bench-model", "--model", "x.gguf", "-p", "many"));
-        assertTrue(err.toString(StandardCharsets.UTF_8).contains("-p must be an integer, got 'many'"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("-p/--n-prompt must be an integer, got 'many'"));
+        assertEquals(64, run("bench-model", "--model", "x.gguf", "-r", "0"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("-r/--repetitions must be >= 1, got 0"));
+        assertEquals(64, run("bench-model", "--model", "x.gguf", "--thread", "2"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("unknown option '--thread'; did you mean --threads?"),
+                err.toString(StandardCharsets.UTF_8));
         assertEquals(1, run("bench-model", "--model", "/nonexistent.gguf"));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("/nonexistent.gguf"));
     }
@@ -83,7 +94,7 @@ class ToolsMainTest {
 
     @Test
     void quantizeNamesAnUnknownTypeOrOptionAndTheTensorItCannotWrite(@TempDir Path dir) {
-        String model = Fixtures.path("models/stories260K.gguf").toString();
+        String model = fixture("models/stories260K.gguf").toString();
         Path q8 = dir.resolve("q8.gguf");
         assertEquals(64, run("quantize", model, q8.toString(), "q3_x"));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("unknown type 'q3_x'; valid types: q8_0, q4_0, q4_k_m,"),
@@ -106,5 +117,37 @@ class ToolsMainTest {
         for (String t : List.of("q8_0", "q4_0", "q4_k_m", "q4_k_s", "q5_k_m", "q5_k_s", "q6_k", "f16", "bf16", "f32", "--pure")) {
             assertTrue(help.contains(t), t + " in\n" + help);
         }
+    }
+
+    @Test
+    void everyToolsHelpIsGeneratedFromItsOptionTable() {
+        assertEquals(0, run("bench-model", "--help"));
+        String help = out.toString(StandardCharsets.UTF_8);
+        for (String flag : List.of("-m, --model=FILE", "-t, --threads=N", "-p, --n-prompt=N", "-n, --n-gen=N",
+                "-r, --repetitions=N", "--backend=B", "(default 512; 0: no pp test)")) {
+            assertTrue(help.contains(flag), flag + " in\n" + help);
+        }
+        out.reset();
+        assertEquals(0, run("structured-bench", "-h"));
+        help = out.toString(StandardCharsets.UTF_8);
+        for (String flag : List.of("--tokenizer=PATH", "--whitespace=compact|flexible", "--timeout-ms=N", "--json=FILE",
+                "--limit=N", "DIR...")) {
+            assertTrue(help.contains(flag), flag + " in\n" + help);
+        }
+        assertEquals(64, run("structured-bench", "--tokenizer", "t.json", "--whitespace", "loose", "dir"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("--whitespace must be compact or flexible, got loose"));
+    }
+
+    @Test
+    void theCompletionScriptKnowsEveryCommandsOptionsTheBenchsToo(@TempDir Path dir) throws IOException {
+        Path bench = dir.resolve("bench-options");
+        java.nio.file.Files.writeString(bench, "--concurrency\tN[,N...]\n--no-progress\t\n");
+        assertEquals(0, run("completion", "--bench-options", bench.toString()), err.toString(StandardCharsets.UTF_8));
+        String script = out.toString(StandardCharsets.UTF_8);
+        for (String word : List.of("--max-num-seqs", "--speculative-config", "--pure", "--n-prompt", "--tokenizer",
+                "--concurrency", "--no-progress", "structured-bench")) {
+            assertTrue(script.contains(word), word);
+        }
+        assertTrue(script.contains("complete -F _complete_nereid"), "a bash completion function, registered");
     }
 }
