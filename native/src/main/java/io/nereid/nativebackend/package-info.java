@@ -1,5 +1,5 @@
 /**
- * CUDA and TensorRT-LLM backends bound through JavaCPP; built only with {@code -Pcuda}.
- * Empty until those backends land; see the README status table.
+ * Native backends, built only with {@code -Pcuda}: the CUDA backend in {@code cuda}; TensorRT-LLM is
+ * not started (see the README status table).
  */
 package io.nereid.nativebackend;

@@ -1,0 +1,498 @@
+package io.nereid.nativebackend.cuda;
+
+import io.nereid.engine.backend.Backend;
+import io.nereid.engine.backend.BackendConfig;
+import io.nereid.engine.backend.KvCacheSpec;
+import io.nereid.engine.backend.KvPrecision;
+import io.nereid.engine.backend.Step;
+import io.nereid.engine.backend.StepOutput;
+import io.nereid.engine.model.Architecture;
+import io.nereid.engine.model.ModelConfig;
+import io.nereid.engine.model.TensorSource;
+import io.nereid.kvcache.BlockCopy;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The llama / qwen2 / qwen3 forward pass on one CUDA device, over the engine's paged KV cache: the same
+ * steps as the CPU backend (embedding, per layer RMSNorm, Q/K/V (+ bias), Q/K norm, RoPE, K/V into the
+ * sequence's blocks, causal GQA attention over its block table, output projection, residual, RMSNorm,
+ * SwiGLU, down projection, residual; then the output norm and the logits of the rows asked for only).
+ *
+ * <p>Weights are uploaded once in their GGUF formats ({@link WeightFormat}); decode multiplies with the
+ * dequantizing GEMV kernels, prefill of {@value #CUBLAS_MIN_TOKENS} tokens or more with cuBLAS (F16 / BF16
+ * weights as they are, quantized ones dequantized to F16 into a scratch matrix first). The KV cache is
+ * F16, two arrays (K, V) of {@code layers x blocks x kvHeads x blockSize x headDim}. Everything runs on the
+ * default stream of the device's primary context, synchronised at the end of each step; engine thread only.
+ */
+final class CudaBackend implements Backend {
+
+    static final int CUBLAS_MIN_TOKENS = 32;
+    /** Device memory left free beyond the weights, the activations and the KV cache (cuBLAS workspace, fragmentation). */
+    static final long RESERVE_BYTES = 512L << 20;
+
+    private record Matrix(long ptr, WeightFormat format, int rows, int cols, long rowBytes) {
+    }
+
+    private record Layer(long attnNorm, Matrix wq, Matrix wk, Matrix wv, Matrix wo, long bq, long bk, long bv, long qNorm,
+            long kNorm, long ffnNorm, Matrix gate, Matrix up, Matrix down) {
+    }
+
+    private final CudaDriver driver;
+    private final int device;
+    private final MemorySegment context;
+    private final KernelModule kernels;
+    private final Cublas cublas;                 // null: GEMV kernels only
+    private final ModelConfig c;
+    private final Arena arena = Arena.ofShared();
+    private final KernelArgs args = new KernelArgs(arena);
+    private final List<Long> allocations = new ArrayList<>();
+    private final Matrix embedding;
+    private final Layer[] layers;
+    private final long outputNorm;
+    private final Matrix output;
+    private final long invFreq;                  // double (ropeDim / 2)
+    private final String deviceName;
+    private final long weightBytes;
+
+    private int blockSize;
+    private int numBlocks;
+    private int maxPositions;
+    private long kCache;
+    private long vCache;
+    private long layerElems;
+
+    private int capacity;                        // tokens the activation buffers hold
+    private long x, xb, q, k, v, att, proj, gate, up, halfIn;
+    private long dTokens, dSeq, dPos, dRows;
+    private long dTables;
+    private int tablesCapacity;
+    private long logits;
+    private int logitsCapacity;
+    private long dequantScratch;
+    private long dequantCapacity;
+    private MemorySegment host = MemorySegment.NULL;   // staging for uploads and downloads
+    private final Arena hostArena = Arena.ofShared();
+
+    CudaBackend(BackendConfig config, CudaDriver driver, int device) {
+        this.driver = driver;
+        this.device = device;
+        this.c = config.model().config();
+        if (config.kvPrecision() != KvPrecision.F16) {
+            throw new IllegalArgumentException("the CUDA backend keeps the KV cache in F16 only, not " + config.kvPrecision());
+        }
+        if (c.architecture() != Architecture.LLAMA && c.architecture() != Architecture.QWEN2
+                && c.architecture() != Architecture.QWEN3) {
+            throw new IllegalArgumentException("the CUDA backend runs llama, qwen2 and qwen3, not " + c.architecture());
+        }
+        LaunchGeometry.attention(c.heads(), 1, c.headDim());   // refuses head sizes the kernel cannot take
+        this.context = driver.retainPrimaryContext(device);
+        driver.makeCurrent(context);
+        this.deviceName = driver.deviceName(device);
+        int major = driver.attribute(device, CudaDriver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+        int minor = driver.attribute(device, CudaDriver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+        KernelModule module = null;
+        Cublas blas = null;
+        try {
+            module = KernelModule.load(driver, major, minor);
+            blas = openCublas();
+            TensorSource t = config.model().tensors();
+            long before = driver.memoryInfo()[0];
+            embedding = matrix(t, "token_embd.weight", c.vocabSize(), c.dim());
+            layers = new Layer[c.layers()];
+            for (int i = 0; i < c.layers(); i++) {
+                String p = "blk." + i + ".";
+                boolean bias = c.architecture().qkvBias();
+                boolean qk = c.architecture().qkNorm();
+                layers[i] = new Layer(vector(t, p + "attn_norm.weight", c.dim()),
+                        matrix(t, p + "attn_q.weight", c.qDim(), c.dim()), matrix(t, p + "attn_k.weight", c.kvDim(), c.dim()),
+                        matrix(t, p + "attn_v.weight", c.kvDim(), c.dim()),
+                        matrix(t, p + "attn_output.weight", c.dim(), c.qDim()),
+                        bias ? vector(t, p + "attn_q.bias", c.qDim()) : 0, bias ? vector(t, p + "attn_k.bias", c.kvDim()) : 0,
+                        bias ? vector(t, p + "attn_v.bias", c.kvDim()) : 0,
+                        qk ? vector(t, p + "attn_q_norm.weight", c.headDim()) : 0,
+                        qk ? vector(t, p + "attn_k_norm.weight", c.headDim()) : 0,
+                        vector(t, p + "ffn_norm.weight", c.dim()), matrix(t, p + "ffn_gate.weight", c.ffnDim(), c.dim()),
+                        matrix(t, p + "ffn_up.weight", c.ffnDim(), c.dim()),
+                        matrix(t, p + "ffn_down.weight", c.dim(), c.ffnDim()));
+            }
+            outputNorm = vector(t, "output_norm.weight", c.dim());
+            output = t.find("output.weight").isPresent() ? matrix(t, "output.weight", c.vocabSize(), c.dim()) : embedding;
+            invFreq = upload(ropeFrequencies(t));
+            weightBytes = before - driver.memoryInfo()[0];
+        } catch (RuntimeException e) {
+            if (blas != null) {
+                blas.close();
+            }
+            freeAll();
+            if (module != null) {
+                module.close();
+            }
+            driver.releasePrimaryContext(device);
+            throw e;
+        }
+        this.kernels = module;
+        this.cublas = blas;
+    }
+
+    private static Cublas openCublas() {
+        try {
+            return Cublas.open();
+        } catch (CudaException e) {
+            System.err.println("nereid cuda: " + e.getMessage() + "; prefill uses the GEMV kernels");
+            return null;
+        }
+    }
+
+    /** One line for the log: the device, how the kernels came, cuBLAS or not, the weights' footprint. */
+    String describe() {
+        return deviceName + ", kernels " + kernels.origin + ", " + (cublas == null ? "no cuBLAS" : "cuBLAS " + cublas.library)
+                + ", weights " + (weightBytes >> 20) + " MiB, driver " + driver.library;
+    }
+
+    @Override
+    public int vocabSize() {
+        return c.vocabSize();
+    }
+
+    @Override
+    public KvCacheSpec kvCacheSpec(int blockSize) {
+        long bytesPerBlock = 2L * 2 * c.layers() * c.kvHeads() * blockSize * c.headDim();
+        driver.makeCurrent(context);
+        long free = driver.memoryInfo()[0] - RESERVE_BYTES - activationBytes(1024);
+        return new KvCacheSpec(blockSize, KvPrecision.F16, bytesPerBlock,
+                (int) Math.min(Integer.MAX_VALUE, Math.max(0, free / bytesPerBlock)));
+    }
+
+    @Override
+    public void allocate(int numBlocks, int blockSize, int maxPositions) {
+        if (kCache != 0) {
+            throw new IllegalStateException("the KV cache is already allocated");
+        }
+        driver.makeCurrent(context);
+        this.numBlocks = numBlocks;
+        this.blockSize = blockSize;
+        this.maxPositions = maxPositions;
+        this.layerElems = (long) numBlocks * c.kvHeads() * blockSize * c.headDim();
+        long bytes = 2 * layerElems * c.layers();
+        if (bytes > driver.memoryInfo()[0] - RESERVE_BYTES) {
+            throw new IllegalArgumentException("a KV cache of " + numBlocks + " blocks (" + (bytes >> 20)
+                    + " MiB per K and V) does not fit in the device's free memory (" + (driver.memoryInfo()[0] >> 20) + " MiB)");
+        }
+        kCache = alloc(bytes);
+        vCache = alloc(bytes);
+        driver.zero(kCache, bytes);
+        driver.zero(vCache, bytes);
+    }
+
+    @Override
+    public void copy(List<BlockCopy> copies) {
+        if (copies.isEmpty()) {
+            return;
+        }
+        driver.makeCurrent(context);
+        int n = copies.size();
+        ensureCapacity(Math.max(capacity, 2 * n));
+        int[] ids = new int[2 * n];
+        for (int i = 0; i < n; i++) {
+            ids[i] = copies.get(i).source();
+            ids[n + i] = copies.get(i).target();
+        }
+        uploadInts(dRows, ids);
+        launch("copy_blocks", LaunchGeometry.perRow(n), args.reset().ptr(kCache).ptr(vCache).ptr(dRows).ptr(dRows + 4L * n)
+                .i32(c.layers()).i64(layerElems).i32(c.kvHeads() * blockSize * c.headDim()));
+    }
+
+    @Override
+    public StepOutput forward(Step step) {
+        if (kCache == 0) {
+            throw new IllegalStateException("forward before allocate");
+        }
+        driver.makeCurrent(context);
+        StepLayout layout = StepLayout.of(step, c.vocabSize(), blockSize, maxPositions, numBlocks);
+        int n = layout.size();
+        ensureCapacity(n);
+        uploadInts(dTokens, layout.tokens());
+        uploadInts(dSeq, layout.seqOf());
+        uploadInts(dPos, layout.posOf());
+        if (layout.tables().length > tablesCapacity) {
+            driver.free(dTables);
+            allocations.remove(dTables);
+            tablesCapacity = Math.max(layout.tables().length, 2 * tablesCapacity);
+            dTables = alloc(4L * tablesCapacity);
+        }
+        uploadInts(dTables, layout.tables());
+
+        int dim = c.dim();
+        launch(embedding.format().embed(), LaunchGeometry.perRow(n),
+                args.reset().ptr(embedding.ptr()).i64(embedding.rowBytes()).ptr(dTokens).ptr(x).i32(dim));
+        for (int l = 0; l < c.layers(); l++) {
+            Layer w = layers[l];
+            rmsNorm(xb, x, w.attnNorm(), dim, n);
+            matmul(w.wq(), xb, q, n);
+            matmul(w.wk(), xb, k, n);
+            matmul(w.wv(), xb, v, n);
+            if (w.bq() != 0) {
+                addBias(q, w.bq(), c.qDim(), n);
+                addBias(k, w.bk(), c.kvDim(), n);
+                addBias(v, w.bv(), c.kvDim(), n);
+            }
+            if (w.qNorm() != 0) {
+                rmsNorm(q, q, w.qNorm(), c.headDim(), n * c.heads());
+                rmsNorm(k, k, w.kNorm(), c.headDim(), n * c.kvHeads());
+            }
+            rope(q, c.heads(), n);
+            rope(k, c.kvHeads(), n);
+            long kl = kCache + 2 * layerElems * l;
+            long vl = vCache + 2 * layerElems * l;
+            launch("kv_write", LaunchGeometry.perRow(n), args.reset().ptr(kl).ptr(vl).ptr(k).ptr(v).ptr(dTables)
+                    .i32(layout.maxBlocks()).ptr(dSeq).ptr(dPos).i32(c.kvHeads()).i32(c.headDim()).i32(blockSize));
+            launch("attention", LaunchGeometry.attention(c.heads(), n, c.headDim()), args.reset().ptr(att).ptr(q).ptr(kl)
+                    .ptr(vl).ptr(dTables).i32(layout.maxBlocks()).ptr(dSeq).ptr(dPos).i32(c.heads()).i32(c.kvHeads())
+                    .i32(c.headDim()).i32(blockSize).f32((float) (1.0 / Math.sqrt(c.headDim()))));
+            matmul(w.wo(), att, proj, n);
+            add(x, proj, (long) n * dim);
+            rmsNorm(xb, x, w.ffnNorm(), dim, n);
+            matmul(w.gate(), xb, gate, n);
+            matmul(w.up(), xb, up, n);
+            launch("silu_mul", LaunchGeometry.elementwise((long) n * c.ffnDim()),
+                    args.reset().ptr(gate).ptr(up).i64((long) n * c.ffnDim()));
+            matmul(w.down(), gate, proj, n);
+            add(x, proj, (long) n * dim);
+        }
+        float[][] logitRows = new float[step.slices().size()][];
+        int rows = layout.logitRows().length;
+        if (rows > 0) {
+            gatherNormed(layout.logitRows(), xb);
+            if ((long) rows * c.vocabSize() > logitsCapacity) {
+                driver.free(logits);
+                allocations.remove(logits);
+                logitsCapacity = (int) Math.min(Integer.MAX_VALUE, (long) rows * c.vocabSize());
+                logits = alloc(4L * logitsCapacity);
+            }
+            matmul(output, xb, logits, rows);
+            float[] all = download(logits, rows * c.vocabSize());
+            int r = 0;
+            for (int si = 0; si < step.slices().size(); si++) {
+                int want = step.slices().get(si).logitRows();
+                if (want > 0) {
+                    logitRows[si] = java.util.Arrays.copyOfRange(all, r * c.vocabSize(), (r + want) * c.vocabSize());
+                    r += want;
+                }
+            }
+        }
+        float[][] hidden = new float[step.slices().size()][];
+        if (layout.hiddenRows().length > 0) {
+            gatherNormed(layout.hiddenRows(), xb);
+            float[] all = download(xb, layout.hiddenRows().length * dim);
+            int r = 0;
+            for (int si = 0; si < step.slices().size(); si++) {
+                var s = step.slices().get(si);
+                if (s.hidden()) {
+                    hidden[si] = java.util.Arrays.copyOfRange(all, r * dim, (r + s.tokens().length) * dim);
+                    r += s.tokens().length;
+                }
+            }
+        }
+        driver.synchronize();
+        return new StepOutput(logitRows, c.vocabSize(), hidden, layout.hiddenRows().length > 0 ? dim : 0);
+    }
+
+    /** xb[0..rows) = outputNorm(x[rows[i]]). */
+    private void gatherNormed(int[] rowIds, long into) {
+        uploadInts(dRows, rowIds);
+        launch("gather_rows", LaunchGeometry.perRow(rowIds.length), args.reset().ptr(into).ptr(x).ptr(dRows).i32(c.dim()));
+        rmsNorm(into, into, outputNorm, c.dim(), rowIds.length);
+    }
+
+    private void matmul(Matrix w, long in, long out, int tokens) {
+        if (cublas != null && tokens >= CUBLAS_MIN_TOKENS && w.format() != WeightFormat.F32) {
+            boolean bf16 = w.format() == WeightFormat.BF16;
+            long weights = w.ptr();
+            if (!w.format().cublasNative()) {
+                long elems = (long) w.rows() * w.cols();
+                if (elems > dequantCapacity) {
+                    driver.free(dequantScratch);
+                    allocations.remove(dequantScratch);
+                    dequantCapacity = elems;
+                    dequantScratch = alloc(2 * elems);
+                }
+                launch(w.format().dequant(), LaunchGeometry.dequant(w.rows(), w.cols()), args.reset().ptr(w.ptr())
+                        .i64(w.rowBytes()).ptr(dequantScratch).i32(w.rows()).i32(w.cols()).i32(0));
+                weights = dequantScratch;
+            }
+            launch("to_half", LaunchGeometry.elementwise((long) tokens * w.cols()),
+                    args.reset().ptr(halfIn).ptr(in).i64((long) tokens * w.cols()).i32(bf16 ? 1 : 0));
+            cublas.gemm(weights, halfIn, out, w.rows(), w.cols(), tokens, bf16 ? Cublas.CUDA_R_16BF : Cublas.CUDA_R_16F);
+            return;
+        }
+        for (int t0 = 0; t0 < tokens; t0 += 65_535 * LaunchGeometry.GEMV_TOKENS) {   // the grid's y limit
+            int nt = Math.min(tokens - t0, 65_535 * LaunchGeometry.GEMV_TOKENS);
+            launch(w.format().gemv(), LaunchGeometry.gemv(w.rows(), nt), args.reset().ptr(w.ptr()).i64(w.rowBytes())
+                    .ptr(in + 4L * t0 * w.cols()).ptr(out + 4L * t0 * w.rows()).i32(w.rows()).i32(w.cols()).i32(nt));
+        }
+    }
+
+    private void rmsNorm(long out, long in, long weight, int n, int rows) {
+        launch("rms_norm", LaunchGeometry.perRow(rows), args.reset().ptr(out).ptr(in).ptr(weight).i32(n).f32(c.rmsEps()));
+    }
+
+    private void rope(long vectors, int heads, int n) {
+        launch("rope", LaunchGeometry.perRow(n), args.reset().ptr(vectors).ptr(dPos).ptr(invFreq).i32(heads).i32(c.headDim())
+                .i32(c.ropeDim()).i32(c.neoxRope() ? 1 : 0));
+    }
+
+    private void addBias(long y, long bias, int width, int n) {
+        launch("add_bias", LaunchGeometry.elementwise((long) width * n), args.reset().ptr(y).ptr(bias).i32(width).i32(n));
+    }
+
+    private void add(long into, long y, long count) {
+        launch("add", LaunchGeometry.elementwise(count), args.reset().ptr(into).ptr(y).i64(count));
+    }
+
+    private void launch(String kernel, LaunchGeometry g, KernelArgs a) {
+        driver.launch(kernels.function(kernel), g.gridX(), g.gridY(), 1, g.blockX(), 1, 1, 0, a.pointers());
+    }
+
+    /** Bytes of the activation buffers for {@code tokens} tokens. */
+    private long activationBytes(int tokens) {
+        long floats = (long) tokens * (3L * c.dim() + 2L * c.qDim() + 2L * c.kvDim() + 2L * c.ffnDim());
+        long halves = (long) tokens * Math.max(Math.max(c.dim(), c.qDim()), c.ffnDim());
+        return 4 * floats + 2 * halves + 16L * tokens;
+    }
+
+    private void ensureCapacity(int tokens) {
+        if (tokens <= capacity) {
+            return;
+        }
+        int cap = Math.max(tokens, Math.max(16, 2 * capacity));
+        for (long p : new long[] {x, xb, q, k, v, att, proj, gate, up, halfIn, dTokens, dSeq, dPos, dRows}) {
+            if (p != 0) {
+                driver.free(p);
+                allocations.remove(p);
+            }
+        }
+        long t = cap;
+        x = alloc(4 * t * c.dim());
+        xb = alloc(4 * t * c.dim());
+        q = alloc(4 * t * c.qDim());
+        k = alloc(4 * t * c.kvDim());
+        v = alloc(4 * t * c.kvDim());
+        att = alloc(4 * t * c.qDim());
+        proj = alloc(4 * t * c.dim());
+        gate = alloc(4 * t * c.ffnDim());
+        up = alloc(4 * t * c.ffnDim());
+        halfIn = alloc(2 * t * Math.max(Math.max(c.dim(), c.qDim()), c.ffnDim()));
+        dTokens = alloc(4 * t);
+        dSeq = alloc(4 * t);
+        dPos = alloc(4 * t);
+        dRows = alloc(4 * t);
+        capacity = cap;
+    }
+
+    private long alloc(long bytes) {
+        long p = driver.alloc(bytes);
+        allocations.add(p);
+        return p;
+    }
+
+    private MemorySegment staging(long bytes) {
+        if (host.byteSize() < bytes) {
+            host = hostArena.allocate(Math.max(bytes, 2 * host.byteSize()), 16);
+        }
+        return host;
+    }
+
+    private void uploadInts(long dst, int[] values) {
+        MemorySegment s = staging(4L * values.length);
+        MemorySegment.copy(values, 0, s, ValueLayout.JAVA_INT, 0, values.length);
+        driver.copyToDevice(dst, s, 4L * values.length);
+    }
+
+    private float[] download(long src, int count) {
+        MemorySegment s = staging(4L * count);
+        driver.copyToHost(s, src, 4L * count);
+        float[] out = new float[count];
+        MemorySegment.copy(s, ValueLayout.JAVA_FLOAT, 0, out, 0, count);
+        return out;
+    }
+
+    private long upload(MemorySegment data) {
+        long p = alloc(data.byteSize());
+        driver.copyToDevice(p, data, data.byteSize());
+        return p;
+    }
+
+    private long upload(double[] values) {
+        MemorySegment s = arena.allocate(8L * values.length, 8);
+        MemorySegment.copy(values, 0, s, ValueLayout.JAVA_DOUBLE, 0, values.length);
+        return upload(s);
+    }
+
+    private Matrix matrix(TensorSource t, String name, int rows, int cols) {
+        TensorSource.Tensor tensor = t.find(name).orElseThrow(() ->
+                new IllegalArgumentException(t.describe(name) + ": missing"));
+        long[] d = tensor.dims();
+        if (d.length != 2 || d[0] != cols || d[1] != rows) {
+            throw new IllegalArgumentException(t.describe(name) + " has shape " + tensor.shown() + ", expected "
+                    + t.shape(new long[] {cols, rows}));
+        }
+        WeightFormat f = WeightFormat.of(tensor.type()).orElseThrow(() -> new IllegalArgumentException(t.describe(name)
+                + " is " + tensor.type() + "; the CUDA backend's kernels read " + WeightFormat.supported()));
+        long rowBytes;
+        try {
+            rowBytes = f.rowBytes(cols);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(t.describe(name) + ": " + e.getMessage());
+        }
+        return new Matrix(upload(tensor.data().asSlice(0, rowBytes * rows)), f, rows, cols, rowBytes);
+    }
+
+    private long vector(TensorSource t, String name, int n) {
+        float[] values = HostTensors.floats(t, name, n);
+        MemorySegment s = arena.allocate(4L * n, 4);
+        MemorySegment.copy(values, 0, s, ValueLayout.JAVA_FLOAT, 0, n);
+        return upload(s);
+    }
+
+    private double[] ropeFrequencies(TensorSource t) {
+        double[] f = new double[c.ropeDim() / 2];
+        for (int i = 0; i < f.length; i++) {
+            f[i] = c.ropeScaling().scale(Math.pow(c.ropeTheta(), -2.0 * i / c.ropeDim()));
+        }
+        if (t.find("rope_freqs.weight").isPresent()) {
+            float[] factors = HostTensors.floats(t, "rope_freqs.weight", f.length);
+            for (int i = 0; i < f.length; i++) {
+                f[i] /= factors[i];
+            }
+        }
+        return f;
+    }
+
+    private void freeAll() {
+        for (long p : allocations) {
+            try {
+                driver.free(p);
+            } catch (CudaException ignored) {
+                // freeing after a failure: the context goes with the process
+            }
+        }
+        allocations.clear();
+    }
+
+    @Override
+    public void close() {
+        driver.makeCurrent(context);
+        if (cublas != null) {
+            cublas.close();
+        }
+        freeAll();
+        kernels.close();
+        hostArena.close();
+        arena.close();
+        driver.releasePrimaryContext(device);
+    }
+}

@@ -1,0 +1,323 @@
+package io.nereid.nativebackend.cuda;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The CUDA driver API ({@code libcuda.so.1}, installed with the driver) through FFM downcalls: only the
+ * functions the backend calls, bound by their versioned names ({@code cuMemAlloc_v2}), which every driver
+ * since CUDA 3.2 exports. No JNI library, no CUDA toolkit needed at run time for this part.
+ *
+ * <p>Why FFM rather than the JavaCPP presets DESIGN.md names: the presets' 1.5.14 release is built
+ * against CUDA 13.3 and links the whole runtime API of that version, while the GPU machine we validate
+ * on has the 13.0 runtime and the 580 driver, so symbols newer than 13.0 would not resolve when the JNI
+ * library loads; FFM binds only the ~30 functions we call, by name, against any 12.x or 13.x install, and
+ * adds nothing to the 64 MiB device bundle. One instance per JVM ({@link #load}); thread-safe (the
+ * driver is), but a context must be current on the calling thread ({@link #makeCurrent}).
+ */
+final class CudaDriver {
+
+    static final int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
+    static final int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+    static final int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+    static final int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
+    static final int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+
+    private static volatile CudaDriver instance;
+    private static volatile String unavailable;
+
+    final String library;
+    private final MethodHandle cuInit;
+    private final MethodHandle cuDriverGetVersion;
+    private final MethodHandle cuDeviceGetCount;
+    private final MethodHandle cuDeviceGet;
+    private final MethodHandle cuDeviceGetName;
+    private final MethodHandle cuDeviceGetAttribute;
+    private final MethodHandle cuDeviceTotalMem;
+    private final MethodHandle cuDevicePrimaryCtxRetain;
+    private final MethodHandle cuDevicePrimaryCtxRelease;
+    private final MethodHandle cuCtxSetCurrent;
+    private final MethodHandle cuCtxSynchronize;
+    private final MethodHandle cuMemGetInfo;
+    private final MethodHandle cuMemAlloc;
+    private final MethodHandle cuMemFree;
+    private final MethodHandle cuMemcpyHtoD;
+    private final MethodHandle cuMemcpyDtoH;
+    private final MethodHandle cuMemcpyDtoD;
+    private final MethodHandle cuMemsetD8;
+    private final MethodHandle cuModuleLoadData;
+    private final MethodHandle cuModuleGetFunction;
+    private final MethodHandle cuModuleUnload;
+    private final MethodHandle cuFuncSetAttribute;
+    private final MethodHandle cuLaunchKernel;
+    private final MethodHandle cuGetErrorName;
+
+    private CudaDriver(NativeLibraries.Library lib) {
+        this.library = lib.foundAs();
+        cuInit = lib.function("cuInit", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+        cuDriverGetVersion = lib.function("cuDriverGetVersion", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        cuDeviceGetCount = lib.function("cuDeviceGetCount", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        cuDeviceGet = lib.function("cuDeviceGet", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+        cuDeviceGetName = lib.function("cuDeviceGetName", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+        cuDeviceGetAttribute = lib.function("cuDeviceGetAttribute",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+        cuDeviceTotalMem = lib.function("cuDeviceTotalMem_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+        cuDevicePrimaryCtxRetain = lib.function("cuDevicePrimaryCtxRetain",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+        cuDevicePrimaryCtxRelease = lib.function("cuDevicePrimaryCtxRelease_v2", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+        cuCtxSetCurrent = lib.function("cuCtxSetCurrent", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        cuCtxSynchronize = lib.function("cuCtxSynchronize", FunctionDescriptor.of(JAVA_INT));
+        cuMemGetInfo = lib.function("cuMemGetInfo_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+        cuMemAlloc = lib.function("cuMemAlloc_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+        cuMemFree = lib.function("cuMemFree_v2", FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
+        cuMemcpyHtoD = lib.function("cuMemcpyHtoD_v2", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS, JAVA_LONG));
+        cuMemcpyDtoH = lib.function("cuMemcpyDtoH_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG));
+        cuMemcpyDtoD = lib.function("cuMemcpyDtoD_v2", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+        cuMemsetD8 = lib.function("cuMemsetD8_v2", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_BYTE, JAVA_LONG));
+        cuModuleLoadData = lib.function("cuModuleLoadData", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+        cuModuleGetFunction = lib.function("cuModuleGetFunction", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+        cuModuleUnload = lib.function("cuModuleUnload", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        cuFuncSetAttribute = lib.function("cuFuncSetAttribute", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+        cuLaunchKernel = lib.function("cuLaunchKernel", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT,
+                JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+        cuGetErrorName = lib.function("cuGetErrorName", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+    }
+
+    /**
+     * The driver, loaded and initialised once; {@link CudaException} with the reason (no library, no
+     * device, {@code cuInit} failed) when it cannot be.
+     */
+    static CudaDriver load() {
+        CudaDriver d = instance;
+        if (d != null) {
+            return d;
+        }
+        synchronized (CudaDriver.class) {
+            if (instance != null) {
+                return instance;
+            }
+            if (unavailable != null) {
+                throw new CudaException(unavailable);
+            }
+            List<String> tried = new ArrayList<>();
+            var lib = NativeLibraries.open(List.of("libcuda.so.1", "libcuda.so"), tried);
+            if (lib.isEmpty()) {
+                unavailable = "no CUDA driver: libcuda.so.1 not found (tried " + String.join(", ", tried) + ")";
+                throw new CudaException(unavailable);
+            }
+            try {
+                CudaDriver driver = new CudaDriver(lib.get());
+                driver.check((int) driver.cuInit.invoke(0), "cuInit");
+                if (driver.deviceCount() == 0) {
+                    throw new CudaException("the CUDA driver sees no device");
+                }
+                instance = driver;
+                return driver;
+            } catch (CudaException | UnsatisfiedLinkError e) {
+                unavailable = e.getMessage();
+                throw new CudaException(unavailable);
+            } catch (Throwable t) {
+                unavailable = "CUDA driver: " + t;
+                throw new CudaException(unavailable);
+            }
+        }
+    }
+
+    /** Why the driver cannot be used here, or null when it can (loads it the first time). */
+    static String unavailableReason() {
+        try {
+            load();
+            return null;
+        } catch (CudaException e) {
+            return e.getMessage();
+        }
+    }
+
+    /** Throws a {@link CudaException} naming {@code what} and the driver's error name unless {@code result} is CUDA_SUCCESS. */
+    void check(int result, String what) {
+        if (result != 0) {
+            throw new CudaException(what + " failed: " + errorName(result) + " (" + result + ")");
+        }
+    }
+
+    String errorName(int result) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment p = a.allocate(ADDRESS);
+            int r = (int) cuGetErrorName.invoke(result, p);
+            return r == 0 ? p.get(ADDRESS, 0).reinterpret(256).getString(0) : "CUDA error " + result;
+        } catch (Throwable t) {
+            return "CUDA error " + result;
+        }
+    }
+
+    int driverVersion() {
+        return intOut(seg -> (int) cuDriverGetVersion.invoke(seg), "cuDriverGetVersion");
+    }
+
+    int deviceCount() {
+        return intOut(seg -> (int) cuDeviceGetCount.invoke(seg), "cuDeviceGetCount");
+    }
+
+    int device(int ordinal) {
+        return intOut(seg -> (int) cuDeviceGet.invoke(seg, ordinal), "cuDeviceGet");
+    }
+
+    String deviceName(int device) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment name = a.allocate(256);
+            check((int) cuDeviceGetName.invoke(name, 256, device), "cuDeviceGetName");
+            return name.getString(0);
+        } catch (CudaException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new CudaException("cuDeviceGetName: " + t);
+        }
+    }
+
+    int attribute(int device, int attribute) {
+        return intOut(seg -> (int) cuDeviceGetAttribute.invoke(seg, attribute, device), "cuDeviceGetAttribute");
+    }
+
+    long totalMemory(int device) {
+        return longOut(seg -> (int) cuDeviceTotalMem.invoke(seg, device), "cuDeviceTotalMem");
+    }
+
+    /** The device's primary context (shared with cuBLAS and the runtime), retained. */
+    MemorySegment retainPrimaryContext(int device) {
+        return addressOut(seg -> (int) cuDevicePrimaryCtxRetain.invoke(seg, device), "cuDevicePrimaryCtxRetain");
+    }
+
+    void releasePrimaryContext(int device) {
+        call(() -> (int) cuDevicePrimaryCtxRelease.invoke(device), "cuDevicePrimaryCtxRelease");
+    }
+
+    void makeCurrent(MemorySegment context) {
+        call(() -> (int) cuCtxSetCurrent.invoke(context), "cuCtxSetCurrent");
+    }
+
+    void synchronize() {
+        call(() -> (int) cuCtxSynchronize.invoke(), "cuCtxSynchronize (a kernel failed)");
+    }
+
+    /** Free and total device memory of the current context's device: {free, total}. */
+    long[] memoryInfo() {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment total = a.allocate(JAVA_LONG);
+            long free = longOut(seg -> (int) cuMemGetInfo.invoke(seg, total), "cuMemGetInfo");
+            return new long[] {free, total.get(JAVA_LONG, 0)};
+        }
+    }
+
+    long alloc(long bytes) {
+        return longOut(seg -> (int) cuMemAlloc.invoke(seg, Math.max(bytes, 1)), "cuMemAlloc of " + bytes + " bytes");
+    }
+
+    void free(long pointer) {
+        if (pointer != 0) {
+            call(() -> (int) cuMemFree.invoke(pointer), "cuMemFree");
+        }
+    }
+
+    void copyToDevice(long dst, MemorySegment src, long bytes) {
+        call(() -> (int) cuMemcpyHtoD.invoke(dst, src, bytes), "cuMemcpyHtoD");
+    }
+
+    void copyToHost(MemorySegment dst, long src, long bytes) {
+        call(() -> (int) cuMemcpyDtoH.invoke(dst, src, bytes), "cuMemcpyDtoH");
+    }
+
+    void copyOnDevice(long dst, long src, long bytes) {
+        call(() -> (int) cuMemcpyDtoD.invoke(dst, src, bytes), "cuMemcpyDtoD");
+    }
+
+    void zero(long dst, long bytes) {
+        call(() -> (int) cuMemsetD8.invoke(dst, (byte) 0, bytes), "cuMemsetD8");
+    }
+
+    /** Loads a cubin or PTX image (NUL-terminated for PTX) into the current context. */
+    MemorySegment loadModule(MemorySegment image) {
+        return addressOut(seg -> (int) cuModuleLoadData.invoke(seg, image), "cuModuleLoadData");
+    }
+
+    MemorySegment function(MemorySegment module, String name) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment cName = a.allocateFrom(name);
+            return addressOut(seg -> (int) cuModuleGetFunction.invoke(seg, module, cName), "cuModuleGetFunction " + name);
+        }
+    }
+
+    void unloadModule(MemorySegment module) {
+        call(() -> (int) cuModuleUnload.invoke(module), "cuModuleUnload");
+    }
+
+    void setMaxDynamicSharedMemory(MemorySegment function, int bytes) {
+        call(() -> (int) cuFuncSetAttribute.invoke(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
+                "cuFuncSetAttribute");
+    }
+
+    /** Launches {@code function} on the default stream; {@code params} holds one pointer per kernel argument. */
+    void launch(MemorySegment function, int gx, int gy, int gz, int bx, int by, int bz, int sharedBytes,
+            MemorySegment params) {
+        int r;
+        try {
+            r = (int) cuLaunchKernel.invokeExact(function, gx, gy, gz, bx, by, bz, sharedBytes, MemorySegment.NULL, params,
+                    MemorySegment.NULL);
+        } catch (Throwable t) {
+            throw new CudaException("cuLaunchKernel: " + t);
+        }
+        check(r, "cuLaunchKernel");
+    }
+
+    @FunctionalInterface
+    private interface Call {
+        int run() throws Throwable;
+    }
+
+    @FunctionalInterface
+    private interface OutCall {
+        int run(MemorySegment out) throws Throwable;
+    }
+
+    private void call(Call c, String what) {
+        int r;
+        try {
+            r = c.run();
+        } catch (Throwable t) {
+            throw new CudaException(what + ": " + t);
+        }
+        check(r, what);
+    }
+
+    private int intOut(OutCall c, String what) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(JAVA_INT);
+            call(() -> c.run(out), what);
+            return out.get(JAVA_INT, 0);
+        }
+    }
+
+    private MemorySegment addressOut(OutCall c, String what) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(ADDRESS);
+            call(() -> c.run(out), what);
+            return out.get(ADDRESS, 0);
+        }
+    }
+
+    private long longOut(OutCall c, String what) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(JAVA_LONG);
+            call(() -> c.run(out), what);
+            return out.get(JAVA_LONG, 0);
+        }
+    }
+}

@@ -1,0 +1,92 @@
+package io.nereid.nativebackend.cuda;
+
+import io.nereid.engine.backend.Slice;
+import io.nereid.engine.backend.Step;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * A step as the kernels read it: every token's id, sequence (slice index) and position, the slices'
+ * block tables as one {@code sequences x maxBlocks} matrix padded with -1, and which token rows need
+ * logits or hidden states. Pure Java: built on the host, then copied to the device in one go.
+ *
+ * @param tokens     (tokens) ids
+ * @param seqOf      (tokens) slice of each token
+ * @param posOf      (tokens) position of each token
+ * @param tables     (slices x maxBlocks) physical block ids, -1 past a table's end
+ * @param maxBlocks  columns of {@code tables}
+ * @param logitRows  token rows whose logits come back, slice by slice, each slice's last ones in order
+ * @param hiddenRows token rows whose final hidden states come back (slices that asked)
+ */
+record StepLayout(int[] tokens, int[] seqOf, int[] posOf, int[] tables, int maxBlocks, int[] logitRows,
+        int[] hiddenRows) {
+
+    /**
+     * The layout of {@code step}, checking what a kernel would otherwise read out of bounds.
+     *
+     * @throws IllegalArgumentException for a token outside the vocabulary, a position past
+     *                                  {@code maxPositions}, or a block table too short for its positions
+     */
+    static StepLayout of(Step step, int vocabSize, int blockSize, int maxPositions, int numBlocks) {
+        List<Slice> slices = step.slices();
+        int n = step.tokens();
+        int[] tokens = new int[n];
+        int[] seqOf = new int[n];
+        int[] posOf = new int[n];
+        int maxBlocks = 1;
+        int hidden = 0;
+        for (Slice s : slices) {
+            maxBlocks = Math.max(maxBlocks, s.blockTable().length);
+            hidden += s.hidden() ? s.tokens().length : 0;
+        }
+        int[] tables = new int[slices.size() * maxBlocks];
+        Arrays.fill(tables, -1);
+        int[] logitRows = new int[step.logitRows()];
+        int[] hiddenRows = new int[hidden];
+        int t = 0;
+        int r = 0;
+        int hr = 0;
+        for (int si = 0; si < slices.size(); si++) {
+            Slice s = slices.get(si);
+            if (s.endPos() > maxPositions) {
+                throw new IllegalArgumentException("positions up to " + s.endPos() + " but the KV cache was allocated for "
+                        + maxPositions);
+            }
+            int needed = (s.endPos() + blockSize - 1) / blockSize;
+            if (s.blockTable().length < needed) {
+                throw new IllegalArgumentException("slice " + si + ": a block table of " + s.blockTable().length
+                        + " blocks for " + s.endPos() + " positions of " + blockSize);
+            }
+            for (int b = 0; b < s.blockTable().length; b++) {
+                int block = s.blockTable()[b];
+                if (block < 0 || block >= numBlocks) {
+                    throw new IllegalArgumentException("slice " + si + ": block " + block + " outside the " + numBlocks
+                            + " allocated");
+                }
+                tables[si * maxBlocks + b] = block;
+            }
+            int first = t;
+            for (int j = 0; j < s.tokens().length; j++, t++) {
+                int token = s.tokens()[j];
+                if (token < 0 || token >= vocabSize) {
+                    throw new IllegalArgumentException("token id " + token + " outside the vocabulary");
+                }
+                tokens[t] = token;
+                seqOf[t] = si;
+                posOf[t] = s.startPos() + j;
+                if (s.hidden()) {
+                    hiddenRows[hr++] = t;
+                }
+            }
+            for (int j = t - s.logitRows(); j < t; j++) {
+                logitRows[r++] = j;
+            }
+            assert t - first == s.tokens().length;
+        }
+        return new StepLayout(tokens, seqOf, posOf, tables, maxBlocks, logitRows, hiddenRows);
+    }
+
+    int size() {
+        return tokens.length;
+    }
+}

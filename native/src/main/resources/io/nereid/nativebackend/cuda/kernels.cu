@@ -1,0 +1,451 @@
+// Nereid's CUDA kernels, compiled at start-up by NVRTC for the device's compute capability (and by
+// nvcc in the tests on machines without a GPU). No #include: NVRTC needs none, half and bfloat16 go
+// through PTX conversions. Every kernel is extern "C" so the host finds it by name.
+//
+// Layouts (all row-major):
+//   activations   float [tokens][width]
+//   weights       the GGUF bytes of a matrix, rows of `rowBytes` bytes; a row of `cols` values is cols / 32
+//                 groups of 32 values (a K-quant's 256-value super-block holds 8 groups)
+//   KV cache      one layer: half [block][kvHead][position in block][headDim], K and V apart
+//   block tables  int [sequences][maxBlocks], physical block ids, -1 past the end
+// Types (the TYPE_* numbers are GgmlType ids): F32 0, F16 1, Q4_0 2, Q8_0 8, Q4_K 12, Q5_K 13, Q6_K 14, BF16 30.
+
+#define TYPE_F32 0
+#define TYPE_F16 1
+#define TYPE_Q4_0 2
+#define TYPE_Q8_0 8
+#define TYPE_Q4_K 12
+#define TYPE_Q5_K 13
+#define TYPE_Q6_K 14
+#define TYPE_BF16 30
+
+#define WARP 32
+#define GEMV_WARPS 4      // rows per thread block of the GEMV kernels
+#define GEMV_TOKENS 8     // tokens per thread block of the GEMV kernels: each weight group is decoded once for them
+#define ATTN_WARPS 4      // warps per (token, head) of the attention kernel
+#define MAX_HEAD_DIM 256
+#define NEG_INF __int_as_float(0xff800000)
+
+typedef unsigned char u8;
+typedef unsigned short u16;
+
+// The weight decoders (h2f, bf2f, ld16, scale_min_k4, load_group) are also host functions, so that a
+// test compiles them with nvcc into a CPU program and checks them against the CPU backend's
+// dequantizers on machines without a GPU.
+#ifdef __CUDA_ARCH__
+#define HD __host__ __device__ __forceinline__
+#else
+#define HD inline
+#endif
+
+HD float bits_to_float(unsigned int u) {
+#ifdef __CUDA_ARCH__
+    return __int_as_float((int) u);
+#else
+    float f;
+    __builtin_memcpy(&f, &u, 4);
+    return f;
+#endif
+}
+
+HD float h2f(u16 h) {
+#ifdef __CUDA_ARCH__
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+#else
+    unsigned int sign = (unsigned int) (h >> 15) << 31, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    if (e == 0) {
+        float v = (float) m * (1.0f / 16777216.0f);   // subnormal: m * 2^-24, exact
+        return sign ? -v : v;
+    }
+    if (e == 31) return bits_to_float(sign | 0x7f800000u | (m << 13));
+    return bits_to_float(sign | ((e + 112) << 23) | (m << 13));
+#endif
+}
+
+__device__ __forceinline__ u16 f2h(float f) {
+    u16 h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+}
+
+HD float bf2f(u16 b) {
+    return bits_to_float(((unsigned int) b) << 16);
+}
+
+__device__ __forceinline__ u16 f2bf(float f) {   // round to nearest even, as ggml's fp32 -> bf16
+    unsigned int u = __float_as_int(f);
+    if ((u & 0x7fffffff) > 0x7f800000) {
+        return (u16) ((u >> 16) | 64);   // NaN stays NaN
+    }
+    return (u16) ((u + (0x7fff + ((u >> 16) & 1))) >> 16);
+}
+
+HD u16 ld16(const u8* p) {
+    return (u16) (p[0] | (p[1] << 8));
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+    for (int o = WARP / 2; o > 0; o >>= 1) {
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    }
+    return v;
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+    for (int o = WARP / 2; o > 0; o >>= 1) {
+        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    }
+    return v;
+}
+
+// A K-quant sub-block's 6-bit scale and min (ggml's get_scale_min_k4).
+HD void scale_min_k4(int j, const u8* q, int* sc, int* m) {
+    if (j < 4) {
+        *sc = q[j] & 63;
+        *m = q[j + 4] & 63;
+    } else {
+        *sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+        *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+    }
+}
+
+// The 32 values of group g of a row, dequantized as ggml's dequantize_row_* does.
+template <int TYPE>
+HD void load_group(const u8* row, int g, float* w) {
+    if (TYPE == TYPE_F32) {
+        const float* p = (const float*) row + 32 * g;
+        for (int i = 0; i < 32; i++) w[i] = p[i];
+    } else if (TYPE == TYPE_F16) {
+        const u16* p = (const u16*) row + 32 * g;
+        for (int i = 0; i < 32; i++) w[i] = h2f(p[i]);
+    } else if (TYPE == TYPE_BF16) {
+        const u16* p = (const u16*) row + 32 * g;
+        for (int i = 0; i < 32; i++) w[i] = bf2f(p[i]);
+    } else if (TYPE == TYPE_Q8_0) {           // half d, int8 qs[32]
+        const u8* b = row + 34 * g;
+        float d = h2f(ld16(b));
+        for (int i = 0; i < 32; i++) w[i] = d * (float) (signed char) b[2 + i];
+    } else if (TYPE == TYPE_Q4_0) {           // half d, u8 qs[16]: low nibbles values 0-15, high 16-31
+        const u8* b = row + 18 * g;
+        float d = h2f(ld16(b));
+        for (int i = 0; i < 16; i++) {
+            w[i] = d * (float) ((b[2 + i] & 0xF) - 8);
+            w[i + 16] = d * (float) ((b[2 + i] >> 4) - 8);
+        }
+    } else if (TYPE == TYPE_Q4_K) {           // half d, half dmin, u8 scales[12], u8 qs[128] per 256
+        const u8* b = row + 144 * (g / 8);
+        int sub = g % 8;                      // 64-value chunk sub / 2: low nibbles for even sub, high for odd
+        float d = h2f(ld16(b));
+        float dmin = h2f(ld16(b + 2));
+        int sc, m;
+        scale_min_k4(sub, b + 4, &sc, &m);
+        const u8* q = b + 16 + 32 * (sub / 2);
+        float d1 = d * sc, m1 = dmin * m;
+        for (int i = 0; i < 32; i++) w[i] = d1 * (float) ((sub & 1) ? (q[i] >> 4) : (q[i] & 0xF)) - m1;
+    } else if (TYPE == TYPE_Q5_K) {           // half d, half dmin, u8 scales[12], u8 qh[32], u8 qs[128] per 256
+        const u8* b = row + 176 * (g / 8);
+        int sub = g % 8;
+        float d = h2f(ld16(b));
+        float dmin = h2f(ld16(b + 2));
+        int sc, m;
+        scale_min_k4(sub, b + 4, &sc, &m);
+        const u8* qh = b + 16;
+        const u8* q = b + 48 + 32 * (sub / 2);
+        int bit = 1 << sub;
+        float d1 = d * sc, m1 = dmin * m;
+        for (int i = 0; i < 32; i++) {
+            int lo = (sub & 1) ? (q[i] >> 4) : (q[i] & 0xF);
+            w[i] = d1 * (float) (lo + ((qh[i] & bit) ? 16 : 0)) - m1;
+        }
+    } else if (TYPE == TYPE_Q6_K) {           // u8 ql[128], u8 qh[64], int8 scales[16], half d per 256
+        const u8* b = row + 210 * (g / 8);
+        int sub = g % 8;                      // half = sub / 4 (128 values each), quarter = sub % 4
+        int half = sub / 4, quarter = sub % 4;
+        const u8* ql = b + 64 * half;
+        const u8* qh = b + 128 + 32 * half;
+        const signed char* scales = (const signed char*) (b + 192) + 8 * half;
+        float d = h2f(ld16(b + 208));
+        int shift = 2 * quarter;
+        for (int l = 0; l < 32; l++) {
+            int low = quarter == 0 ? (ql[l] & 0xF) : quarter == 1 ? (ql[l + 32] & 0xF)
+                    : quarter == 2 ? (ql[l] >> 4) : (ql[l + 32] >> 4);
+            int q = (low | (((qh[l] >> shift) & 3) << 4)) - 32;
+            w[l] = d * (float) scales[l / 16 + 2 * quarter] * (float) q;
+        }
+    }
+}
+
+// Value c of a row of a float format (F32, F16, BF16: rows of any length; the quantized formats' rows
+// are whole groups).
+template <int TYPE>
+HD float load_one(const u8* row, int c) {
+    if (TYPE == TYPE_F16) return h2f(((const u16*) row)[c]);
+    if (TYPE == TYPE_BF16) return bf2f(((const u16*) row)[c]);
+    return ((const float*) row)[c];
+}
+
+// Y[t][r] = sum_c W[r][c] * X[t][c]. Grid (ceil(rows / GEMV_WARPS), ceil(tokens / GEMV_TOKENS)), block
+// GEMV_WARPS * 32: a warp per row, its lanes over the row's groups, GEMV_TOKENS tokens at once.
+template <int TYPE>
+__device__ void gemv(const u8* W, long long rowBytes, const float* X, float* Y, int rows, int cols, int tokens) {
+    int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
+    int r = blockIdx.x * GEMV_WARPS + warp;
+    int t0 = blockIdx.y * GEMV_TOKENS;
+    if (r >= rows) return;
+    int nt = min(GEMV_TOKENS, tokens - t0);
+    const u8* row = W + rowBytes * r;
+    float acc[GEMV_TOKENS];
+    for (int t = 0; t < GEMV_TOKENS; t++) acc[t] = 0.f;
+    float w[32];
+    for (int g = lane; g < cols / 32; g += WARP) {
+        load_group<TYPE>(row, g, w);
+        for (int t = 0; t < nt; t++) {
+            const float* x = X + (long long) (t0 + t) * cols + 32 * g;
+            float s = 0.f;
+            for (int i = 0; i < 32; i++) s = fmaf(w[i], x[i], s);
+            acc[t] += s;
+        }
+    }
+    if (TYPE == TYPE_F32 || TYPE == TYPE_F16 || TYPE == TYPE_BF16) {   // a row that is not whole groups
+        for (int c = 32 * (cols / 32) + lane; c < cols; c += WARP) {
+            float wc = load_one<TYPE>(row, c);
+            for (int t = 0; t < nt; t++) acc[t] = fmaf(wc, X[(long long) (t0 + t) * cols + c], acc[t]);
+        }
+    }
+    for (int t = 0; t < nt; t++) {
+        float s = warp_sum(acc[t]);
+        if (lane == 0) Y[(long long) (t0 + t) * rows + r] = s;
+    }
+}
+
+// OUT[t][c] = W[tokens[t]][c] (the embedding gather). Grid tokens, block 256.
+template <int TYPE>
+__device__ void embed(const u8* W, long long rowBytes, const int* tokens, float* out, int cols) {
+    int t = blockIdx.x;
+    const u8* row = W + rowBytes * tokens[t];
+    float w[32];
+    for (int g = threadIdx.x; g < cols / 32; g += blockDim.x) {
+        load_group<TYPE>(row, g, w);
+        for (int i = 0; i < 32; i++) out[(long long) t * cols + 32 * g + i] = w[i];
+    }
+    if (TYPE == TYPE_F32 || TYPE == TYPE_F16 || TYPE == TYPE_BF16) {
+        for (int c = 32 * (cols / 32) + threadIdx.x; c < cols; c += blockDim.x) {
+            out[(long long) t * cols + c] = load_one<TYPE>(row, c);
+        }
+    }
+}
+
+// OUT (half or bfloat16, rows x cols) = W, for cuBLAS. Grid ceil(rows * cols / 32 / 256), block 256.
+template <int TYPE>
+__device__ void dequant(const u8* W, long long rowBytes, u16* out, int rows, int cols, int bf16) {
+    long long gi = (long long) blockIdx.x * blockDim.x + threadIdx.x;
+    long long groups = (long long) rows * (cols / 32);
+    if (gi >= groups) return;
+    int r = (int) (gi / (cols / 32)), g = (int) (gi % (cols / 32));
+    float w[32];
+    load_group<TYPE>(W + rowBytes * r, g, w);
+    u16* o = out + (long long) r * cols + 32 * g;
+    for (int i = 0; i < 32; i++) o[i] = bf16 ? f2bf(w[i]) : f2h(w[i]);
+}
+
+#define FORMAT_KERNELS(NAME, TYPE)                                                                                  \
+    extern "C" __global__ void gemv_##NAME(const u8* W, long long rowBytes, const float* X, float* Y, int rows,   \
+                                            int cols, int tokens) {                                                \
+        gemv<TYPE>(W, rowBytes, X, Y, rows, cols, tokens);                                                         \
+    }                                                                                                              \
+    extern "C" __global__ void embed_##NAME(const u8* W, long long rowBytes, const int* tokens, float* out,        \
+                                             int cols) {                                                           \
+        embed<TYPE>(W, rowBytes, tokens, out, cols);                                                               \
+    }                                                                                                              \
+    extern "C" __global__ void dequant_##NAME(const u8* W, long long rowBytes, u16* out, int rows, int cols,       \
+                                               int bf16) {                                                         \
+        dequant<TYPE>(W, rowBytes, out, rows, cols, bf16);                                                         \
+    }
+
+FORMAT_KERNELS(f32, TYPE_F32)
+FORMAT_KERNELS(f16, TYPE_F16)
+FORMAT_KERNELS(bf16, TYPE_BF16)
+FORMAT_KERNELS(q8_0, TYPE_Q8_0)
+FORMAT_KERNELS(q4_0, TYPE_Q4_0)
+FORMAT_KERNELS(q4_k, TYPE_Q4_K)
+FORMAT_KERNELS(q5_k, TYPE_Q5_K)
+FORMAT_KERNELS(q6_k, TYPE_Q6_K)
+
+// OUT[row] = X[row] / rms(X[row]) * w, rows of n; the sum of squares in double (as the CPU backend and
+// ggml's rms_norm). Grid rows, block 256. In place is fine (OUT == X).
+extern "C" __global__ void rms_norm(float* out, const float* x, const float* w, int n, float eps) {
+    __shared__ double partial[256];
+    const float* xr = x + (long long) blockIdx.x * n;
+    float* o = out + (long long) blockIdx.x * n;
+    double s = 0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) s += (double) xr[i] * xr[i];
+    partial[threadIdx.x] = s;
+    __syncthreads();
+    for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+        if (threadIdx.x < k) partial[threadIdx.x] += partial[threadIdx.x + k];
+        __syncthreads();
+    }
+    float scale = (float) (1.0 / sqrt(partial[0] / n + (double) eps));
+    for (int i = threadIdx.x; i < n; i += blockDim.x) o[i] = xr[i] * scale * w[i];
+}
+
+// Rotary embedding in place on x (tokens x heads x headDim), the first ropeDim values of every head:
+// pairs (2i, 2i + 1) ("normal", GGUF llama) or (i, i + ropeDim / 2) (NeoX, HF), angle pos * invFreq[i]
+// in double (frequencies already scaled: linear, Llama 3, rope_freqs), its cosine and sine rounded to
+// float and the rotation in float, as the CPU backend's tables do. Grid tokens, block 256.
+extern "C" __global__ void rope(float* x, const int* posOf, const double* invFreq, int heads, int headDim, int ropeDim,
+                                int neox) {
+    int t = blockIdx.x;
+    int half = ropeDim / 2;
+    double pos = posOf[t];
+    for (int k = threadIdx.x; k < heads * half; k += blockDim.x) {
+        int h = k / half, i = k % half;
+        double sd, cd;
+        sincos(pos * invFreq[i], &sd, &cd);
+        float s = (float) sd, c = (float) cd;
+        float* v = x + ((long long) t * heads + h) * headDim;
+        int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
+        float x0 = v[a], x1 = v[b];
+        v[a] = x0 * c - x1 * s;
+        v[b] = x0 * s + x1 * c;
+    }
+}
+
+// y[t][i] += b[i], rows of n. Grid ceil(tokens * n / 256), block 256.
+extern "C" __global__ void add_bias(float* y, const float* b, int n, int tokens) {
+    long long i = (long long) blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < (long long) n * tokens) y[i] += b[i % n];
+}
+
+// x[i] += y[i]. Grid ceil(n / 256), block 256.
+extern "C" __global__ void add(float* x, const float* y, long long n) {
+    long long i = (long long) blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] += y[i];
+}
+
+// g[i] = silu(g[i]) * u[i] (SwiGLU). Grid ceil(n / 256), block 256.
+extern "C" __global__ void silu_mul(float* g, const float* u, long long n) {
+    long long i = (long long) blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float v = g[i];
+        g[i] = v / (1.f + expf(-v)) * u[i];
+    }
+}
+
+// out (half or bfloat16) = x (float), n values, for cuBLAS's inputs. Grid ceil(n / 256), block 256.
+extern "C" __global__ void to_half(u16* out, const float* x, long long n, int bf16) {
+    long long i = (long long) blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = bf16 ? f2bf(x[i]) : f2h(x[i]);
+}
+
+// out[r] = x[rows[r]], rows of n floats: the positions that need logits. Grid count, block 256.
+extern "C" __global__ void gather_rows(float* out, const float* x, const int* rows, int n) {
+    const float* src = x + (long long) rows[blockIdx.x] * n;
+    float* dst = out + (long long) blockIdx.x * n;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];
+}
+
+// The KV-cache slot of position p of sequence s, as an element offset of one head's vectors.
+__device__ __forceinline__ long long kv_offset(const int* tables, int maxBlocks, int s, int p, int kvHeads, int kvh,
+                                               int blockSize, int headDim) {
+    int block = tables[s * maxBlocks + p / blockSize];
+    return (((long long) block * kvHeads + kvh) * blockSize + p % blockSize) * headDim;
+}
+
+// Stores every token's K and V (tokens x kvHeads x headDim, float) as half in its sequence's blocks.
+// Grid tokens, block 256.
+extern "C" __global__ void kv_write(u16* kc, u16* vc, const float* k, const float* v, const int* tables, int maxBlocks,
+                                    const int* seqOf, const int* posOf, int kvHeads, int headDim, int blockSize) {
+    int t = blockIdx.x;
+    int kvDim = kvHeads * headDim;
+    for (int i = threadIdx.x; i < kvDim; i += blockDim.x) {
+        int h = i / headDim, d = i % headDim;
+        long long o = kv_offset(tables, maxBlocks, seqOf[t], posOf[t], kvHeads, h, blockSize, headDim) + d;
+        kc[o] = f2h(k[(long long) t * kvDim + i]);
+        vc[o] = f2h(v[(long long) t * kvDim + i]);
+    }
+}
+
+// Causal attention over the paged cache: token t (of sequence seqOf[t], at posOf[t]) and query head h
+// attend to positions 0..posOf[t] of their sequence through KV head h / (heads / kvHeads) (GQA).
+// Online softmax per warp over a strided share of the positions, then the warps merged. Each lane holds
+// the head's values d = lane + 32 j. Grid (heads, tokens), block ATTN_WARPS * 32; headDim <= MAX_HEAD_DIM.
+extern "C" __global__ void attention(float* out, const float* q, const u16* kc, const u16* vc, const int* tables,
+                                     int maxBlocks, const int* seqOf, const int* posOf, int heads, int kvHeads,
+                                     int headDim, int blockSize, float scale) {
+    __shared__ float sm_max[ATTN_WARPS], sm_sum[ATTN_WARPS];
+    __shared__ float sm_acc[ATTN_WARPS][MAX_HEAD_DIM];
+    int h = blockIdx.x, t = blockIdx.y;
+    int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
+    int kvh = h / (heads / kvHeads);
+    int s = seqOf[t], last = posOf[t];
+    const float* qv = q + ((long long) t * heads + h) * headDim;
+    float ql[MAX_HEAD_DIM / WARP], acc[MAX_HEAD_DIM / WARP];
+#pragma unroll
+    for (int j = 0; j < MAX_HEAD_DIM / WARP; j++) {
+        int d = lane + WARP * j;
+        ql[j] = d < headDim ? qv[d] : 0.f;
+        acc[j] = 0.f;
+    }
+    float m = NEG_INF, l = 0.f;
+    for (int p = warp; p <= last; p += ATTN_WARPS) {
+        long long o = kv_offset(tables, maxBlocks, s, p, kvHeads, kvh, blockSize, headDim);
+        float dot = 0.f;
+#pragma unroll
+        for (int j = 0; j < MAX_HEAD_DIM / WARP; j++) {
+            int d = lane + WARP * j;
+            if (d < headDim) dot = fmaf(ql[j], h2f(kc[o + d]), dot);
+        }
+        float score = warp_sum(dot) * scale;
+        float mNew = fmaxf(m, score);
+        float correction = expf(m - mNew);       // 0 on the first position (m = -inf)
+        float e = expf(score - mNew);
+        l = l * correction + e;
+#pragma unroll
+        for (int j = 0; j < MAX_HEAD_DIM / WARP; j++) {
+            int d = lane + WARP * j;
+            if (d < headDim) acc[j] = acc[j] * correction + e * h2f(vc[o + d]);
+        }
+        m = mNew;
+    }
+    if (lane == 0) {
+        sm_max[warp] = m;
+        sm_sum[warp] = l;
+    }
+#pragma unroll
+    for (int j = 0; j < MAX_HEAD_DIM / WARP; j++) {
+        int d = lane + WARP * j;
+        if (d < headDim) sm_acc[warp][d] = acc[j];
+    }
+    __syncthreads();
+    float gm = NEG_INF;
+    for (int w = 0; w < ATTN_WARPS; w++) gm = fmaxf(gm, sm_max[w]);
+    float total = 0.f;
+    for (int w = 0; w < ATTN_WARPS; w++) total += sm_max[w] == NEG_INF ? 0.f : sm_sum[w] * expf(sm_max[w] - gm);
+    float* o = out + ((long long) t * heads + h) * headDim;
+    for (int d = threadIdx.x; d < headDim; d += blockDim.x) {
+        float v = 0.f;
+        for (int w = 0; w < ATTN_WARPS; w++) {
+            if (sm_max[w] != NEG_INF) v += sm_acc[w][d] * expf(sm_max[w] - gm);
+        }
+        o[d] = v / total;
+    }
+}
+
+// Copies whole KV blocks (copy-on-write of a shared partial block): for each pair, block dst[i] = block
+// src[i], K and V of every layer (the caches of all layers are one array each: layer-major). Grid pairs,
+// block 256; blockElems = kvHeads * blockSize * headDim, layerElems = numBlocks * blockElems.
+extern "C" __global__ void copy_blocks(u16* kc, u16* vc, const int* src, const int* dst, int layers,
+                                       long long layerElems, int blockElems) {
+    int i = blockIdx.x;
+    for (int l = 0; l < layers; l++) {
+        long long from = l * layerElems + (long long) src[i] * blockElems;
+        long long to = l * layerElems + (long long) dst[i] * blockElems;
+        for (int e = threadIdx.x; e < blockElems; e += blockDim.x) {
+            kc[to + e] = kc[from + e];
+            vc[to + e] = vc[from + e];
+        }
+    }
+}

@@ -1,0 +1,216 @@
+package io.nereid.nativebackend.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nereid.engine.backend.Backend;
+import io.nereid.engine.backend.BackendConfig;
+import io.nereid.engine.backend.BackendProvider;
+import io.nereid.engine.backend.KvPrecision;
+import io.nereid.engine.backend.Slice;
+import io.nereid.engine.backend.Step;
+import io.nereid.engine.backend.StepOutput;
+import io.nereid.engine.gguf.GgmlType;
+import io.nereid.engine.model.Architecture;
+import io.nereid.engine.model.ModelSource;
+import io.nereid.engine.model.RandomModelWriter;
+import io.nereid.kvcache.BlockCopy;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The CUDA backend against the CPU backend on the same weights and the same steps (runs only where a
+ * CUDA driver and device are present; skipped elsewhere): for every weight format, llama / qwen2 /
+ * qwen3 and stories260K, a long prefill (cuBLAS when there is cuBLAS), then greedy decoding batched
+ * with a second sequence that starts later, then a copy-on-write fork of a block. Both backends get
+ * the CPU's greedy tokens, so their paths never part; each logit row must be within the format's
+ * tolerance of the CPU's (relative to the row's largest magnitude), and the greedy id must be the CPU's
+ * wherever the CPU's best two logits are further apart than that tolerance.
+ *
+ * <p>Tolerances: F32 weights 2e-3; F16 / BF16 1e-2 (activations rounded to the weight type for cuBLAS
+ * as on the CPU, but summed in another order); quantized formats 2e-2 (the CPU multiplies with Q8
+ * activations as llama.cpp does, the GPU with float ones).
+ */
+@Tag("gpu")
+class CudaConsistencyTest {
+
+    private static final int BLOCK = 16;
+    private static final int BLOCKS = 64;
+    private static final int MAX_POSITIONS = 256;
+
+    @TempDir
+    static Path dir;
+
+    /** The backend checked against the CPU's: {@code cuda}, or {@code cpu} to check this harness itself without a GPU. */
+    private static final String CHECKED = System.getProperty("nereid.test.checkedBackend", "cuda");
+
+    @BeforeAll
+    static void needsADevice() {
+        if (!CHECKED.equals("cuda")) {
+            return;
+        }
+        String reason = CudaDriver.unavailableReason();
+        Assumptions.assumeTrue(reason == null, "no CUDA device here (" + reason + "): the GPU consistency tests are skipped");
+    }
+
+    record Case(String name, Architecture architecture, GgmlType type, boolean tied, double tolerance) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    static Stream<Arguments> models() {
+        List<Case> cases = new ArrayList<>();
+        cases.add(new Case("llama F32", Architecture.LLAMA, GgmlType.F32, false, 2e-3));
+        cases.add(new Case("llama F16", Architecture.LLAMA, GgmlType.F16, false, 1e-2));
+        cases.add(new Case("llama BF16 tied", Architecture.LLAMA, GgmlType.BF16, true, 1e-2));
+        cases.add(new Case("qwen2 F32 (QKV bias)", Architecture.QWEN2, GgmlType.F32, false, 2e-3));
+        cases.add(new Case("qwen3 F16 (Q/K norm)", Architecture.QWEN3, GgmlType.F16, false, 1e-2));
+        for (GgmlType t : List.of(GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K)) {
+            cases.add(new Case("llama " + t, Architecture.LLAMA, t, false, 2e-2));
+        }
+        cases.add(new Case("stories260K", Architecture.LLAMA, GgmlType.F32, false, 2e-3));
+        return cases.stream().map(Arguments::of);
+    }
+
+    static Path fixtures() {
+        String p = System.getProperty("nereid.fixtures");
+        return p != null ? Path.of(p) : Path.of("").toAbsolutePath().getParent().resolveSibling("shared").resolve("fixtures");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("models")
+    void theCudaBackendComputesWhatTheCpuBackendDoes(Case c) throws Exception {
+        Path model;
+        if (c.name().equals("stories260K")) {
+            model = fixtures().resolve("models/stories260K.gguf");
+            assertTrue(Files.exists(model), model + " is missing");
+        } else {
+            model = dir.resolve(c.name().replaceAll("[^A-Za-z0-9]", "_") + ".gguf");
+            RandomModelWriter.write(new RandomModelWriter.Spec(c.architecture(), 256, 2, 4, 2, 512, 512, MAX_POSITIONS,
+                    c.type(), c.tied(), 11), model);
+        }
+        try (ModelSource source = ModelSource.open(model);
+                Backend cpu = BackendProvider.named("cpu").open(new BackendConfig(source, KvPrecision.F16, 2));
+                Backend cuda = BackendProvider.named(CHECKED).open(new BackendConfig(source, KvPrecision.F16, 2))) {
+            for (Backend b : List.of(cpu, cuda)) {
+                b.allocate(BLOCKS, BLOCK, MAX_POSITIONS);
+            }
+            int vocab = cpu.vocabSize();
+            assertEquals(vocab, cuda.vocabSize());
+            SplittableRandom random = new SplittableRandom(5);
+            int[] prompt = random.ints(40, 3, vocab).toArray();   // 40 tokens: prefill through cuBLAS (>= 32)
+            int[] tableA = {0, 1, 2, 3, 4, 5, 6, 7};
+            int[] tableB = {8, 9, 10, 11, 12, 13, 14, 15};
+            Compared compared = new Compared(c);
+            int next = compared.step(cpu, cuda, new Step(List.of(new Slice(prompt, 0, tableA, 2))))[0];
+            int posA = prompt.length;
+            int[] promptB = random.ints(5, 3, vocab).toArray();
+            int nextB = -1;
+            int posB = 0;
+            for (int i = 0; i < 16; i++) {
+                List<Slice> slices = new ArrayList<>();
+                slices.add(new Slice(new int[] {next}, posA++, tableA, 1));
+                if (i == 3) {   // the second sequence's prompt arrives mid-way and is prefilled beside the decode
+                    slices.add(new Slice(promptB, 0, tableB, 1));
+                    posB = promptB.length;
+                } else if (i > 3) {
+                    slices.add(new Slice(new int[] {nextB}, posB++, tableB, 1));
+                }
+                int[] ids = compared.step(cpu, cuda, new Step(slices));
+                next = ids[0];
+                if (ids.length > 1) {
+                    nextB = ids[1];
+                }
+            }
+            // Fork sequence A at its last, partial block (copy-on-write) and decode both branches.
+            int partial = (posA - 1) / BLOCK;
+            int[] tableC = tableA.clone();
+            tableC[partial] = 20;
+            for (Backend b : List.of(cpu, cuda)) {
+                b.copy(List.of(new BlockCopy(tableA[partial], 20, posA % BLOCK == 0 ? BLOCK : posA % BLOCK)));
+            }
+            compared.step(cpu, cuda, new Step(List.of(new Slice(new int[] {next}, posA, tableA, 1),
+                    new Slice(new int[] {(next + 1) % vocab}, posA, tableC, 1))));
+            System.out.printf(Locale.ROOT, "%s: %d rows, largest relative difference %.2e (tolerance %.0e), %d greedy ids"
+                    + " compared, %d near ties skipped%n", c.name(), compared.rows, compared.worst, c.tolerance(),
+                    compared.ids, compared.ties);
+            assertTrue(compared.ids > 10, "too few comparable greedy ids: " + compared.ids);
+        }
+    }
+
+    /** Runs steps on both backends and compares their logits; returns the CPU's greedy id of each row. */
+    private static final class Compared {
+        final Case c;
+        int rows;
+        int ids;
+        int ties;
+        double worst;
+
+        Compared(Case c) {
+            this.c = c;
+        }
+
+        int[] step(Backend cpu, Backend cuda, Step step) {
+            StepOutput a = cpu.forward(step);
+            StepOutput b = cuda.forward(step);
+            List<Integer> greedy = new ArrayList<>();
+            for (int s = 0; s < step.slices().size(); s++) {
+                assertEquals(a.rows(s), b.rows(s), "slice " + s + " rows");
+                for (int r = 0; r < a.rows(s); r++) {
+                    float[] x = a.row(s, r);
+                    float[] y = b.row(s, r);
+                    double scale = 1e-6;
+                    int best = 0;
+                    int second = -1;
+                    for (int i = 0; i < x.length; i++) {
+                        scale = Math.max(scale, Math.abs(x[i]));
+                        if (x[i] > x[best]) {
+                            second = best;
+                            best = i;
+                        } else if (i != best && (second < 0 || x[i] > x[second])) {
+                            second = i;
+                        }
+                    }
+                    double diff = 0;
+                    int bestGpu = 0;
+                    for (int i = 0; i < x.length; i++) {
+                        diff = Math.max(diff, Math.abs(x[i] - y[i]));
+                        if (y[i] > y[bestGpu]) {
+                            bestGpu = i;
+                        }
+                    }
+                    double relative = diff / scale;
+                    worst = Math.max(worst, relative);
+                    rows++;
+                    assertTrue(relative <= c.tolerance(), String.format(Locale.ROOT,
+                            "%s, slice %d row %d: logits differ by %.3e of the row's scale %.3e (tolerance %.0e)", c.name(),
+                            s, r, relative, scale, c.tolerance()));
+                    if ((x[best] - x[second]) / scale > c.tolerance()) {
+                        assertEquals(best, bestGpu, c.name() + ", slice " + s + " row " + r + ": greedy id");
+                        ids++;
+                    } else {
+                        ties++;
+                    }
+                    if (r == a.rows(s) - 1) {
+                        greedy.add(best);
+                    }
+                }
+            }
+            return greedy.stream().mapToInt(Integer::intValue).toArray();
+        }
+    }
+}
