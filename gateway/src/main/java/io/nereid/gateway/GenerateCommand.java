@@ -53,6 +53,8 @@ final class GenerateCommand {
                     + " .jinja file instead of the model's own template"),
             new CliSpec.Option("--context", "N", "context length (default: the model's context_length)"),
             new CliSpec.Option("--threads", "N", "kernel threads (default: available processors)"),
+            new CliSpec.Option("--backend", "cpu|cuda|auto", "compute backend (default cpu; auto: CUDA when a device is"
+                    + " present)"),
             new CliSpec.Option("--prefill-chunk", "N", "prompt tokens per forward step (default 512)"),
             new CliSpec.Option("--kv-type", "f16|f32", "KV cache element type (default f16, as llama.cpp: half the memory of f32;"
                     + " K and V round to 11 significant bits)"),
@@ -124,6 +126,7 @@ final class GenerateCommand {
         int threads = Integer.parseInt(opt.getOrDefault("--threads", Integer.toString(Runtime.getRuntime().availableProcessors())));
         boolean batch = opt.containsKey("--batch");
         EngineSpec spec = EngineSpec.builder(Path.of(opt.get("--model"))).threads(threads)
+                .backend(ServeConfig.backend(opt.getOrDefault("--backend", "cpu")))
                 .maxNumSeqs(batch ? 64 : 1).maxWaiting(batch ? Integer.MAX_VALUE : 1)
                 .maxNumBatchedTokens(Integer.parseInt(opt.getOrDefault("--prefill-chunk", "512")))
                 .maxModelLen(Integer.parseInt(opt.getOrDefault("--context", "0")))

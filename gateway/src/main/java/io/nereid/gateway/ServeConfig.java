@@ -41,11 +41,13 @@ import java.util.Map;
  * @param memoryLimit         bytes all loaded models' weights and KV caches may take together (a repository's), or
  *                            0: 80 % of physical memory
  * @param task                {@code --task}: auto (embeddings when the model declares a pooling), generate, embed
+ * @param backend             {@code --backend}: cpu, cuda, or auto (CUDA when a device is there, else the CPU)
  */
 public record ServeConfig(Path model, String servedModelName, String host, int port, int maxNumSeqs,
         int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
         Duration drainTimeout, GatewayOptions gateway, SpeculativeConfig speculative, ToolCallFormat toolCallParser,
-        String reasoningParser, int grpcPort, int maxModelLen, Repository repository, long memoryLimit, String task) {
+        String reasoningParser, int grpcPort, int maxModelLen, Repository repository, long memoryLimit, String task,
+        String backend) {
 
     /**
      * A model repository: one folder per model under {@code dir}.
@@ -65,7 +67,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
             Duration drainTimeout) {
         this(model, servedModelName, host, port, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize, kvCacheBytes,
-                chatTemplate, threads, drainTimeout, GatewayOptions.DEFAULTS, null, null, null, -1, 0, null, 0, "auto");
+                chatTemplate, threads, drainTimeout, GatewayOptions.DEFAULTS, null, null, null, -1, 0, null, 0, "auto", "cpu");
     }
 
     /** One flag: its name, environment variable, default (null: none) and help line. */
@@ -114,6 +116,8 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             new Option("--chat-template", null, "built-in name (chatml, llama2, llama3, mistral, phi3, gemma) or a"
                     + " .jinja file (default: the model's own)"),
             new Option("--threads", null, "kernel threads (default: available processors)"),
+            new Option("--backend", "cpu", "cpu, cuda (a build with -Pcuda and an NVIDIA GPU), or auto: CUDA when a device"
+                    + " is present, else the CPU"),
             new Option("--drain-timeout", "30", "seconds in-flight requests may take to finish after SIGTERM"),
             new Option("--engine-stall-timeout", "30", "seconds the engine may make no progress while work is pending"
                     + " before GET /health/ready answers 503"),
@@ -176,7 +180,16 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
     public EngineSpec engineSpec() {
         return EngineSpec.builder(model).threads(threads).maxNumSeqs(maxNumSeqs).maxNumBatchedTokens(maxNumBatchedTokens)
                 .maxWaiting(maxWaiting).blockSize(blockSize).kvCacheBytes(kvCacheBytes).maxModelLen(maxModelLen)
-                .speculative(speculative).build();
+                .speculative(speculative).backend(backend).build();
+    }
+
+    /** The --backend value, checked: cpu, cuda or auto. */
+    static String backend(String value) {
+        String b = value.trim().toLowerCase(Locale.ROOT);
+        if (!java.util.Set.of("cpu", "cuda", "auto").contains(b)) {
+            throw new IllegalArgumentException("--backend must be cpu, cuda or auto, got '" + value + "'");
+        }
+        return b;
     }
 
     /**
@@ -188,7 +201,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             String reasoningParser, int maxModelLen, String task) {
         return new ServeConfig(model, name, host, port, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize,
                 kvCacheBytes, chatTemplate, threads, drainTimeout, gateway, speculative, toolCallParser, reasoningParser,
-                grpcPort, maxModelLen, null, 0, task);
+                grpcPort, maxModelLen, null, 0, task, backend);
     }
 
     /** The switches: given bare, they mean true. */
@@ -301,7 +314,8 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
                 toolCallParser(v.get("--tool-call-parser")), reasoningParser(v.get("--reasoning-parser")),
                 v.get("--grpc-port") != null ? integer(v, "--grpc-port") : integer(v, "--port") == 0 ? 0 : 8001,
                 v.get("--max-model-len") == null ? 0 : integer(v, "--max-model-len"), repository,
-                memory == null ? 0 : bytes(memory, "--memory-limit"), v.get("--task").trim().toLowerCase(Locale.ROOT));
+                memory == null ? 0 : bytes(memory, "--memory-limit"), v.get("--task").trim().toLowerCase(Locale.ROOT),
+                backend(v.get("--backend")));
     }
 
     private static Repository repository(Map<String, String> v, List<String> loads, String name) {

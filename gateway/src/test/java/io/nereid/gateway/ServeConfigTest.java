@@ -67,6 +67,14 @@ class ServeConfigTest {
         assertEquals(java.util.List.of("a", "b"), c.gateway().apiKeys());
         assertEquals(5, c.maxNumSeqs());
         assertEquals(-1, c.grpcPort());
+        assertEquals("cpu", c.engineSpec().backend());
+        assertEquals("auto", ServeConfig.parse(java.util.List.of("--backend", "AUTO"), java.util.Map.of()).engineSpec()
+                .backend());
+        assertEquals("cuda", ServeConfig.parse(java.util.List.of(), java.util.Map.of("NEREID_BACKEND", "cuda")).engineSpec()
+                .backend());
+        assertTrue(org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> ServeConfig.parse(
+                java.util.List.of("--backend", "gpu"), java.util.Map.of())).getMessage()
+                .contains("--backend must be cpu, cuda or auto, got 'gpu'"));
         assertTrue(Main.completion(java.util.List.of()).contains("--max-num-seqs"), "the bash completion script knows serve's options");
     }
 }

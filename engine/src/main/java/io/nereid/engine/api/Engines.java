@@ -114,8 +114,12 @@ public final class Engines {
             int bs = spec.blockSize();
             int context = spec.maxModelLen() > 0 ? spec.maxModelLen() : mc.contextLength();
             KvCacheSpec kv = backend.kvCacheSpec(bs);
+            // By default enough for max-num-seqs full contexts, capped: on the CPU at DEFAULT_KV_CAP (host memory is
+            // the weights' and everyone's), on a device at 90 % of what its free memory holds (vLLM's
+            // gpu_memory_utilization idea: the device is the server's).
+            long cap = provider.name().equals("cpu") ? EngineSpec.DEFAULT_KV_CAP : kv.bytes(kv.maxBlocks()) / 10 * 9;
             long wanted = spec.kvCacheBytes() > 0 ? spec.kvCacheBytes()
-                    : Math.min(EngineSpec.DEFAULT_KV_CAP, kv.bytesPerBlock() * ((long) spec.maxNumSeqs() * ceilDiv(context, bs) + 1));
+                    : Math.min(cap, kv.bytesPerBlock() * ((long) spec.maxNumSeqs() * ceilDiv(context, bs) + 1));
             int numBlocks = Math.max(2, kv.blocksFor(wanted));
             int maxModelLen = (int) Math.min(context, (numBlocks - 1L) * bs);
             backend.allocate(numBlocks, bs, maxModelLen);

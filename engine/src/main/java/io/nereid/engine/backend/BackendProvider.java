@@ -34,14 +34,20 @@ public interface BackendProvider {
     }
 
     /**
-     * The provider called {@code name}.
+     * The provider called {@code name}; {@code auto} is the first provider other than {@code cpu} that can run
+     * here (a GPU backend on a machine with its device), else {@code cpu}.
      *
      * @throws IllegalArgumentException naming the backends there are, when none is called so
      */
     static BackendProvider named(String name) {
         List<BackendProvider> all = all();
+        if (name.equals("auto")) {
+            return all.stream().filter(p -> !p.name().equals("cpu") && p.unavailableReason().isEmpty()).findFirst()
+                    .orElseGet(() -> named("cpu"));
+        }
         return all.stream().filter(p -> p.name().equals(name)).findFirst().orElseThrow(() ->
                 new IllegalArgumentException("no backend '" + name + "' (there are: " + String.join(", ",
-                        all.stream().map(BackendProvider::name).toList()) + ")"));
+                        all.stream().map(BackendProvider::name).toList()) + ")" + (name.equals("cuda")
+                        ? "; the CUDA backend is in builds made with -Pcuda (./mvnw -Pcuda package)" : "")));
     }
 }

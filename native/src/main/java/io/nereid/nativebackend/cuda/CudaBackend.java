@@ -331,7 +331,7 @@ final class CudaBackend implements Backend {
         }
         for (int t0 = 0; t0 < tokens; t0 += 65_535 * LaunchGeometry.GEMV_TOKENS) {   // the grid's y limit
             int nt = Math.min(tokens - t0, 65_535 * LaunchGeometry.GEMV_TOKENS);
-            launch(w.format().gemv(), LaunchGeometry.gemv(w.rows(), nt), args.reset().ptr(w.ptr()).i64(w.rowBytes())
+            launch(w.format().gemv(w.cols()), LaunchGeometry.gemv(w.rows(), nt), args.reset().ptr(w.ptr()).i64(w.rowBytes())
                     .ptr(in + 4L * t0 * w.cols()).ptr(out + 4L * t0 * w.rows()).i32(w.rows()).i32(w.cols()).i32(nt));
         }
     }

@@ -86,8 +86,10 @@ record KernelSource(String text) {
     static List<String> launched() {
         List<String> names = new ArrayList<>(List.of("rms_norm", "rope", "add_bias", "add", "silu_mul", "to_half",
                 "gather_rows", "kv_write", "attention", "copy_blocks"));
+        names.add("gemv_f16_h8");
+        names.add("gemv_bf16_h8");
         for (WeightFormat f : WeightFormat.values()) {
-            names.add(f.gemv());
+            names.add(f.gemv(1));
             names.add(f.embed());
             names.add(f.dequant());
         }

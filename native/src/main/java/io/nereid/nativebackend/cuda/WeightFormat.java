@@ -55,8 +55,9 @@ enum WeightFormat {
         return (long) cols / type.blockSize() * type.bytesPerBlock();
     }
 
-    String gemv() {
-        return "gemv_" + suffix;
+    /** The GEMV kernel for rows of {@code cols}: the coalesced 128-bit one for F16 / BF16 rows of whole 8s. */
+    String gemv(int cols) {
+        return (this == F16 || this == BF16) && cols % 8 == 0 ? "gemv_" + suffix + "_h8" : "gemv_" + suffix;
     }
 
     String embed() {

@@ -186,15 +186,31 @@ HD float load_one(const u8* row, int c) {
     return ((const float*) row)[c];
 }
 
+// A GEMV warp's share: its row r, its lane, and the tokens [t0, t0 + nt) of its block; store() sums each
+// token's lane partials and writes Y[t][r].
+struct GemvTile {
+    int lane, r, t0, nt;
+    __device__ GemvTile(int rows, int tokens) {
+        lane = threadIdx.x % WARP;
+        r = blockIdx.x * GEMV_WARPS + threadIdx.x / WARP;
+        t0 = blockIdx.y * GEMV_TOKENS;
+        nt = min(GEMV_TOKENS, tokens - t0);
+    }
+    __device__ void store(const float* acc, float* Y, int rows) const {
+        for (int t = 0; t < nt; t++) {
+            float s = warp_sum(acc[t]);
+            if (lane == 0) Y[(long long) (t0 + t) * rows + r] = s;
+        }
+    }
+};
+
 // Y[t][r] = sum_c W[r][c] * X[t][c]. Grid (ceil(rows / GEMV_WARPS), ceil(tokens / GEMV_TOKENS)), block
 // GEMV_WARPS * 32: a warp per row, its lanes over the row's groups, GEMV_TOKENS tokens at once.
 template <int TYPE>
 __device__ void gemv(const u8* W, long long rowBytes, const float* X, float* Y, int rows, int cols, int tokens) {
-    int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
-    int r = blockIdx.x * GEMV_WARPS + warp;
-    int t0 = blockIdx.y * GEMV_TOKENS;
-    if (r >= rows) return;
-    int nt = min(GEMV_TOKENS, tokens - t0);
+    GemvTile tile(rows, tokens);
+    if (tile.r >= rows) return;
+    int lane = tile.lane, r = tile.r, t0 = tile.t0, nt = tile.nt;
     const u8* row = W + rowBytes * r;
     float acc[GEMV_TOKENS];
     for (int t = 0; t < GEMV_TOKENS; t++) acc[t] = 0.f;
@@ -214,10 +230,55 @@ __device__ void gemv(const u8* W, long long rowBytes, const float* X, float* Y, 
             for (int t = 0; t < nt; t++) acc[t] = fmaf(wc, X[(long long) (t0 + t) * cols + c], acc[t]);
         }
     }
-    for (int t = 0; t < nt; t++) {
-        float s = warp_sum(acc[t]);
-        if (lane == 0) Y[(long long) (t0 + t) * rows + r] = s;
+    tile.store(acc, Y, rows);
+}
+
+// The same product for F16 / BF16 rows whose length is a multiple of 8 (rows 16-byte aligned): lane l
+// reads the 16 bytes at 16 (l + 32 i), so a warp reads 512 consecutive bytes of the row per iteration
+// (coalesced, one 128-bit load per lane) — decode is bandwidth-bound and this is its kernel for 16-bit
+// weights. Same grid and block as gemv.
+template <int BF16>
+__device__ void gemv_h8(const u8* W, long long rowBytes, const float* X, float* Y, int rows, int cols, int tokens) {
+    GemvTile tile(rows, tokens);
+    if (tile.r >= rows) return;
+    int lane = tile.lane, r = tile.r, t0 = tile.t0, nt = tile.nt;
+    const uint4* row = (const uint4*) (W + rowBytes * r);
+    float acc[GEMV_TOKENS];
+    for (int t = 0; t < GEMV_TOKENS; t++) acc[t] = 0.f;
+    for (int c8 = lane; c8 < cols / 8; c8 += WARP) {
+        uint4 raw = row[c8];
+        unsigned int words[4] = {raw.x, raw.y, raw.z, raw.w};
+        float w[8];
+        for (int i = 0; i < 4; i++) {
+            u16 lo = (u16) (words[i] & 0xffff), hi = (u16) (words[i] >> 16);
+            w[2 * i] = BF16 ? bf2f(lo) : h2f(lo);
+            w[2 * i + 1] = BF16 ? bf2f(hi) : h2f(hi);
+        }
+        for (int t = 0; t < nt; t++) {
+            const float4* x = (const float4*) (X + (long long) (t0 + t) * cols + 8 * c8);
+            float4 a = x[0], b = x[1];
+            float s = w[0] * a.x;
+            s = fmaf(w[1], a.y, s);
+            s = fmaf(w[2], a.z, s);
+            s = fmaf(w[3], a.w, s);
+            s = fmaf(w[4], b.x, s);
+            s = fmaf(w[5], b.y, s);
+            s = fmaf(w[6], b.z, s);
+            s = fmaf(w[7], b.w, s);
+            acc[t] += s;
+        }
     }
+    tile.store(acc, Y, rows);
+}
+
+extern "C" __global__ void gemv_f16_h8(const u8* W, long long rowBytes, const float* X, float* Y, int rows, int cols,
+                                       int tokens) {
+    gemv_h8<0>(W, rowBytes, X, Y, rows, cols, tokens);
+}
+
+extern "C" __global__ void gemv_bf16_h8(const u8* W, long long rowBytes, const float* X, float* Y, int rows, int cols,
+                                        int tokens) {
+    gemv_h8<1>(W, rowBytes, X, Y, rows, cols, tokens);
 }
 
 // OUT[t][c] = W[tokens[t]][c] (the embedding gather). Grid tokens, block 256.

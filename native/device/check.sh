@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# On the GPU machine, from the folder make-bundle.sh built: bash check.sh [OUT_DIR]   (about 8 minutes)
+#
+#   (a) probe: the GPU, the binding (FFM) and the CUDA libraries found: the first line of the report
+#   (b) the native module's tests, the gpu-tagged CUDA-against-CPU consistency tests among them
+#   (c) a Llama-3-8B-shaped BF16 model made on the GPU by PyTorch (nothing carried), measured through
+#       transformers and through Nereid's CUDA backend: prefill, decode at batch 1 / 8 / 64, greedy ids,
+#       and the HBM bandwidth
+#   (d) OUT_DIR/report.json with all of it (and each part's own files beside it)
+# Each part has its own time limit; one that fails or runs out leaves its error in OUT_DIR and the rest go on.
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+out=${1:-${OUT:-$here/out}}
+mkdir -p "$out"
+java="$here/jdk/bin/java"
+jvm=(--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:CompileCommand=quiet)
+
+# The CUDA libraries NVRTC and cuBLAS: the toolkit's, or those of PyTorch's nvidia wheels.
+dirs=$(python3 - <<'PY' 2>/dev/null
+import glob, os, site
+found = []
+roots = ["/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib"] + glob.glob("/usr/local/cuda-*/lib64")
+for sp in site.getsitepackages() + [site.getusersitepackages()]:
+    roots += glob.glob(os.path.join(sp, "nvidia", "*", "lib")) + glob.glob(os.path.join(sp, "torch", "lib"))
+for d in roots:
+    if os.path.isdir(d) and glob.glob(os.path.join(d, "libnvrtc.so*")) + glob.glob(os.path.join(d, "libcublas.so*")):
+        found.append(d)
+print(":".join(dict.fromkeys(found)))
+PY
+)
+export NEREID_CUDA_LIB_PATH="$dirs"
+export LD_LIBRARY_PATH="$dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export XDG_CACHE_HOME="$out/cache"
+echo "CUDA library directories: ${dirs:-none found}" | tee "$out/libraries.txt"
+
+timeout 30 "$java" "${jvm[@]}" -cp "$here/lib/*" io.nereid.nativebackend.cuda.DeviceCheck probe --out "$out/probe.json" \
+  2>&1 | tee "$out/probe.txt"
+
+cp_tests="$here/test-classes:$here/lib/nereid-kvcache.jar:$here/lib/nereid-engine.jar:$here/lib/nereid-native.jar"
+timeout 120 "$java" "${jvm[@]}" -Dnereid.fixtures="$here/fixtures" -jar "$here/lib/junit-platform-console-standalone.jar" \
+  execute --class-path "$cp_tests" --scan-class-path "$here/test-classes" --exclude-classname '.*ArchitectureTest' \
+  --reports-dir "$out/junit" --details tree --disable-banner --disable-ansi-colors > "$out/junit.txt" 2>&1
+echo "tests: exit $? ($(grep -E 'tests (successful|failed|skipped)' "$out/junit.txt" | tr -s ' ' | tr '\n' ' '))"
+
+model=${TMPDIR:-/tmp}/nereid-llama3-8b-shaped
+rm -rf "$model"
+timeout 180 python3 "$here/torch_reference.py" --dir "$model" --out "$out/torch.json" --fixtures "$here/fixtures" \
+  > "$out/torch.txt" 2>&1
+echo "torch: exit $?; $(tail -n 1 "$out/torch.txt")"
+
+if [ -f "$model/config.json" ] && [ -f "$model/prompt_ids.json" ]; then
+  timeout 150 "$java" "${jvm[@]}" -cp "$here/lib/*" io.nereid.nativebackend.cuda.DeviceCheck bench --model "$model" \
+    --ids "$model/prompt_ids.json" --out "$out/nereid.json" > "$out/nereid.txt" 2>&1
+  echo "nereid: exit $?; $(tail -n 2 "$out/nereid.txt" | tr '\n' ' ')"
+else
+  echo "nereid: skipped, PyTorch made no model (see torch.txt)"
+fi
+rm -rf "$model"
+python3 "$here/report.py" "$out"

@@ -1,0 +1,245 @@
+package io.nereid.nativebackend.cuda;
+
+import io.nereid.engine.backend.Backend;
+import io.nereid.engine.backend.BackendConfig;
+import io.nereid.engine.backend.BackendProvider;
+import io.nereid.engine.backend.KvPrecision;
+import io.nereid.engine.backend.Slice;
+import io.nereid.engine.backend.Step;
+import io.nereid.engine.backend.StepOutput;
+import io.nereid.engine.model.ModelSource;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+import java.util.stream.Collectors;
+
+/**
+ * What {@code native/device/check.sh} runs on the GPU machine, besides the gpu-tagged tests:
+ * {@code probe} (the first line of the report: the device, the binding and the libraries it found) and
+ * {@code bench} (prefill and batched decode speed of a model on a backend, and its greedy ids for a
+ * given prompt, as JSON, for the comparison with PyTorch on the same weights). Both write JSON to the
+ * {@code --out} file and a summary line to stdout.
+ */
+public final class DeviceCheck {
+
+    private DeviceCheck() {
+    }
+
+    public static void main(String[] args) throws IOException {
+        if (args.length == 0) {
+            System.err.println("usage: DeviceCheck probe --out FILE | bench --model M --out FILE [--backend cuda]"
+                    + " [--prompt 512] [--gen 128] [--batches 1,8,64] [--ids FILE] [--ids-gen 16]");
+            System.exit(64);
+        }
+        java.util.Map<String, String> o = new java.util.HashMap<>();
+        for (int i = 1; i + 1 < args.length; i += 2) {
+            o.put(args[i], args[i + 1]);
+        }
+        Path out = Path.of(o.getOrDefault("--out", "/dev/stdout"));
+        String json = switch (args[0]) {
+            case "probe" -> probe();
+            case "bench" -> bench(o);
+            default -> throw new IllegalArgumentException("unknown DeviceCheck command " + args[0]);
+        };
+        Files.writeString(out, json + "\n");
+    }
+
+    /** The device, the binding, the libraries: one line on stdout, and the JSON. */
+    static String probe() {
+        List<String> fields = new ArrayList<>();
+        String line;
+        try {
+            CudaDriver d = CudaDriver.load();
+            int dev = d.device(0);
+            int major = d.attribute(dev, CudaDriver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+            int minor = d.attribute(dev, CudaDriver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+            int version = d.driverVersion();
+            String nvrtc = Nvrtc.find().map(n -> "NVRTC " + n.version()[0] + "." + n.version()[1] + " (" + n.library + ")")
+                    .orElse("no NVRTC: " + Nvrtc.unavailableReason());
+            String cublas;
+            var ctx = d.retainPrimaryContext(dev);
+            d.makeCurrent(ctx);
+            try (Cublas b = Cublas.open()) {
+                cublas = "cuBLAS (" + b.library + ")";
+            } catch (CudaException e) {
+                cublas = "no cuBLAS: " + e.getMessage();
+            }
+            line = String.format(Locale.ROOT, "GPU %s (sm_%d%d, %d SMs, %.1f GiB), driver API %d.%d; binding: FFM (%s), %s, %s",
+                    d.deviceName(dev), major, minor, d.attribute(dev, CudaDriver.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+                    d.totalMemory(dev) / (1024.0 * 1024 * 1024), version / 1000, version % 1000 / 10, d.library, nvrtc,
+                    cublas);
+            fields.add(q("device") + ":" + q(d.deviceName(dev)));
+            fields.add(q("compute_capability") + ":" + q(major + "." + minor));
+            fields.add(q("memory_bytes") + ":" + d.totalMemory(dev));
+            fields.add(q("driver_api_version") + ":" + version);
+            fields.add(q("binding") + ":" + q("ffm"));
+            fields.add(q("driver_library") + ":" + q(d.library));
+            fields.add(q("nvrtc") + ":" + q(nvrtc));
+            fields.add(q("cublas") + ":" + q(cublas));
+            d.releasePrimaryContext(dev);
+        } catch (CudaException e) {
+            line = "no CUDA device: " + e.getMessage();
+            fields.add(q("error") + ":" + q(e.getMessage()));
+        }
+        System.out.println(line);
+        fields.add(q("line") + ":" + q(line));
+        return "{" + String.join(",", fields) + "}";
+    }
+
+    /** Prefill and decode speed, and greedy ids, of {@code --model} on {@code --backend}. */
+    static String bench(java.util.Map<String, String> o) throws IOException {
+        Path model = Path.of(o.get("--model"));
+        String backendName = o.getOrDefault("--backend", "cuda");
+        int prompt = Integer.parseInt(o.getOrDefault("--prompt", "512"));
+        int gen = Integer.parseInt(o.getOrDefault("--gen", "128"));
+        int[] batches = Arrays.stream(o.getOrDefault("--batches", "1,8,64").split(",")).mapToInt(Integer::parseInt).toArray();
+        int decodePrompt = 128;
+        int block = 16;
+        int maxBatch = Arrays.stream(batches).max().orElse(1);
+        int perSeq = (Math.max(prompt, decodePrompt + gen) + block - 1) / block + 1;
+        int blocks = maxBatch * perSeq + perSeq;
+        List<String> fields = new ArrayList<>();
+        long t0 = System.nanoTime();
+        try (ModelSource source = ModelSource.open(model);
+                Backend b = BackendProvider.named(backendName).open(new BackendConfig(source, KvPrecision.F16,
+                        Runtime.getRuntime().availableProcessors()))) {
+            double loadS = (System.nanoTime() - t0) / 1e9;
+            b.allocate(blocks, block, perSeq * block);
+            int vocab = b.vocabSize();
+            SplittableRandom random = new SplittableRandom(7);
+            // prefill: one sequence of `prompt` tokens, one warm-up and three timed
+            int[] table = range(0, perSeq);
+            int[] tokens = random.ints(prompt, 3, vocab).toArray();
+            b.forward(new Step(List.of(new Slice(tokens, 0, table, 1))));
+            long p0 = System.nanoTime();
+            for (int r = 0; r < 3; r++) {
+                b.forward(new Step(List.of(new Slice(tokens, 0, table, 1))));
+            }
+            double prefillTps = 3.0 * prompt / ((System.nanoTime() - p0) / 1e9);
+            fields.add(q("load_seconds") + ":" + fmt(loadS));
+            fields.add(q("prefill_tokens") + ":" + prompt);
+            fields.add(q("prefill_tok_s") + ":" + fmt(prefillTps));
+            List<String> decode = new ArrayList<>();
+            for (int batch : batches) {
+                List<Slice> prefills = new ArrayList<>();
+                int[][] tables = new int[batch][];
+                for (int s = 0; s < batch; s++) {
+                    tables[s] = range(perSeq * (s + 1), perSeq);
+                    prefills.add(new Slice(random.ints(decodePrompt, 3, vocab).toArray(), 0, tables[s], 1));
+                }
+                int[] next = argmaxes(forwardChunked(b, prefills), vocab);
+                long d0 = System.nanoTime();
+                for (int i = 0; i < gen; i++) {
+                    List<Slice> step = new ArrayList<>();
+                    for (int s = 0; s < batch; s++) {
+                        step.add(new Slice(new int[] {next[s]}, decodePrompt + i, tables[s], 1));
+                    }
+                    next = argmaxes(b.forward(new Step(step)), vocab);
+                }
+                double seconds = (System.nanoTime() - d0) / 1e9;
+                decode.add("{" + q("batch") + ":" + batch + "," + q("tok_s") + ":" + fmt(batch * gen / seconds) + ","
+                        + q("step_ms") + ":" + fmt(1000 * seconds / gen) + "}");
+                System.out.printf(Locale.ROOT, "%s decode batch %d: %.1f tok/s (%.2f ms per step)%n", backendName, batch,
+                        batch * gen / seconds, 1000 * seconds / gen);
+            }
+            fields.add(q("decode_prompt_tokens") + ":" + decodePrompt);
+            fields.add(q("decode_tokens") + ":" + gen);
+            fields.add(q("decode") + ":[" + String.join(",", decode) + "]");
+            System.out.printf(Locale.ROOT, "%s prefill %d tokens: %.1f tok/s%n", backendName, prompt, prefillTps);
+            if (o.containsKey("--ids")) {
+                int[] ids = Arrays.stream(Files.readString(Path.of(o.get("--ids"))).replaceAll("[\\[\\]\\s]", "").split(","))
+                        .mapToInt(Integer::parseInt).toArray();
+                int n = Integer.parseInt(o.getOrDefault("--ids-gen", "16"));
+                List<Integer> out = new ArrayList<>();
+                List<Float> margins = new ArrayList<>();
+                int[] t = range(0, perSeq);
+                StepOutput r = b.forward(new Step(List.of(new Slice(ids, 0, t, 1))));
+                for (int i = 0; i < n; i++) {
+                    float[] row = r.row(0, 0);
+                    int best = argmax(row);
+                    out.add(best);
+                    margins.add(margin(row, best));
+                    r = b.forward(new Step(List.of(new Slice(new int[] {best}, ids.length + i, t, 1))));
+                }
+                fields.add(q("greedy_ids") + ":" + out);
+                fields.add(q("greedy_margins") + ":" + margins.stream().map(m -> fmt(m)).collect(Collectors.joining(",", "[", "]")));
+            }
+        }
+        fields.add(q("backend") + ":" + q(backendName));
+        return "{" + String.join(",", fields) + "}";
+    }
+
+    /** Prefill slices together, at most 4096 tokens per step. */
+    private static StepOutput[] forwardChunked(Backend b, List<Slice> slices) {
+        List<StepOutput> outs = new ArrayList<>();
+        List<Slice> step = new ArrayList<>();
+        int tokens = 0;
+        for (Slice s : slices) {
+            if (tokens + s.tokens().length > 4096 && !step.isEmpty()) {
+                outs.add(b.forward(new Step(step)));
+                step = new ArrayList<>();
+                tokens = 0;
+            }
+            step.add(s);
+            tokens += s.tokens().length;
+        }
+        outs.add(b.forward(new Step(step)));
+        return outs.toArray(StepOutput[]::new);
+    }
+
+    private static int[] argmaxes(StepOutput[] outs, int vocab) {
+        List<Integer> ids = new ArrayList<>();
+        for (StepOutput o : outs) {
+            for (int s = 0; s < o.logits().length; s++) {
+                ids.add(argmax(o.row(s, 0)));
+            }
+        }
+        return ids.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    private static int[] argmaxes(StepOutput out, int vocab) {
+        return argmaxes(new StepOutput[] {out}, vocab);
+    }
+
+    static int argmax(float[] row) {
+        int best = 0;
+        for (int i = 1; i < row.length; i++) {
+            if (row[i] > row[best]) {
+                best = i;
+            }
+        }
+        return best;
+    }
+
+    /** How far the best logit is above the second. */
+    static float margin(float[] row, int best) {
+        float second = Float.NEGATIVE_INFINITY;
+        for (int i = 0; i < row.length; i++) {
+            if (i != best) {
+                second = Math.max(second, row[i]);
+            }
+        }
+        return row[best] - second;
+    }
+
+    private static int[] range(int from, int n) {
+        int[] r = new int[n];
+        for (int i = 0; i < n; i++) {
+            r[i] = from + i;
+        }
+        return r;
+    }
+
+    private static String q(String s) {
+        return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n") + "\"";
+    }
+
+    private static String fmt(double v) {
+        return String.format(Locale.ROOT, "%.4g", v);
+    }
+}
