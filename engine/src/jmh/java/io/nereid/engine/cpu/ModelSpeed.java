@@ -63,7 +63,12 @@ public final class ModelSpeed {
                     Path file = model(dir, size, type);
                     try (CpuModel m = CpuModel.open(file)) {
                         CpuForward f = m.forward(Kernels.provider(), runner, 640);
-                        decode(f, 1, 24); // JIT warm-up, so the first model is not measured cold
+                        // JIT warm-up of every path measured (one token, four, a tile): a path first taken inside
+                        // a measurement ran interpreted or in C1 code for part of it (4 seqs of 110M Q4_K_S read
+                        // 15 tok/s cold, 164 warm)
+                        decode(f, 1, 24);
+                        decode(f, 4, 12);
+                        decode(f, 16, 6);
                         long bytes = bytesPerToken(m);
                         double roof = bandwidth * 1e9 / bytes;
                         double decode = decode(f, 1, 24);

@@ -14,7 +14,7 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * NVRTC ({@code libnvrtc.so.13} or {@code .12}) through FFM: compiles CUDA C to a cubin for one compute
+ * NVRTC ({@code libnvrtc.so.13}, {@code .12} or CUDA 11's {@code .11.2}) through FFM: compiles CUDA C to a cubin for one compute
  * capability. Needs no GPU, only the library (with its {@code libnvrtc-builtins} beside it).
  */
 final class Nvrtc {
@@ -51,7 +51,7 @@ final class Nvrtc {
     static synchronized Optional<Nvrtc> find() {
         if (instance == null) {
             List<String> tried = new ArrayList<>();
-            var lib = NativeLibraries.open(List.of("libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"), tried);
+            var lib = NativeLibraries.open(List.of("libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"), tried);
             try {
                 instance = lib.map(Nvrtc::new);
             } catch (UnsatisfiedLinkError e) {
