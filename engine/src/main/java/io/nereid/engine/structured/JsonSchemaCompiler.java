@@ -27,7 +27,8 @@ import java.util.Set;
  * (merged), {@code $ref} to the same document ({@code #}, {@code #/definitions/...},
  * {@code #/$defs/...}, any JSON pointer; recursion included), {@code minLength}/{@code maxLength},
  * {@code pattern}, the regular formats (date-time, date, time, uuid, email, ipv4, hostname, uri;
- * other formats are annotations), integer and number bounds (exact, decimal),
+ * other formats are annotations), a pattern or format together with min/maxLength (the regex's
+ * automaton times a character counter, {@link CharAutomaton}), integer and number bounds (exact, decimal),
  * {@code nullable} (OpenAPI), {@code patternProperties} (one pattern, additionalProperties false),
  * min/maxProperties (objects of up to 8 properties). Validation keywords that a context-free grammar cannot express or
  * that are not built yet ({@code not}, {@code if}, {@code dependencies}, other {@code patternProperties},
@@ -592,12 +593,13 @@ final class JsonSchemaCompiler {
         Integer maxLength = count(m, "maxLength", where);
         Object pattern = m.get("pattern");
         Object format = m.get("format");
+        boolean lengths = minLength != null && minLength > 0 || maxLength != null;
         if (pattern != null) {
-            if (minLength != null && minLength > 0 || maxLength != null) {
-                throw new GrammarException("pattern together with minLength/maxLength (at " + where + ") is not supported");
-            }
             if (!(pattern instanceof String p)) {
                 throw new GrammarException("pattern (at " + where + ") must be a string");
+            }
+            if (lengths) {   // JSON Schema counts characters: the pattern's automaton times a length counter
+                return Expr.seq(Expr.literal("\""), lengthLimited(p, minLength, maxLength, where), Expr.literal("\""));
             }
             return Expr.seq(Expr.literal("\""), RegexCompiler.search(p, CharSet::jsonChar), Expr.literal("\""));
         }
@@ -605,8 +607,9 @@ final class JsonSchemaCompiler {
             throw new GrammarException("format '" + f + "' (at " + where + ") is not supported");
         }
         if (format instanceof String f && FORMATS.containsKey(f)) {
-            if (minLength != null && minLength > 0 || maxLength != null) {
-                throw new GrammarException("format together with minLength/maxLength (at " + where + ") is not supported");
+            if (lengths) {
+                return Expr.seq(Expr.literal("\""), lengthLimited(FORMATS.get(f), minLength, maxLength, where),
+                        Expr.literal("\""));
             }
             return sharedRule("format-" + f, () -> Expr.seq(Expr.literal("\""),
                     RegexCompiler.search(FORMATS.get(f), CharSet::jsonChar), Expr.literal("\"")));
@@ -620,6 +623,16 @@ final class JsonSchemaCompiler {
             throw new GrammarException("maxLength below minLength (at " + where + ")");
         }
         return Expr.seq(Expr.literal("\""), new Expr.Repeat(stringChar(), lo, hi), Expr.literal("\""));
+    }
+
+    /** The JSON-string bodies that {@code regex} finds a match in and that are {@code min..max} characters long. */
+    private Expr lengthLimited(String regex, Integer min, Integer max, String where) {
+        int lo = min == null ? 0 : min;
+        int hi = max == null ? -1 : max;
+        if (hi >= 0 && hi < lo) {
+            throw new GrammarException("maxLength below minLength (at " + where + ")");
+        }
+        return CharAutomaton.search(regex).withLength(b, lo, hi, CharSet::jsonChar, where);
     }
 
     private static Integer count(Map<String, Object> m, String key, String where) {

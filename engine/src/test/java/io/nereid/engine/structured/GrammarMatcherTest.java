@@ -413,4 +413,48 @@ class GrammarMatcherTest {
         assertTrue(accepts(a, "{\"v\":1,\"kids\":[{\"v\":2},{\"v\":3,\"kids\":[{\"v\":4,\"kids\":[]}]}]}"));
         assertFalse(accepts(a, "{\"v\":1,\"kids\":[{\"w\":2}]}"));
     }
+
+    @Test
+    void patternsAndFormatsWithLengthsMatchExactlyTheStringsOfThoseLengths() {
+        // pattern (a search unless anchored) and minLength / maxLength, counted in characters: against Java's regex
+        String[][] cases = {{"^[a-z0-9-]+$", "2", "5"}, {"ab", "0", "4"}, {"^(x|yz)*$", "3", "-1"}, {"[0-9]", "1", "3"},
+            {"^ü+α?$", "0", "3"}, {"^.*$", "2", "2"}};
+        String alphabet = "abz09-xyüα\"";
+        Random random = new Random(11);
+        for (String[] c : cases) {
+            int min = Integer.parseInt(c[1]);
+            int max = Integer.parseInt(c[2]);
+            String schema = "{\"type\":\"string\",\"pattern\":\"" + c[0] + "\",\"minLength\":" + min
+                    + (max >= 0 ? ",\"maxLength\":" + max : "") + "}";
+            Automaton a = automaton(JsonSchemaCompiler.compile(schema, false));
+            Pattern reference = Pattern.compile(c[0]);
+            int matched = 0;
+            List<String> samples = new java.util.ArrayList<>(List.of("xyz", "xxx", "yzx", "xyzx", "xx", "ab", "abab", "a-b",
+                    "üüα", "ü", "09", "9", "zz", "ab09-", "\"ab\""));
+            for (int k = 0; k < 2000; k++) {
+                StringBuilder t = new StringBuilder();
+                int len = random.nextInt(8);
+                for (int i = 0; i < len; i++) {
+                    t.appendCodePoint(alphabet.codePointAt(alphabet.offsetByCodePoints(0,
+                            random.nextInt(alphabet.codePointCount(0, alphabet.length())))));
+                }
+                samples.add(t.toString());
+            }
+            for (String v : samples) {
+                int chars = v.codePointCount(0, v.length());
+                boolean expected = reference.matcher(v).find() && chars >= min && (max < 0 || chars <= max);
+                matched += expected ? 1 : 0;
+                String json = "\"" + v.replace("\"", "\\\"") + "\"";
+                assertEquals(expected, accepts(a, json), schema + " on " + json);
+            }
+            assertTrue(matched >= 3, schema + ": too few matching samples (" + matched + ")");
+        }
+        // a format with lengths, and a range no string of the pattern has
+        Automaton date = automaton(JsonSchemaCompiler.compile("{\"type\":\"string\",\"format\":\"date\",\"maxLength\":10}", false));
+        assertTrue(accepts(date, "\"2024-02-29\""));
+        assertFalse(accepts(date, "\"2023-02-29\""), "still the calendar");
+        GrammarException e = assertThrows(GrammarException.class, () -> JsonSchemaCompiler.compile(
+                "{\"type\":\"string\",\"pattern\":\"^[0-9]{5}$\",\"maxLength\":3}", false));
+        assertTrue(e.getMessage().contains("matches no string of 0..3 characters"), e.getMessage());
+    }
 }

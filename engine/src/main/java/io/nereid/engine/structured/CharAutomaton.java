@@ -1,0 +1,384 @@
+package io.nereid.engine.structured;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * A regular expression as a deterministic automaton over characters (Unicode scalar values, in
+ * classes), for what a byte grammar cannot say directly: a {@code pattern} or {@code format} together
+ * with {@code minLength} / {@code maxLength}, which JSON Schema counts in characters. The regex is parsed
+ * by {@link RegexCompiler} (same subset, same refusals) into character-class symbols, made a Thompson
+ * NFA, then a DFA over the classes' common refinement; {@link #withLength} intersects it with a length
+ * range and writes the result as grammar rules, one per (state, length so far), only the states from
+ * which the string can still be completed. Bounded: too many automaton states is a {@link
+ * GrammarException}, never an approximation.
+ */
+final class CharAutomaton {
+
+    static final int MAX_NFA_STATES = 20_000;
+    static final int MAX_DFA_STATES = 2_000;
+    static final int MAX_PRODUCT_STATES = 50_000;
+
+    private final List<CharSet> blocks;   // disjoint character classes covering every character
+    private final int[][] next;           // [state][block] -> state, -1: none
+    private final boolean[] accepting;
+    private final String source;          // for messages
+
+    private CharAutomaton(List<CharSet> blocks, int[][] next, boolean[] accepting, String source) {
+        this.blocks = blocks;
+        this.next = next;
+        this.accepting = accepting;
+        this.source = source;
+    }
+
+    int states() {
+        return next.length;
+    }
+
+    /** The strings in which {@code pattern} finds a match, as JSON Schema's {@code pattern} means it. */
+    static CharAutomaton search(String pattern) {
+        List<CharSet> symbols = new ArrayList<>();
+        Expr tree = RegexCompiler.search(pattern, s -> {
+            symbols.add(s);
+            return new Expr.Ref(-symbols.size());   // a symbol, not a rule: never reaches a grammar
+        });
+        return determinize(new Nfa(symbols).build(tree), symbols, Constraints.quoteShort(pattern));
+    }
+
+    /**
+     * The strings of this automaton's language whose length in characters is in {@code [min, max]}
+     * ({@code max} -1: no upper bound), each character encoded by {@code encode}, as rules of {@code b}.
+     *
+     * @throws GrammarException when no string has such a length, or the product is too large
+     */
+    Expr withLength(Grammar.Builder b, int min, int max, Function<CharSet, Expr> encode, String where) {
+        int cap = max >= 0 ? max : min;   // past min without a max, the count stops mattering
+        int width = cap + 1;
+        long size = (long) states() * width;
+        if (size > MAX_PRODUCT_STATES) {
+            throw new GrammarException(source + " with lengths " + min + ".." + (max < 0 ? "" : max) + " (at " + where
+                    + ") needs " + size + " automaton states, over the " + MAX_PRODUCT_STATES + " supported");
+        }
+        // product state p = q * width + n: DFA state q after n characters (n saturating at cap when max < 0)
+        int n = (int) size;
+        boolean[] acceptP = new boolean[n];
+        List<List<Integer>> reverse = new ArrayList<>(n);
+        for (int p = 0; p < n; p++) {
+            reverse.add(new ArrayList<>(2));
+        }
+        for (int q = 0; q < states(); q++) {
+            for (int c = 0; c <= cap; c++) {
+                int p = q * width + c;
+                acceptP[p] = accepting[q] && c >= min;
+                int c2 = c < cap ? c + 1 : (max < 0 ? cap : -1);
+                if (c2 < 0) {
+                    continue;
+                }
+                for (int k = 0; k < blocks.size(); k++) {
+                    if (next[q][k] >= 0) {
+                        reverse.get(next[q][k] * width + c2).add(p);
+                    }
+                }
+            }
+        }
+        BitSet live = new BitSet(n);   // product states from which an accepting one can be reached
+        ArrayDeque<Integer> queue = new ArrayDeque<>();
+        for (int p = 0; p < n; p++) {
+            if (acceptP[p]) {
+                live.set(p);
+                queue.add(p);
+            }
+        }
+        while (!queue.isEmpty()) {
+            for (int from : reverse.get(queue.poll())) {
+                if (!live.get(from)) {
+                    live.set(from);
+                    queue.add(from);
+                }
+            }
+        }
+        if (!live.get(0)) {
+            throw new GrammarException(source + " (at " + where + ") matches no string of " + min + ".."
+                    + (max < 0 ? "" : max) + " characters");
+        }
+        Map<Integer, Integer> rules = new HashMap<>();
+        ArrayDeque<Integer> todo = new ArrayDeque<>();
+        int start = rules.computeIfAbsent(0, p -> b.rule("chars"));
+        todo.add(0);
+        while (!todo.isEmpty()) {
+            int p = todo.poll();
+            int q = p / width;
+            int c = p % width;
+            int c2 = c < cap ? c + 1 : (max < 0 ? cap : -1);
+            Map<Integer, CharSet> byTarget = new java.util.TreeMap<>();
+            for (int k = 0; c2 >= 0 && k < blocks.size(); k++) {
+                int t = next[q][k];
+                if (t >= 0 && live.get(t * width + c2)) {
+                    byTarget.merge(t * width + c2, blocks.get(k), CharSet::union);
+                }
+            }
+            List<Expr> options = new ArrayList<>();
+            if (acceptP[p]) {
+                options.add(Expr.EMPTY);
+            }
+            for (Map.Entry<Integer, CharSet> e : byTarget.entrySet()) {
+                int target = e.getKey();
+                Integer r = rules.get(target);
+                if (r == null) {
+                    r = b.rule("chars");
+                    rules.put(target, r);
+                    todo.add(target);
+                }
+                Expr chars = encode.apply(e.getValue());
+                if (chars != null) {
+                    options.add(Expr.seq(chars, new Expr.Ref(r)));
+                }
+            }
+            b.define(rules.get(p), Expr.alt(options));
+        }
+        return new Expr.Ref(start);
+    }
+
+    /** Thompson's construction over symbol ids, epsilon moves apart. */
+    private static final class Nfa {
+        final List<CharSet> symbols;
+        final List<int[]> eps = new ArrayList<>();     // per state: epsilon targets
+        final List<int[]> moves = new ArrayList<>();   // per state: {symbol, target} or empty
+        int accept;
+
+        Nfa(List<CharSet> symbols) {
+            this.symbols = symbols;
+        }
+
+        int state() {
+            if (eps.size() >= MAX_NFA_STATES) {
+                throw new GrammarException("regex too large: over " + MAX_NFA_STATES + " automaton states");
+            }
+            eps.add(new int[0]);
+            moves.add(new int[0]);
+            return eps.size() - 1;
+        }
+
+        void epsilon(int from, int to) {
+            int[] e = eps.get(from);
+            int[] n = Arrays.copyOf(e, e.length + 1);
+            n[e.length] = to;
+            eps.set(from, n);
+        }
+
+        Nfa build(Expr tree) {
+            int s = state();
+            accept = fragment(tree, s);
+            return this;
+        }
+
+        /** Adds {@code e} starting at {@code from}; returns its end state. */
+        int fragment(Expr e, int from) {
+            switch (e) {
+                case Expr.Ref r -> {
+                    int to = state();
+                    moves.set(from, concat(moves.get(from), new int[] {-r.rule() - 1, to}));
+                    return to;
+                }
+                case Expr.Seq s -> {
+                    int at = from;
+                    for (Expr item : s.items()) {
+                        at = fragment(item, at);
+                    }
+                    return at;
+                }
+                case Expr.Alt a -> {
+                    int end = state();
+                    for (Expr o : a.options()) {
+                        int start = state();
+                        epsilon(from, start);
+                        epsilon(fragment(o, start), end);
+                    }
+                    return end;
+                }
+                case Expr.Repeat r -> {
+                    int at = from;
+                    for (int i = 0; i < r.min(); i++) {
+                        at = fragment(r.item(), at);
+                    }
+                    if (r.max() < 0) {   // a loop: at -> item -> back to at
+                        int loop = state();
+                        epsilon(at, loop);
+                        int end = fragment(r.item(), loop);
+                        epsilon(end, loop);
+                        return loop;
+                    }
+                    int end = state();
+                    epsilon(at, end);
+                    for (int i = r.min(); i < r.max(); i++) {
+                        at = fragment(r.item(), at);
+                        epsilon(at, end);
+                    }
+                    return end;
+                }
+                case Expr.Bytes ignored -> throw new IllegalStateException("a byte class in a character automaton");
+            }
+        }
+
+        private static int[] concat(int[] a, int[] b) {
+            int[] n = Arrays.copyOf(a, a.length + b.length);
+            System.arraycopy(b, 0, n, a.length, b.length);
+            return n;
+        }
+
+        BitSet closure(BitSet set) {
+            BitSet out = (BitSet) set.clone();
+            ArrayDeque<Integer> stack = new ArrayDeque<>();
+            set.stream().forEach(stack::push);
+            while (!stack.isEmpty()) {
+                for (int t : eps.get(stack.pop())) {
+                    if (!out.get(t)) {
+                        out.set(t);
+                        stack.push(t);
+                    }
+                }
+            }
+            return out;
+        }
+    }
+
+    private static CharAutomaton determinize(Nfa nfa, List<CharSet> symbols, String source) {
+        List<CharSet> blocks = refine(symbols);
+        boolean[][] covers = new boolean[symbols.size()][blocks.size()];   // block k inside symbol s
+        for (int s = 0; s < symbols.size(); s++) {
+            for (int k = 0; k < blocks.size(); k++) {
+                covers[s][k] = symbols.get(s).contains(blocks.get(k).ranges[0]);
+            }
+        }
+        Map<BitSet, Integer> ids = new HashMap<>();
+        List<BitSet> sets = new ArrayList<>();
+        List<int[]> next = new ArrayList<>();
+        BitSet start = new BitSet();
+        start.set(0);
+        start = nfa.closure(start);
+        ids.put(start, 0);
+        sets.add(start);
+        for (int d = 0; d < sets.size(); d++) {
+            BitSet cur = sets.get(d);
+            int[] row = new int[blocks.size()];
+            for (int k = 0; k < blocks.size(); k++) {
+                BitSet to = new BitSet();
+                for (int q = cur.nextSetBit(0); q >= 0; q = cur.nextSetBit(q + 1)) {
+                    int[] m = nfa.moves.get(q);
+                    for (int j = 0; j < m.length; j += 2) {
+                        if (covers[m[j]][k]) {
+                            to.set(m[j + 1]);
+                        }
+                    }
+                }
+                if (to.isEmpty()) {
+                    row[k] = -1;
+                    continue;
+                }
+                BitSet closed = nfa.closure(to);
+                Integer id = ids.get(closed);
+                if (id == null) {
+                    if (sets.size() >= MAX_DFA_STATES) {
+                        throw new GrammarException(source + ": over " + MAX_DFA_STATES + " automaton states");
+                    }
+                    id = sets.size();
+                    ids.put(closed, id);
+                    sets.add(closed);
+                }
+                row[k] = id;
+            }
+            next.add(row);
+        }
+        boolean[] accepting = new boolean[sets.size()];
+        for (int d = 0; d < sets.size(); d++) {
+            accepting[d] = sets.get(d).get(nfa.accept);
+        }
+        return minimize(blocks, next.toArray(int[][]::new), accepting, source);
+    }
+
+    /**
+     * Moore's partition refinement: states that accept the same continuations merged (the subset
+     * construction of a Thompson NFA leaves many), so that the product with a length counter stays small.
+     * State 0 stays the start.
+     */
+    static CharAutomaton minimize(List<CharSet> blocks, int[][] next, boolean[] accepting, String source) {
+        int n = next.length;
+        int[] cls = new int[n];
+        for (int q = 0; q < n; q++) {
+            cls[q] = accepting[q] ? 1 : 0;
+        }
+        int count = -1;
+        while (true) {
+            Map<List<Integer>, Integer> signatures = new HashMap<>();
+            int[] refined = new int[n];
+            for (int q = 0; q < n; q++) {
+                List<Integer> sig = new ArrayList<>(next[q].length + 1);
+                sig.add(cls[q]);
+                for (int t : next[q]) {
+                    sig.add(t < 0 ? -1 : cls[t]);
+                }
+                refined[q] = signatures.computeIfAbsent(sig, k -> signatures.size());
+            }
+            cls = refined;
+            if (signatures.size() == count) {
+                break;
+            }
+            count = signatures.size();
+        }
+        // renumber so that the start's class is 0, then one row per class
+        int[] order = new int[count];
+        Arrays.fill(order, -1);
+        int[] firstOf = new int[count];
+        int used = 0;
+        order[cls[0]] = used++;
+        firstOf[0] = 0;
+        for (int q = 0; q < n; q++) {
+            if (order[cls[q]] < 0) {
+                firstOf[used] = q;
+                order[cls[q]] = used++;
+            }
+        }
+        int[][] mNext = new int[count][];
+        boolean[] mAccept = new boolean[count];
+        for (int c = 0; c < count; c++) {
+            int q = firstOf[c];
+            mAccept[c] = accepting[q];
+            mNext[c] = new int[next[q].length];
+            for (int k = 0; k < next[q].length; k++) {
+                mNext[c][k] = next[q][k] < 0 ? -1 : order[cls[next[q][k]]];
+            }
+        }
+        return new CharAutomaton(blocks, mNext, mAccept, source);
+    }
+
+    /** The coarsest partition of all characters into classes each symbol is a union of. */
+    static List<CharSet> refine(List<CharSet> symbols) {
+        List<CharSet> blocks = new ArrayList<>(List.of(CharSet.ALL));
+        for (CharSet s : symbols) {
+            List<CharSet> split = new ArrayList<>(blocks.size() + 1);
+            CharSet outside = s.complement();
+            for (CharSet b : blocks) {
+                CharSet in = intersect(b, s);
+                CharSet out = intersect(b, outside);
+                if (!in.isEmpty()) {
+                    split.add(in);
+                }
+                if (!out.isEmpty()) {
+                    split.add(out);
+                }
+            }
+            blocks = split;
+        }
+        return blocks;
+    }
+
+    static CharSet intersect(CharSet a, CharSet b) {
+        return a.complement().union(b.complement()).complement();
+    }
+}
