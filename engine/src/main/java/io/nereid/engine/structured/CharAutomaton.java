@@ -43,12 +43,233 @@ final class CharAutomaton {
 
     /** The strings in which {@code pattern} finds a match, as JSON Schema's {@code pattern} means it. */
     static CharAutomaton search(String pattern) {
+        return searchAll(List.of(pattern)).getFirst();
+    }
+
+    /**
+     * {@link #search} of each pattern, all over the same character classes, so that they combine
+     * ({@link #and}, {@link #or}, {@link #not}).
+     */
+    static List<CharAutomaton> searchAll(List<String> patterns) {
         List<CharSet> symbols = new ArrayList<>();
-        Expr tree = RegexCompiler.search(pattern, s -> {
-            symbols.add(s);
-            return new Expr.Ref(-symbols.size());   // a symbol, not a rule: never reaches a grammar
-        });
-        return determinize(new Nfa(symbols).build(tree), symbols, Constraints.quoteShort(pattern));
+        List<Expr> trees = new ArrayList<>();
+        for (String pattern : patterns) {
+            trees.add(RegexCompiler.search(pattern, s -> {
+                symbols.add(s);
+                return new Expr.Ref(-symbols.size());   // a symbol, not a rule: never reaches a grammar
+            }));
+        }
+        List<CharSet> blocks = refine(symbols);
+        List<CharAutomaton> out = new ArrayList<>();
+        for (int i = 0; i < patterns.size(); i++) {
+            out.add(determinize(new Nfa(symbols).build(trees.get(i)), symbols, blocks,
+                    Constraints.quoteShort(patterns.get(i))));
+        }
+        return out;
+    }
+
+    /**
+     * The ASCII language of {@code numbers} (a byte grammar of JSON numbers without rule references, as
+     * {@link Numbers} writes them) intersected with the multiples of {@code step}: written without an
+     * exponent, the value times 10^scale is an integer (no significant fraction digit past the step's
+     * scale) divisible by the step's unscaled value. Exact for the numbers {@code numbers} allows that
+     * have no exponent; those with one are left out (a subset, never a wider language).
+     */
+    static CharAutomaton multiplesOf(Expr numbers, java.math.BigDecimal step) {
+        java.math.BigDecimal d = step.stripTrailingZeros();
+        if (d.signum() <= 0) {
+            throw new GrammarException("multipleOf must be greater than 0, got " + step);
+        }
+        int scale = Math.max(0, d.scale());
+        java.math.BigInteger unscaled = d.movePointRight(scale).toBigIntegerExact();
+        if (unscaled.bitLength() > 20 || scale > 20) {
+            throw new GrammarException("multipleOf " + step + ": a step over 10^6 units or finer than 10^-20 is not"
+                    + " supported");
+        }
+        int m = unscaled.intValueExact();
+        if ((long) m * (scale + 3) > MAX_PRODUCT_STATES) {
+            throw new GrammarException("multipleOf " + step + " needs " + (long) m * (scale + 3)
+                    + " automaton states, over the " + MAX_PRODUCT_STATES + " supported");
+        }
+        List<CharSet> symbols = new ArrayList<>();
+        Expr tree = symbolsOf(numbers, symbols);
+        for (char c : "0123456789.-".toCharArray()) {
+            symbols.add(CharSet.of(c));
+        }
+        List<CharSet> blocks = refine(symbols);
+        CharAutomaton range = determinize(new Nfa(symbols).build(tree), symbols, blocks, "the number range");
+        // states: 0 start, 1 after '-'; with r the value so far mod m: INT(r) in the integer part, DOT(r) just
+        // after '.', FRAC(f, r) after f fraction digits (1 <= f <= scale), TAIL(r) past the scale (zeros only)
+        int intBase = 2;
+        int dotBase = intBase + m;
+        int fracBase = dotBase + m;          // FRAC(f, r) = fracBase + (f - 1) * m + r
+        int tailBase = fracBase + scale * m;
+        int n = tailBase + m;
+        int[][] next = new int[n][blocks.size()];
+        boolean[] accepting = new boolean[n];
+        for (int[] row : next) {
+            Arrays.fill(row, -1);
+        }
+        java.math.BigInteger big = java.math.BigInteger.valueOf(m);
+        java.util.function.IntBinaryOperator zeroAfter = (r, digits) ->   // r * 10^digits mod m == 0 ? 1 : 0
+                java.math.BigInteger.valueOf(r).multiply(java.math.BigInteger.TEN.pow(digits)).mod(big).signum() == 0 ? 1 : 0;
+        for (int r = 0; r < m; r++) {
+            accepting[intBase + r] = zeroAfter.applyAsInt(r, scale) == 1;
+            for (int f = 1; f <= scale; f++) {
+                accepting[fracBase + (f - 1) * m + r] = zeroAfter.applyAsInt(r, scale - f) == 1;
+            }
+            accepting[tailBase + r] = r == 0;
+        }
+        for (int k = 0; k < blocks.size(); k++) {
+            CharSet block = blocks.get(k);
+            if (block.ranges.length != 2 || block.ranges[0] != block.ranges[1]) {
+                continue;   // not one of the characters a plain number is written with
+            }
+            int c = block.ranges[0];
+            if (c == '-') {
+                next[0][k] = 1;
+            } else if (c == '.') {
+                for (int r = 0; r < m; r++) {
+                    next[intBase + r][k] = dotBase + r;
+                }
+            } else if (c >= '0' && c <= '9') {
+                int digit = c - '0';
+                next[0][k] = intBase + digit % m;
+                next[1][k] = intBase + digit % m;
+                for (int r = 0; r < m; r++) {
+                    int r2 = (10 * r + digit) % m;
+                    next[intBase + r][k] = intBase + r2;
+                    next[dotBase + r][k] = scale >= 1 ? fracBase + r2 : (digit == 0 ? tailBase + r : -1);
+                    for (int f = 1; f <= scale; f++) {
+                        next[fracBase + (f - 1) * m + r][k] = f < scale ? fracBase + f * m + r2
+                                : (digit == 0 ? tailBase + r : -1);
+                    }
+                    next[tailBase + r][k] = digit == 0 ? tailBase + r : -1;
+                }
+            }
+        }
+        return range.and(minimize(blocks, next, accepting, "multipleOf " + step));
+    }
+
+    /** {@code e} with every byte class a character symbol (rule references are refused: not a closed regular language). */
+    private static Expr symbolsOf(Expr e, List<CharSet> symbols) {
+        return switch (e) {
+            case Expr.Bytes b -> {
+                CharSet set = CharSet.NONE;
+                for (int c = 0; c < 256; c++) {
+                    if ((b.bits()[c >>> 6] >>> (c & 63) & 1) != 0) {
+                        set = set.union(CharSet.of(c));
+                    }
+                }
+                symbols.add(set);
+                yield new Expr.Ref(-symbols.size());
+            }
+            case Expr.Seq s -> new Expr.Seq(s.items().stream().map(x -> symbolsOf(x, symbols)).toList());
+            case Expr.Alt a -> new Expr.Alt(a.options().stream().map(x -> symbolsOf(x, symbols)).toList());
+            case Expr.Repeat r -> new Expr.Repeat(symbolsOf(r.item(), symbols), r.min(), r.max());
+            case Expr.Ref r -> throw new IllegalArgumentException("a rule reference in a closed number grammar");
+        };
+    }
+
+    /** A regex that matches exactly the strings {@code literals}, each character escaped. */
+    static String literals(List<String> literals) {
+        StringBuilder r = new StringBuilder("^(?:");
+        for (int i = 0; i < literals.size(); i++) {
+            if (i > 0) {
+                r.append('|');
+            }
+            literals.get(i).codePoints().forEach(c -> r.append("\\u{").append(Integer.toHexString(c)).append('}'));
+        }
+        return r.append(")$").toString();
+    }
+
+    boolean isEmpty() {
+        BitSet seen = new BitSet();
+        ArrayDeque<Integer> queue = new ArrayDeque<>(List.of(0));
+        seen.set(0);
+        while (!queue.isEmpty()) {
+            int q = queue.poll();
+            if (accepting[q]) {
+                return false;
+            }
+            for (int t : next[q]) {
+                if (t >= 0 && !seen.get(t)) {
+                    seen.set(t);
+                    queue.add(t);
+                }
+            }
+        }
+        return true;
+    }
+
+    CharAutomaton and(CharAutomaton o) {
+        return product(o, true);
+    }
+
+    CharAutomaton or(CharAutomaton o) {
+        return product(o, false);
+    }
+
+    /** Every string this automaton rejects. */
+    CharAutomaton not() {
+        int n = states();
+        int[][] nx = new int[n + 1][blocks.size()];
+        boolean[] acc = new boolean[n + 1];
+        for (int q = 0; q <= n; q++) {
+            for (int k = 0; k < blocks.size(); k++) {
+                nx[q][k] = q == n || next[q][k] < 0 ? n : next[q][k];   // n: the dead state, completed
+            }
+            acc[q] = q == n || !accepting[q];
+        }
+        return minimize(blocks, nx, acc, "not " + source);
+    }
+
+    /** The product automaton: both accept ({@code and}) or either does. Same classes required. */
+    private CharAutomaton product(CharAutomaton o, boolean and) {
+        if (o.blocks != blocks) {
+            throw new IllegalArgumentException("automata over different character classes");
+        }
+        int dead = -1;
+        Map<Long, Integer> ids = new HashMap<>();
+        List<long[]> pairs = new ArrayList<>();
+        List<int[]> nx = new ArrayList<>();
+        ids.put(0L, 0);
+        pairs.add(new long[] {0, 0});
+        for (int i = 0; i < pairs.size(); i++) {
+            int a = (int) pairs.get(i)[0];
+            int b = (int) pairs.get(i)[1];
+            int[] row = new int[blocks.size()];
+            for (int k = 0; k < blocks.size(); k++) {
+                int ta = a < 0 ? -1 : next[a][k];
+                int tb = b < 0 ? -1 : o.next[b][k];
+                if (ta < 0 && tb < 0 || and && (ta < 0 || tb < 0)) {
+                    row[k] = dead;
+                    continue;
+                }
+                long key = ((long) ta << 32) | (tb & 0xffffffffL);
+                Integer id = ids.get(key);
+                if (id == null) {
+                    if (pairs.size() >= MAX_DFA_STATES) {
+                        throw new GrammarException(source + " with " + o.source + ": over " + MAX_DFA_STATES
+                                + " automaton states");
+                    }
+                    id = pairs.size();
+                    ids.put(key, id);
+                    pairs.add(new long[] {ta, tb});
+                }
+                row[k] = id;
+            }
+            nx.add(row);
+        }
+        boolean[] acc = new boolean[pairs.size()];
+        for (int i = 0; i < acc.length; i++) {
+            int a = (int) pairs.get(i)[0];
+            int b = (int) pairs.get(i)[1];
+            boolean x = a >= 0 && accepting[a];
+            boolean y = b >= 0 && o.accepting[b];
+            acc[i] = and ? x && y : x || y;
+        }
+        return minimize(blocks, nx.toArray(int[][]::new), acc, source);
     }
 
     /**
@@ -248,8 +469,7 @@ final class CharAutomaton {
         }
     }
 
-    private static CharAutomaton determinize(Nfa nfa, List<CharSet> symbols, String source) {
-        List<CharSet> blocks = refine(symbols);
+    private static CharAutomaton determinize(Nfa nfa, List<CharSet> symbols, List<CharSet> blocks, String source) {
         boolean[][] covers = new boolean[symbols.size()][blocks.size()];   // block k inside symbol s
         for (int s = 0; s < symbols.size(); s++) {
             for (int k = 0; k < blocks.size(); k++) {

@@ -29,10 +29,13 @@ import java.util.Set;
  * {@code pattern}, the regular formats (date-time, date, time, uuid, email, ipv4, hostname, uri;
  * other formats are annotations), a pattern or format together with min/maxLength (the regex's
  * automaton times a character counter, {@link CharAutomaton}), integer and number bounds (exact, decimal),
- * {@code nullable} (OpenAPI), {@code patternProperties} (one pattern, additionalProperties false),
+ * {@code multipleOf} (exact: a remainder automaton times the range, numbers written without an exponent),
+ * {@code dependencies} / {@code dependentRequired} (property lists, on objects of up to 8 declared properties),
+ * {@code nullable} (OpenAPI), {@code patternProperties} (with additionalProperties; patterns that overlap only
+ * where their schemas are equal),
  * min/maxProperties (objects of up to 8 properties). Validation keywords that a context-free grammar cannot express or
- * that are not built yet ({@code not}, {@code if}, {@code dependencies}, other {@code patternProperties},
- * {@code uniqueItems}, {@code multipleOf}, ...) are refused with a {@link GrammarException} naming
+ * that are not built yet ({@code not}, {@code if}, {@code dependentSchemas},
+ * {@code uniqueItems}, ...) are refused with a {@link GrammarException} naming
  * the keyword: a constraint is never silently loosened. Unknown keywords are annotations, as the
  * specification says.
  *
@@ -40,15 +43,14 @@ import java.util.Set;
  */
 final class JsonSchemaCompiler {
 
-    private static final Set<String> UNSUPPORTED = Set.of("not", "if", "then", "else", "dependencies",
-            "dependentRequired", "dependentSchemas", "propertyNames", "contains", "minContains",
+    private static final Set<String> UNSUPPORTED = Set.of("not", "if", "then", "else", "dependentSchemas", "propertyNames", "contains", "minContains",
             "maxContains", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef");
     private static final Set<String> TYPES = Set.of("null", "boolean", "integer", "number", "string", "object", "array");
     private static final Set<String> STRING_KEYS = Set.of("minLength", "maxLength", "pattern", "format");
     private static final Set<String> NUMBER_KEYS = Set.of("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
             "multipleOf");
     private static final Set<String> OBJECT_KEYS = Set.of("properties", "required", "additionalProperties", "patternProperties",
-            "minProperties", "maxProperties");
+            "minProperties", "maxProperties", "dependencies", "dependentRequired");
     private static final Set<String> ARRAY_KEYS = Set.of("items", "prefixItems", "additionalItems", "minItems",
             "maxItems", "uniqueItems");
     private static final Map<String, String> FORMATS = Map.of(
@@ -649,10 +651,41 @@ final class JsonSchemaCompiler {
     // ---- numbers
 
     private Expr integer(Map<String, Object> m, String where) {
-        checkMultipleOf(m, where);
+        BigDecimal step = multipleOf(m, where);
+        if (step != null) {
+            Map<String, Object> plain = new LinkedHashMap<>(m);
+            plain.remove("multipleOf");
+            return multiples(integerRange(plain, where), step, where);
+        }
+        return bounds(m, where) == null ? sharedRule("integer", JsonSchemaCompiler::anyInteger) : integerRange(m, where);
+    }
+
+    /** The values of {@code range} (a closed number grammar) that are multiples of {@code step}, as rules. */
+    private Expr multiples(Expr range, BigDecimal step, String where) {
+        CharAutomaton a = CharAutomaton.multiplesOf(range, step);
+        if (a.isEmpty()) {
+            throw new GrammarException("no multiple of " + step.toPlainString() + " lies within the bounds (at " + where + ")");
+        }
+        return a.withLength(b, 0, -1, CharSet::utf8, where);
+    }
+
+    /** multipleOf as a decimal, null when absent or 1 (which only makes a number an integer). */
+    private static BigDecimal multipleOf(Map<String, Object> m, String where) {
+        Object v = m.get("multipleOf");
+        if (v == null) {
+            return null;
+        }
+        if (!(v instanceof Number n) || n.doubleValue() <= 0) {
+            throw new GrammarException("multipleOf (at " + where + ") must be a number greater than 0, got " + v);
+        }
+        BigDecimal d = decimal(n);
+        return d.compareTo(BigDecimal.ONE) == 0 ? null : d;
+    }
+
+    private Expr integerRange(Map<String, Object> m, String where) {
         BigDecimal[] bounds = bounds(m, where);
         if (bounds == null) {
-            return sharedRule("integer", JsonSchemaCompiler::anyInteger);
+            return anyInteger();
         }
         BigInteger lo = bounds[0] == null ? null : bounds[0].setScale(0, java.math.RoundingMode.CEILING).toBigInteger();
         BigInteger hi = bounds[2] == null ? null : bounds[2].setScale(0, java.math.RoundingMode.FLOOR).toBigInteger();
@@ -669,30 +702,19 @@ final class JsonSchemaCompiler {
     }
 
     private Expr number(Map<String, Object> m, String where) {
-        if (checkMultipleOf(m, where)) {
-            return integer(m, where);
+        if (m.get("multipleOf") instanceof Number one && decimal(one).compareTo(BigDecimal.ONE) == 0) {
+            return integer(m, where);   // multipleOf 1: the integers
         }
+        BigDecimal step = multipleOf(m, where);
         BigDecimal[] bounds = bounds(m, where);
         if (bounds == null) {
-            return sharedRule("number", JsonSchemaCompiler::anyNumber);
+            return step == null ? sharedRule("number", JsonSchemaCompiler::anyNumber) : multiples(anyNumber(), step, where);
         }
         Expr e = Numbers.numberRange(bounds[0], bounds[1] != null, bounds[2], bounds[3] != null);
         if (e == null) {
             throw new GrammarException("no number lies within the bounds (at " + where + ")");
         }
-        return e;
-    }
-
-    /** multipleOf 1 turns a number into an integer (true); other values are refused. */
-    private static boolean checkMultipleOf(Map<String, Object> m, String where) {
-        Object v = m.get("multipleOf");
-        if (v == null) {
-            return false;
-        }
-        if (v instanceof Number n && n.doubleValue() == 1.0) {
-            return true;
-        }
-        throw new GrammarException("multipleOf " + v + " (at " + where + ") is not supported");
+        return step == null ? e : multiples(e, step, where);
     }
 
     /** {lower, lowerExclusive marker, upper, upperExclusive marker}, null when unbounded. */
@@ -775,9 +797,14 @@ final class JsonSchemaCompiler {
             throw new GrammarException("maxProperties below minProperties (at " + where + ")");
         }
         Expr sep = Expr.seq(ws(), Expr.literal(","), ws());
+        List<int[]> dependencies = dependencies(m, memberNames, names, extra != null, where);
         if (members.size() <= ANY_ORDER_MAX) {
-            return Expr.seq(Expr.literal("{"), ws(), anyOrder(members, isRequired, extra, sep, min, max, where), ws(),
-                    Expr.literal("}"));
+            return Expr.seq(Expr.literal("{"), ws(), anyOrder(members, isRequired, extra, sep, min, max, dependencies,
+                    where), ws(), Expr.literal("}"));
+        }
+        if (!dependencies.isEmpty()) {
+            throw new GrammarException("dependencies on an object with more than " + ANY_ORDER_MAX
+                    + " declared properties (at " + where + ") is not supported");
         }
         if (min > required.size() || (max >= 0 && (extra != null || max < members.size()))) {
             throw new GrammarException("minProperties / maxProperties on an object with more than " + ANY_ORDER_MAX
@@ -840,8 +867,72 @@ final class JsonSchemaCompiler {
      * the additional ones: one rule per set of members written so far (2^n rules, so only for up
      * to {@value #ANY_ORDER_MAX} members; larger objects keep the schema's order).
      */
+    /**
+     * {@code dependencies} (draft 4-7: a list of names, or a schema that only lists {@code required}) and
+     * {@code dependentRequired} (2019-09) as {trigger bit, needed bits} over the members: when the trigger
+     * is written, so must the needed ones be (needed -1: it cannot be, so neither can the trigger). Names
+     * that are not members are refused unless no other key may appear (then they are never present).
+     */
+    private static List<int[]> dependencies(Map<String, Object> m, List<String> members, List<String> declared,
+            boolean otherKeys, String where) {
+        List<int[]> out = new ArrayList<>();
+        for (String key : List.of("dependencies", "dependentRequired")) {
+            if (!(m.get(key) instanceof Map<?, ?> deps)) {
+                if (m.containsKey(key)) {
+                    throw new GrammarException("'" + key + "' (at " + where + ") must be an object");
+                }
+                continue;
+            }
+            for (Map.Entry<?, ?> d : deps.entrySet()) {
+                String trigger = String.valueOf(d.getKey());
+                Object value = d.getValue();
+                if (value instanceof Map<?, ?> schema) {
+                    if (!schema.keySet().stream().allMatch(k -> k.equals("required") || k.equals("description")
+                            || k.equals("title"))) {
+                        throw new GrammarException("'" + key + "' with a schema (at " + where + "/" + trigger
+                                + ") is supported when it only lists required properties");
+                    }
+                    value = schema.containsKey("required") ? schema.get("required") : List.of();
+                }
+                List<Object> needs = list(value, key + "/" + trigger, where);
+                int t = members.indexOf(trigger);
+                if (t < 0) {
+                    if (otherKeys && !declared.contains(trigger)) {
+                        throw new GrammarException("'" + key + "' on '" + trigger + "' (at " + where + "), which is not"
+                                + " a declared property, is not supported");
+                    }
+                    continue;   // the trigger never appears (not a key that may be written)
+                }
+                int mask = 0;
+                for (Object need : needs) {
+                    int k = members.indexOf(String.valueOf(need));
+                    if (k < 0) {
+                        if (otherKeys) {
+                            throw new GrammarException("'" + key + "' (at " + where + ") needs '" + need + "', which is"
+                                    + " not a declared property: not supported");
+                        }
+                        mask = -1;   // it can never be there, so neither can the trigger
+                        break;
+                    }
+                    mask |= 1 << k;
+                }
+                out.add(new int[] {1 << t, mask});
+            }
+        }
+        return out;
+    }
+
+    private static boolean satisfies(int set, List<int[]> dependencies) {
+        for (int[] d : dependencies) {
+            if ((set & d[0]) != 0 && (d[1] == -1 || (set & d[1]) != d[1])) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private Expr anyOrder(List<Expr> members, List<Boolean> isRequired, Expr extra, Expr sep, int minProps, int maxProps,
-            String where) {
+            List<int[]> dependencies, String where) {
         int n = members.size();
         int required = 0;
         for (int k = 0; k < n; k++) {
@@ -861,7 +952,7 @@ final class JsonSchemaCompiler {
                     }
                 }
             }
-            if ((set & required) == required) {
+            if ((set & required) == required && satisfies(set, dependencies)) {
                 // then the additional properties: enough to reach minProperties, no more than maxProperties allows
                 int least = Math.max(0, minProps - written);
                 int most = maxProps < 0 ? -1 : maxProps - written;
@@ -883,36 +974,65 @@ final class JsonSchemaCompiler {
     }
 
     /**
-     * The members patternProperties allows besides the declared ones: keys the pattern finds a
-     * match in, with its schema. Honoured exactly when it is one pattern, additionalProperties is
-     * false (so no other key may appear) and no declared property name matches the pattern (so a
-     * pattern key is never also a declared one, which would need both schemas); refused otherwise.
+     * The members patternProperties and additionalProperties allow besides the declared ones, exactly: a
+     * key that one pattern finds a match in takes that pattern's schema, a key no pattern matches takes
+     * additionalProperties' (absent: any value; false: no such key), and declared keys are left out of
+     * both. Keys are character automata ({@link CharAutomaton}): each pattern minus the declared names
+     * and minus the other patterns, and the complement of them all. Refused by name: two patterns with
+     * different schemas that can match the same key (the value would need both), and a declared property
+     * a pattern with a non-trivial schema also matches.
      */
     private Expr patternMember(Map<String, Object> pp, Object additional, List<String> declared, String where) {
-        if (pp.size() != 1 || !Boolean.FALSE.equals(additional)) {
-            throw new GrammarException("patternProperties (at " + where + ") is supported with one pattern and"
-                    + " additionalProperties false only");
-        }
-        String pattern = pp.keySet().iterator().next();
-        Expr key = Expr.seq(Expr.literal("\""), RegexCompiler.search(pattern, CharSet::jsonChar), Expr.literal("\""));
-        if (!declared.isEmpty()) {
-            Grammar.Builder check = new Grammar.Builder();
-            int root = check.rule("key");
-            check.define(root, RegexCompiler.search(pattern, CharSet::utf8));
-            Automaton a = new Automaton(check.build(root), TokenTrie.EMPTY);
-            for (String name : declared) {
-                int st = a.advance(a.initial(), name.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-                if (st != Automaton.DEAD && a.accepting(st)) {
-                    throw new GrammarException("patternProperties (at " + where + "): the declared property '" + name
-                            + "' matches the pattern too, which is not supported");
+        List<String> patterns = new ArrayList<>(pp.keySet());
+        List<String> regexes = new ArrayList<>(patterns);
+        regexes.add(CharAutomaton.literals(declared));
+        List<CharAutomaton> keys = CharAutomaton.searchAll(regexes);
+        CharAutomaton names = declared.isEmpty() ? null : keys.get(patterns.size());
+        List<Expr> options = new ArrayList<>();
+        CharAutomaton any = null;
+        for (int i = 0; i < patterns.size(); i++) {
+            String pattern = patterns.get(i);
+            Object schema = pp.get(pattern);
+            boolean trivial = Boolean.TRUE.equals(schema) || schema instanceof Map<?, ?> sm && sm.isEmpty();
+            CharAutomaton key = keys.get(i);
+            if (names != null && !trivial && !key.and(names).isEmpty()) {
+                throw new GrammarException("patternProperties (at " + where + "): a declared property matches the"
+                        + " pattern " + Constraints.quoteShort(pattern) + " too, which is not supported");
+            }
+            for (int j = 0; j < i; j++) {
+                CharAutomaton both = key.and(keys.get(j));
+                if (names != null) {
+                    both = both.and(names.not());
                 }
+                if (!both.isEmpty() && !java.util.Objects.equals(schema, pp.get(patterns.get(j)))) {
+                    throw new GrammarException("patternProperties (at " + where + "): the patterns "
+                            + Constraints.quoteShort(patterns.get(j)) + " and " + Constraints.quoteShort(pattern)
+                            + " can both match a key but have different schemas, which is not supported");
+                }
+                key = key.and(keys.get(j).not());   // a key of both is the earlier pattern's (same schema)
+            }
+            any = any == null ? keys.get(i) : any.or(keys.get(i));
+            if (names != null) {
+                key = key.and(names.not());
+            }
+            Expr value = schema(schema, where + "/patternProperties/" + pattern);
+            if (value != null && !key.isEmpty()) {
+                options.add(Expr.seq(Expr.literal("\""), key.withLength(b, 0, -1, CharSet::jsonChar, where),
+                        Expr.literal("\""), ws(), Expr.literal(":"), ws(), value));
             }
         }
-        Expr value = schema(pp.get(pattern), where + "/patternProperties");
-        if (value == null) {
-            return null;
+        Expr additionalValue = schema(additional, where + "/additionalProperties");
+        if (additionalValue != null) {
+            CharAutomaton other = any.not();
+            if (names != null) {
+                other = other.and(names.not());
+            }
+            if (!other.isEmpty()) {
+                options.add(Expr.seq(Expr.literal("\""), other.withLength(b, 0, -1, CharSet::jsonChar, where),
+                        Expr.literal("\""), ws(), Expr.literal(":"), ws(), additionalValue));
+            }
         }
-        return Expr.seq(key, ws(), Expr.literal(":"), ws(), value);
+        return options.isEmpty() ? null : Expr.alt(options);
     }
 
     /** A JSON string (quotes included) that is none of {@code names}: a trie of them, left at a character off it. */

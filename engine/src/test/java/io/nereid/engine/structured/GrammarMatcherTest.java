@@ -304,7 +304,7 @@ class GrammarMatcherTest {
     void schemaKeywordsThatCannotBeHonouredAreRefusedByName() {
         for (String[] c : new String[][] {{"{\"not\":{\"type\":\"string\"}}", "'not'"},
             {"{\"type\":\"array\",\"uniqueItems\":true}", "uniqueItems"},
-            {"{\"type\":\"number\",\"multipleOf\":0.5}", "multipleOf"},
+            {"{\"type\":\"number\",\"multipleOf\":0.0000001234567}", "multipleOf"},   // a step of too many states
             {"{\"$ref\":\"http://example.com/s.json\"}", "same document"},
             {"{\"type\":\"integer\",\"minimum\":5,\"maximum\":4}", "no integer"},
             {"{\"type\":\"strin\"}", "unknown type strin"},
@@ -396,11 +396,60 @@ class GrammarMatcherTest {
         assertFalse(accepts(a, "{\"x-ab\":\"s\"}"), "the pattern's schema");
         assertFalse(accepts(a, "{\"y\":1}"), "no other keys");
         assertFalse(accepts(a, "{\"x-A\":1}"), "the pattern");
-        for (String bad : List.of("{\"patternProperties\":{\"^a\":{},\"^b\":{}},\"additionalProperties\":false}",
-                "{\"patternProperties\":{\"^a\":{}}}",
-                "{\"properties\":{\"ab\":{}},\"patternProperties\":{\"^a\":{}},\"additionalProperties\":false}")) {
+        for (String bad : List.of(
+                "{\"patternProperties\":{\"^a\":{\"type\":\"integer\"},\"b\":{\"type\":\"string\"}}}",   // key "ab": both
+                "{\"properties\":{\"ab\":{}},\"patternProperties\":{\"^a\":{\"type\":\"integer\"}}}")) {
             GrammarException e = assertThrows(GrammarException.class, () -> JsonSchemaCompiler.compile(bad, false), bad);
             assertTrue(e.getMessage().contains("patternProperties"), e.getMessage());
+        }
+    }
+
+    @Test
+    void patternPropertiesAndAdditionalPropertiesTogetherAreExact() {
+        // keys matching ^x- take integers, keys matching [0-9]$ strings, any other key booleans; "id" is declared
+        String schema = "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"null\"}},\"patternProperties\":{"
+                + "\"^x-\":{\"type\":\"integer\"},\"[0-9]$\":{\"type\":\"string\"},\"^y\":{}},"
+                + "\"additionalProperties\":{\"type\":\"boolean\"}}";
+        GrammarException overlap = assertThrows(GrammarException.class, () -> JsonSchemaCompiler.compile(schema, false));
+        assertTrue(overlap.getMessage().contains("can both match a key"), overlap.getMessage());   // "x-1"
+        String disjoint = schema.replace("\"[0-9]$\"", "\"^[0-9]+$\"");
+        Automaton a = automaton(JsonSchemaCompiler.compile(disjoint, false));
+        java.util.function.BiFunction<String, String, Boolean> valid = (key, value) -> {
+            if (key.equals("id")) {
+                return value.equals("null");
+            }
+            if (key.startsWith("x-")) {
+                return value.matches("-?[0-9]+");
+            }
+            if (key.matches("[0-9]+")) {
+                return value.startsWith("\"");
+            }
+            if (key.startsWith("y")) {
+                return true;
+            }
+            return value.equals("true") || value.equals("false");
+        };
+        List<String> keys = List.of("id", "x-a", "x-", "12", "1a", "y", "yes", "other", "x", "");
+        List<String> values = List.of("1", "\"s\"", "true", "null");
+        Random random = new Random(5);
+        for (int k = 0; k < 400; k++) {
+            int n = random.nextInt(3) + 1;
+            StringBuilder o = new StringBuilder("{");
+            boolean expected = true;
+            java.util.Set<String> used = new java.util.HashSet<>();
+            for (int i = 0; i < n; i++) {
+                String key = keys.get(random.nextInt(keys.size()));
+                if (!used.add(key)) {
+                    continue;
+                }
+                String value = values.get(random.nextInt(values.size()));
+                expected &= valid.apply(key, value);
+                o.append(o.length() > 1 ? "," : "").append('"').append(key).append("\":").append(value);
+            }
+            String json = o.append('}').toString();
+            if (json.startsWith("{\"id\"") || !json.contains("\"id\"")) {   // declared properties come first
+                assertEquals(expected, accepts(a, json), json);
+            }
         }
     }
 
@@ -456,5 +505,74 @@ class GrammarMatcherTest {
         GrammarException e = assertThrows(GrammarException.class, () -> JsonSchemaCompiler.compile(
                 "{\"type\":\"string\",\"pattern\":\"^[0-9]{5}$\",\"maxLength\":3}", false));
         assertTrue(e.getMessage().contains("matches no string of 0..3 characters"), e.getMessage());
+    }
+
+    @Test
+    void propertyDependenciesHoldInEveryOrder() {
+        // credit_card needs billing_address (draft 4-7 list form); name needs nothing; a schema form that only lists required
+        String schema = "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},\"credit_card\":{\"type\":\"integer\"},"
+                + "\"billing_address\":{\"type\":\"string\"},\"zip\":{\"type\":\"integer\"}},\"required\":[\"name\"],"
+                + "\"additionalProperties\":false,\"dependencies\":{\"credit_card\":[\"billing_address\"],"
+                + "\"zip\":{\"required\":[\"billing_address\",\"name\"]}}}";
+        Automaton a = automaton(JsonSchemaCompiler.compile(schema, false));
+        assertTrue(accepts(a, "{\"name\":\"a\"}"));
+        assertTrue(accepts(a, "{\"credit_card\":1,\"name\":\"a\",\"billing_address\":\"x\"}"));
+        assertTrue(accepts(a, "{\"billing_address\":\"x\",\"name\":\"a\"}"), "the dependency is one way");
+        assertFalse(accepts(a, "{\"name\":\"a\",\"credit_card\":1}"), "credit_card without billing_address");
+        assertFalse(accepts(a, "{\"zip\":1,\"name\":\"a\"}"), "zip without billing_address");
+        assertTrue(accepts(a, "{\"zip\":1,\"billing_address\":\"x\",\"name\":\"a\"}"));
+        Automaton d = automaton(JsonSchemaCompiler.compile(schema.replace("\"dependencies\"", "\"dependentRequired\"")
+                .replace("{\"required\":[\"billing_address\",\"name\"]}", "[\"billing_address\"]"), false));
+        assertFalse(accepts(d, "{\"name\":\"a\",\"credit_card\":1}"), "dependentRequired, 2019-09's name");
+        assertFalse(accepts(automaton(JsonSchemaCompiler.compile(schema.replace("\"additionalProperties\":false,", ""), false)),
+                "{\"name\":\"a\",\"credit_card\":1}"), "declared names, whatever other keys may appear");
+        for (String bad : List.of(schema.replace("\"additionalProperties\":false,", "").replace("[\"billing_address\"]",
+                "[\"cvv\"]"),   // an undeclared need could be an extra key
+                schema.replace("{\"required\":[\"billing_address\",\"name\"]}", "{\"properties\":{\"zip\":{\"minimum\":3}}}"))) {
+            GrammarException e = assertThrows(GrammarException.class, () -> JsonSchemaCompiler.compile(bad, false), bad);
+            assertTrue(e.getMessage().contains("dependencies"), e.getMessage());
+        }
+    }
+
+    @Test
+    void multipleOfIsExactForIntegersAndDecimalsWithinTheBounds() {
+        String[][] cases = {{"integer", "12", "", ""}, {"integer", "7", "-30", "40"}, {"number", "0.01", "", ""},
+            {"number", "0.25", "0", "100"}, {"number", "0.1", "-1.5", ""}, {"number", "2.5", "", "10"}, {"integer", "0.5", "", ""}};
+        Random random = new Random(13);
+        for (String[] c : cases) {
+            BigDecimal step = new BigDecimal(c[1]);
+            BigDecimal lo = c[2].isEmpty() ? null : new BigDecimal(c[2]);
+            BigDecimal hi = c[3].isEmpty() ? null : new BigDecimal(c[3]);
+            String schema = "{\"type\":\"" + c[0] + "\",\"multipleOf\":" + c[1] + (lo == null ? "" : ",\"minimum\":" + lo)
+                    + (hi == null ? "" : ",\"maximum\":" + hi) + "}";
+            Automaton a = automaton(JsonSchemaCompiler.compile(schema, false));
+            int matched = 0;
+            for (int k = 0; k < 3000; k++) {
+                String v;
+                int shape = random.nextInt(4);
+                int whole = random.nextInt(250) - 120;
+                if (shape == 0) {
+                    v = Integer.toString(whole);
+                } else {
+                    v = (whole < 0 ? "-" : "") + Math.abs(whole) + "." + random.nextInt(1000);
+                    if (shape == 3) {
+                        v = v + "0";   // trailing zeros are the same value
+                    }
+                }
+                BigDecimal x = new BigDecimal(v);
+                boolean expected = x.remainder(step).signum() == 0 && (lo == null || x.compareTo(lo) >= 0)
+                        && (hi == null || x.compareTo(hi) <= 0) && (c[0].equals("number") || shape == 0);
+                if (v.startsWith("-0")) {
+                    continue;   // -0 and -0.x: the range grammar's own rules, tested elsewhere
+                }
+                matched += expected ? 1 : 0;
+                assertEquals(expected, accepts(a, v), schema + " on " + v);
+            }
+            assertTrue(matched > 20, schema + ": " + matched + " multiples in the sample");
+            assertFalse(accepts(a, "1e2"), "no exponent forms");
+        }
+        GrammarException e = assertThrows(GrammarException.class, () -> JsonSchemaCompiler.compile(
+                "{\"type\":\"integer\",\"multipleOf\":10,\"minimum\":1,\"maximum\":9}", false));
+        assertTrue(e.getMessage().contains("no multiple of 10"), e.getMessage());
     }
 }
