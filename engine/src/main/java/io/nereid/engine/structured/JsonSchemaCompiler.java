@@ -596,17 +596,23 @@ final class JsonSchemaCompiler {
         Object pattern = m.get("pattern");
         Object format = m.get("format");
         boolean lengths = minLength != null && minLength > 0 || maxLength != null;
+        if (format instanceof String f && ASSERTED_FORMATS.contains(f)) {
+            throw new GrammarException("format '" + f + "' (at " + where + ") is not supported");
+        }
         if (pattern != null) {
             if (!(pattern instanceof String p)) {
                 throw new GrammarException("pattern (at " + where + ") must be a string");
+            }
+            if (format instanceof String f && FORMATS.containsKey(f)) {   // both hold: the two automata together
+                List<CharAutomaton> both = CharAutomaton.searchAll(List.of(p, FORMATS.get(f)));
+                CharAutomaton a = both.get(0).and(both.get(1));
+                return Expr.seq(Expr.literal("\""), a.withLength(b, minLength == null ? 0 : minLength,
+                        maxLength == null ? -1 : maxLength, CharSet::jsonChar, where), Expr.literal("\""));
             }
             if (lengths) {   // JSON Schema counts characters: the pattern's automaton times a length counter
                 return Expr.seq(Expr.literal("\""), lengthLimited(p, minLength, maxLength, where), Expr.literal("\""));
             }
             return Expr.seq(Expr.literal("\""), RegexCompiler.search(p, CharSet::jsonChar), Expr.literal("\""));
-        }
-        if (format instanceof String f && ASSERTED_FORMATS.contains(f)) {
-            throw new GrammarException("format '" + f + "' (at " + where + ") is not supported");
         }
         if (format instanceof String f && FORMATS.containsKey(f)) {
             if (lengths) {

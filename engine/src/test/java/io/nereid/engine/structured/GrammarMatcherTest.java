@@ -498,7 +498,12 @@ class GrammarMatcherTest {
             }
             assertTrue(matched >= 3, schema + ": too few matching samples (" + matched + ")");
         }
-        // a format with lengths, and a range no string of the pattern has
+        // a pattern and a format both hold (the calendar too), and a format with lengths
+        Automaton both = automaton(JsonSchemaCompiler.compile("{\"type\":\"string\",\"format\":\"date\","
+                + "\"pattern\":\"^([0-9]{4})(-([0-9]{2}))*$\"}", false));
+        assertTrue(accepts(both, "\"2020-02-29\""));
+        assertFalse(accepts(both, "\"2020-02-30\""), "the format");
+        assertFalse(accepts(both, "\"2020-1-02\""), "the pattern and the format");
         Automaton date = automaton(JsonSchemaCompiler.compile("{\"type\":\"string\",\"format\":\"date\",\"maxLength\":10}", false));
         assertTrue(accepts(date, "\"2024-02-29\""));
         assertFalse(accepts(date, "\"2023-02-29\""), "still the calendar");
