@@ -207,6 +207,10 @@ final class JsonSchemaCompiler {
                     throw new GrammarException("anyOf together with oneOf (at " + where + ") is not supported");
                 }
                 boolean siblings = hasValidation(rest);
+                Map<String, Object> byPresence = objectChoice(list(m.get(key), key, where), rest, key.equals("oneOf"), where);
+                if (byPresence != null) {
+                    return compileMap(byPresence, where);
+                }
                 if (key.equals("oneOf")) {
                     requireDisjoint(list(m.get(key), key, where), siblings ? rest : null, where);
                 }
@@ -804,13 +808,18 @@ final class JsonSchemaCompiler {
         }
         Expr sep = Expr.seq(ws(), Expr.literal(","), ws());
         List<int[]> dependencies = dependencies(m, memberNames, names, extra != null, where);
+        RequiredChoice choice = m.get(REQUIRED_CHOICE) instanceof RequiredChoice rc ? rc : null;
         if (members.size() <= ANY_ORDER_MAX) {
-            return Expr.seq(Expr.literal("{"), ws(), anyOrder(members, isRequired, extra, sep, min, max, dependencies,
+            List<Integer> masks = choice == null ? null : choiceMasks(choice, memberNames, extra != null, where);
+            java.util.function.IntPredicate complete = set -> satisfies(set, dependencies)
+                    && chooses(set, masks, choice != null && choice.exactlyOne());
+            return Expr.seq(Expr.literal("{"), ws(), anyOrder(members, isRequired, extra, sep, min, max, complete,
                     where), ws(), Expr.literal("}"));
         }
-        if (!dependencies.isEmpty()) {
-            throw new GrammarException("dependencies on an object with more than " + ANY_ORDER_MAX
-                    + " declared properties (at " + where + ") is not supported");
+        if (!dependencies.isEmpty() || choice != null) {
+            throw new GrammarException((choice != null ? "anyOf / oneOf of required lists" : "dependencies")
+                    + " on an object with more than " + ANY_ORDER_MAX + " declared properties (at " + where
+                    + ") is not supported");
         }
         if (min > required.size() || (max >= 0 && (extra != null || max < members.size()))) {
             throw new GrammarException("minProperties / maxProperties on an object with more than " + ANY_ORDER_MAX
@@ -928,6 +937,126 @@ final class JsonSchemaCompiler {
         return out;
     }
 
+    /** A sibling key (never in a user's schema) that carries a {@link RequiredChoice} to {@link #objectValue}. */
+    private static final String REQUIRED_CHOICE = "\u0000requiredChoice";
+
+    /** anyOf / oneOf options that only list required properties: at least one, or exactly one, holds. */
+    private record RequiredChoice(List<List<String>> options, boolean exactlyOne) {
+    }
+
+    private static final Set<String> CHOICE_OPTION_KEYS = Set.of("type", "properties", "required", "additionalProperties",
+            "description", "title", "$comment");
+
+    /**
+     * anyOf / oneOf over object options told apart by which properties are present: each option an object
+     * schema of only {@code properties}, {@code required} (and {@code type: object}, annotations,
+     * {@code additionalProperties: true}), whose properties agree with each other's and the siblings'
+     * where they share a name. Then one object grammar holds them all: the union of the properties, and
+     * complete only where exactly one (oneOf) or at least one (anyOf) option's required list is present.
+     * Exact for the option that holds (its properties keep their schemas, the others' keys are additional
+     * to it); a property of an option that does not hold keeps that option's schema, which only narrows.
+     * Null when the options are not of that shape, and the general path decides.
+     */
+    private Map<String, Object> objectChoice(List<Object> options, Map<String, Object> rest, boolean exactlyOne,
+            String where) {
+        boolean object = "object".equals(rest.get("type"));
+        Map<String, Object> props = rest.get("properties") instanceof Map<?, ?> p ? new LinkedHashMap<>(map(p))
+                : new LinkedHashMap<>();
+        List<List<String>> required = new ArrayList<>();
+        boolean added = false;
+        for (Object option : options) {
+            Object o = deref(option, where);
+            if (!(o instanceof Map<?, ?> raw)) {
+                return null;
+            }
+            Map<String, Object> om = map(raw);
+            if (!CHOICE_OPTION_KEYS.containsAll(om.keySet()) || !(om.get("required") instanceof List<?> req)
+                    || om.containsKey("additionalProperties") && !Boolean.TRUE.equals(om.get("additionalProperties"))) {
+                return null;
+            }
+            if (om.containsKey("type")) {
+                if (!"object".equals(om.get("type"))) {
+                    return null;
+                }
+                object = true;
+            }
+            if (om.get("properties") instanceof Map<?, ?> op) {
+                for (Map.Entry<String, Object> e : map(op).entrySet()) {
+                    Object known = props.get(e.getKey());
+                    if (known != null && !known.equals(e.getValue())) {
+                        return null;
+                    }
+                    added |= known == null;
+                    props.put(e.getKey(), e.getValue());
+                }
+            } else if (om.containsKey("properties")) {
+                return null;
+            }
+            required.add(req.stream().map(String::valueOf).toList());
+        }
+        Object additional = rest.getOrDefault("additionalProperties", Boolean.TRUE);
+        if (!object || required.isEmpty() || added && !Boolean.TRUE.equals(additional)
+                || rest.containsKey("patternProperties")) {
+            return null;   // keys of the options would be additional to the siblings, which restrict those
+        }
+        for (List<String> names : required) {
+            for (String name : names) {
+                if (!props.containsKey(name)) {
+                    if (!Boolean.TRUE.equals(additional)) {
+                        return null;
+                    }
+                    props.put(name, Boolean.TRUE);   // required, not described: any value, as an additional one
+                }
+            }
+        }
+        if (props.isEmpty() || props.size() > ANY_ORDER_MAX) {
+            return null;
+        }
+        Map<String, Object> out = new LinkedHashMap<>(rest);
+        out.put("type", "object");
+        out.put("properties", props);
+        out.put(REQUIRED_CHOICE, new RequiredChoice(required, exactlyOne));
+        return out;
+    }
+
+    /**
+     * A {@link RequiredChoice} as {bits} per option over the members (-1: an option naming a property that
+     * can never be written, so it never holds); refused when an option names a key other keys could be.
+     */
+    private static List<Integer> choiceMasks(RequiredChoice choice, List<String> members, boolean otherKeys, String where) {
+        List<Integer> masks = new ArrayList<>();
+        for (List<String> option : choice.options()) {
+            int mask = 0;
+            for (String name : option) {
+                int k = members.indexOf(name);
+                if (k < 0) {
+                    if (otherKeys) {
+                        throw new GrammarException((choice.exactlyOne() ? "oneOf" : "anyOf") + " (at " + where
+                                + ") requires '" + name + "', which is not a declared property: not supported");
+                    }
+                    mask = -1;
+                    break;
+                }
+                mask |= 1 << k;
+            }
+            masks.add(mask);
+        }
+        return masks;
+    }
+
+    private static boolean chooses(int set, List<Integer> masks, boolean exactlyOne) {
+        if (masks == null) {
+            return true;
+        }
+        int holding = 0;
+        for (int mask : masks) {
+            if (mask != -1 && (set & mask) == mask) {
+                holding++;
+            }
+        }
+        return exactlyOne ? holding == 1 : holding >= 1;
+    }
+
     private static boolean satisfies(int set, List<int[]> dependencies) {
         for (int[] d : dependencies) {
             if ((set & d[0]) != 0 && (d[1] == -1 || (set & d[1]) != d[1])) {
@@ -938,7 +1067,7 @@ final class JsonSchemaCompiler {
     }
 
     private Expr anyOrder(List<Expr> members, List<Boolean> isRequired, Expr extra, Expr sep, int minProps, int maxProps,
-            List<int[]> dependencies, String where) {
+            java.util.function.IntPredicate complete, String where) {
         int n = members.size();
         int required = 0;
         for (int k = 0; k < n; k++) {
@@ -958,7 +1087,7 @@ final class JsonSchemaCompiler {
                     }
                 }
             }
-            if ((set & required) == required && satisfies(set, dependencies)) {
+            if ((set & required) == required && complete.test(set)) {
                 // then the additional properties: enough to reach minProperties, no more than maxProperties allows
                 int least = Math.max(0, minProps - written);
                 int most = maxProps < 0 ? -1 : maxProps - written;

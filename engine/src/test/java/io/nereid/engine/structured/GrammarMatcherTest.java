@@ -580,4 +580,32 @@ class GrammarMatcherTest {
                 "{\"type\":\"integer\",\"multipleOf\":10,\"minimum\":1,\"maximum\":9}", false));
         assertTrue(e.getMessage().contains("no multiple of 10"), e.getMessage());
     }
+
+    @Test
+    void oneOfAndAnyOfOfRequiredListsDecideByThePropertiesPresent() {
+        String schema = "{\"type\":\"object\",\"properties\":{\"type\":{\"type\":\"string\"},\"$ref\":{\"type\":\"string\"},"
+                + "\"format\":{\"type\":\"string\"}},\"additionalProperties\":false,\"oneOf\":[{\"required\":[\"type\"]},"
+                + "{\"required\":[\"$ref\"],\"description\":\"a reference\"}]}";
+        Automaton one = automaton(JsonSchemaCompiler.compile(schema, false));
+        assertTrue(accepts(one, "{\"type\":\"a\"}"));
+        assertTrue(accepts(one, "{\"format\":\"y\",\"$ref\":\"x\"}"));
+        assertFalse(accepts(one, "{\"type\":\"a\",\"$ref\":\"x\"}"), "both options hold: not exactly one");
+        assertFalse(accepts(one, "{\"format\":\"y\"}"), "neither holds");
+        Automaton any = automaton(JsonSchemaCompiler.compile(schema.replace("oneOf", "anyOf"), false));
+        assertTrue(accepts(any, "{\"type\":\"a\",\"$ref\":\"x\"}"), "anyOf: both may hold");
+        assertFalse(accepts(any, "{\"format\":\"y\"}"));
+        // object options with properties of their own (additional to each other), as oneOf: exactly one holds
+        Automaton win = automaton(JsonSchemaCompiler.compile("{\"type\":\"object\",\"oneOf\":[{\"type\":\"object\","
+                + "\"required\":[\"id\",\"win\"],\"properties\":{\"id\":{\"type\":\"string\"},\"win\":{\"type\":\"integer\"}}},"
+                + "{\"required\":[\"id\",\"lose\"],\"properties\":{\"id\":{\"type\":\"string\"}}}]}", false));
+        assertTrue(accepts(win, "{\"id\":\"a\",\"win\":1}"));
+        assertTrue(accepts(win, "{\"lose\":[],\"id\":\"a\"}"), "lose is any value: required, not described");
+        assertFalse(accepts(win, "{\"id\":\"a\",\"win\":1,\"lose\":2}"), "both hold");
+        assertFalse(accepts(win, "{\"id\":\"a\",\"win\":\"x\"}"), "win's schema");
+        // options whose shared property disagrees: the general path, which refuses an overlapping oneOf
+        GrammarException e = assertThrows(GrammarException.class, () -> JsonSchemaCompiler.compile("{\"type\":\"object\","
+                + "\"oneOf\":[{\"required\":[\"a\"],\"properties\":{\"a\":{\"type\":\"string\"}}},{\"required\":[\"b\"],"
+                + "\"properties\":{\"a\":{\"type\":\"integer\"}}}]}", false));
+        assertTrue(e.getMessage().contains("exclusivity"), e.getMessage());
+    }
 }
