@@ -773,6 +773,14 @@ final class JsonSchemaCompiler {
                 props.put(r, additional);   // required but not described: whatever additionalProperties allows
             }
         }
+        if (!m.containsKey("patternProperties")) {
+            // names a dependency mentions are tracked like declared ones, with additionalProperties' schema
+            for (String name : dependencyNames(m)) {
+                if (!props.containsKey(name) && props.size() < ANY_ORDER_MAX) {
+                    props.put(name, additional);
+                }
+            }
+        }
         List<String> names = new ArrayList<>();
         List<Expr> members = new ArrayList<>();
         List<Boolean> isRequired = new ArrayList<>();
@@ -1055,6 +1063,23 @@ final class JsonSchemaCompiler {
             }
         }
         return exactlyOne ? holding == 1 : holding >= 1;
+    }
+
+    /** Every property name {@code dependencies} / {@code dependentRequired} mention, triggers and needs. */
+    private static Set<String> dependencyNames(Map<String, Object> m) {
+        Set<String> names = new LinkedHashSet<>();
+        for (String key : List.of("dependencies", "dependentRequired")) {
+            if (m.get(key) instanceof Map<?, ?> deps) {
+                for (Map.Entry<?, ?> d : deps.entrySet()) {
+                    names.add(String.valueOf(d.getKey()));
+                    Object v = d.getValue() instanceof Map<?, ?> sm ? sm.get("required") : d.getValue();
+                    if (v instanceof List<?> l) {
+                        l.forEach(x -> names.add(String.valueOf(x)));
+                    }
+                }
+            }
+        }
+        return names;
     }
 
     private static boolean satisfies(int set, List<int[]> dependencies) {

@@ -531,8 +531,13 @@ class GrammarMatcherTest {
         assertFalse(accepts(d, "{\"name\":\"a\",\"credit_card\":1}"), "dependentRequired, 2019-09's name");
         assertFalse(accepts(automaton(JsonSchemaCompiler.compile(schema.replace("\"additionalProperties\":false,", ""), false)),
                 "{\"name\":\"a\",\"credit_card\":1}"), "declared names, whatever other keys may appear");
-        for (String bad : List.of(schema.replace("\"additionalProperties\":false,", "").replace("[\"billing_address\"]",
-                "[\"cvv\"]"),   // an undeclared need could be an extra key
+        // an undeclared need, other keys allowed: tracked like a declared property with additionalProperties' schema
+        Automaton cvv = automaton(JsonSchemaCompiler.compile(schema.replace("\"additionalProperties\":false,", "")
+                .replace("[\"billing_address\"]", "[\"cvv\"]"), false));
+        assertFalse(accepts(cvv, "{\"name\":\"a\",\"credit_card\":1}"));
+        assertTrue(accepts(cvv, "{\"cvv\":[1],\"name\":\"a\",\"credit_card\":1}"));
+        assertTrue(accepts(cvv, "{\"name\":\"a\",\"other\":1}"));
+        for (String bad : List.of(
                 schema.replace("{\"required\":[\"billing_address\",\"name\"]}", "{\"properties\":{\"zip\":{\"minimum\":3}}}"))) {
             GrammarException e = assertThrows(GrammarException.class, () -> JsonSchemaCompiler.compile(bad, false), bad);
             assertTrue(e.getMessage().contains("dependencies"), e.getMessage());
