@@ -43,7 +43,7 @@ import java.util.Set;
  */
 final class JsonSchemaCompiler {
 
-    private static final Set<String> UNSUPPORTED = Set.of("not", "if", "then", "else", "dependentSchemas", "propertyNames", "contains", "minContains",
+    private static final Set<String> UNSUPPORTED = Set.of("if", "then", "else", "dependentSchemas", "propertyNames", "contains", "minContains",
             "maxContains", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef");
     private static final Set<String> TYPES = Set.of("null", "boolean", "integer", "number", "string", "object", "array");
     private static final Set<String> STRING_KEYS = Set.of("minLength", "maxLength", "pattern", "format");
@@ -174,6 +174,9 @@ final class JsonSchemaCompiler {
             if (UNSUPPORTED.contains(k)) {
                 throw new GrammarException("JSON Schema keyword '" + k + "' (at " + where + ") is not supported");
             }
+        }
+        if (m.containsKey("not")) {
+            return not(m, where);
         }
         if (!hasValidation(m)) {
             return value();   // {} or annotations only: any value
@@ -545,6 +548,76 @@ final class JsonSchemaCompiler {
         return new BigDecimal(a.toString()).compareTo(new BigDecimal(b.toString())) <= 0 ? a : b;
     }
 
+    private static final Set<String> ANNOTATIONS = Set.of("description", "title", "$comment", "examples", "default");
+
+    /** A sibling key (never in a user's schema) that carries a {@code not: {pattern}} to {@link #string}. */
+    private static final String NOT_PATTERN = "\u0000notPattern";
+
+    /**
+     * {@code not} where it is a set the grammar can take away: {@code {}} / true (nothing validates), false
+     * (no restriction), {@code {type: ...}} (the other types), {@code {pattern: P}} (strings P finds no
+     * match in: the complement automaton, with the siblings' string keywords), and {@code {enum}} /
+     * {@code {const}} of strings on a plain string. Anything else is refused by name.
+     */
+    private Expr not(Map<String, Object> m, String where) {
+        Map<String, Object> rest = new LinkedHashMap<>(m);
+        rest.remove("not");
+        Object n = deref(m.get("not"), where);
+        if (Boolean.FALSE.equals(n)) {
+            return compileMap(rest, where);
+        }
+        if (Boolean.TRUE.equals(n)) {
+            return null;
+        }
+        if (!(n instanceof Map<?, ?> raw)) {
+            throw new GrammarException("'not' (at " + where + ") must be a schema");
+        }
+        Map<String, Object> nm = new LinkedHashMap<>(map(raw));
+        nm.keySet().removeAll(ANNOTATIONS);
+        if (nm.isEmpty()) {
+            return null;   // not {}: nothing validates
+        }
+        if (nm.keySet().equals(Set.of("type"))) {
+            Set<String> out = types(rest, where);
+            List<String> excluded = typeList(nm.get("type"), where);
+            if (excluded.contains("integer") && !excluded.contains("number") && out.contains("number")) {
+                throw new GrammarException("'not' integer of a number (at " + where + ") is not supported");
+            }
+            out.removeAll(excluded);
+            if (excluded.contains("number")) {
+                out.remove("integer");
+            }
+            if (out.isEmpty()) {
+                return null;
+            }
+            rest.put("type", new ArrayList<>(out));
+            rest.remove("nullable");
+            return compileMap(rest, where);
+        }
+        Set<String> types = types(rest, where);
+        if (nm.keySet().equals(Set.of("pattern")) && nm.get("pattern") instanceof String p) {
+            if (!types.contains("string")) {
+                return null;   // not {pattern} holds for strings only
+            }
+            rest.put("type", "string");
+            rest.remove("nullable");
+            rest.put(NOT_PATTERN, p);
+            return compileMap(rest, where);
+        }
+        boolean plainString = types.equals(Set.of("string")) && rest.keySet().stream().allMatch(k -> k.equals("type")
+                || ANNOTATIONS.contains(k));
+        if (plainString && (nm.keySet().equals(Set.of("enum")) || nm.keySet().equals(Set.of("const")))) {
+            List<String> names = new ArrayList<>();
+            for (Object v : nm.containsKey("enum") ? list(nm.get("enum"), "not/enum", where) : List.of(nm.get("const"))) {
+                if (v instanceof String str) {
+                    names.add(str);
+                }
+            }
+            return keyNotIn(names);
+        }
+        throw new GrammarException("'not' with " + nm.keySet() + " (at " + where + ") is not supported");
+    }
+
     private Set<String> types(Map<String, Object> m, String where) {
         Set<String> types = new LinkedHashSet<>();
         if (m.containsKey("type")) {
@@ -602,6 +675,22 @@ final class JsonSchemaCompiler {
         boolean lengths = minLength != null && minLength > 0 || maxLength != null;
         if (format instanceof String f && ASSERTED_FORMATS.contains(f)) {
             throw new GrammarException("format '" + f + "' (at " + where + ") is not supported");
+        }
+        if (m.get(NOT_PATTERN) instanceof String notPattern) {   // every string condition as one automaton
+            List<String> regexes = new ArrayList<>(List.of(notPattern));
+            if (pattern instanceof String p) {
+                regexes.add(p);
+            }
+            if (format instanceof String f && FORMATS.containsKey(f)) {
+                regexes.add(FORMATS.get(f));
+            }
+            List<CharAutomaton> all = CharAutomaton.searchAll(regexes);
+            CharAutomaton a = all.get(0).not();
+            for (CharAutomaton other : all.subList(1, all.size())) {
+                a = a.and(other);
+            }
+            return Expr.seq(Expr.literal("\""), a.withLength(b, minLength == null ? 0 : minLength,
+                    maxLength == null ? -1 : maxLength, CharSet::jsonChar, where), Expr.literal("\""));
         }
         if (pattern != null) {
             if (!(pattern instanceof String p)) {

@@ -302,7 +302,7 @@ class GrammarMatcherTest {
 
     @Test
     void schemaKeywordsThatCannotBeHonouredAreRefusedByName() {
-        for (String[] c : new String[][] {{"{\"not\":{\"type\":\"string\"}}", "'not'"},
+        for (String[] c : new String[][] {{"{\"not\":{\"required\":[\"a\"]}}", "'not' with [required]"},
             {"{\"type\":\"array\",\"uniqueItems\":true}", "uniqueItems"},
             {"{\"type\":\"number\",\"multipleOf\":0.0000001234567}", "multipleOf"},   // a step of too many states
             {"{\"$ref\":\"http://example.com/s.json\"}", "same document"},
@@ -612,5 +612,26 @@ class GrammarMatcherTest {
                 + "\"oneOf\":[{\"required\":[\"a\"],\"properties\":{\"a\":{\"type\":\"string\"}}},{\"required\":[\"b\"],"
                 + "\"properties\":{\"a\":{\"type\":\"integer\"}}}]}", false));
         assertTrue(e.getMessage().contains("exclusivity"), e.getMessage());
+    }
+
+    @Test
+    void notTakesAwayTypesPatternsAndStringValues() {
+        Automaton notString = automaton(JsonSchemaCompiler.compile("{\"not\":{\"type\":\"string\"}}", false));
+        assertTrue(accepts(notString, "1") && accepts(notString, "null") && accepts(notString, "[\"a\"]"));
+        assertFalse(accepts(notString, "\"a\""));
+        Automaton noNull = automaton(JsonSchemaCompiler.compile("{\"type\":[\"integer\",\"null\"],\"not\":{\"type\":\"null\"}}", false));
+        assertTrue(accepts(noNull, "3"));
+        assertFalse(accepts(noNull, "null"));
+        // strings in which [^a-z ] finds no match, 2 to 5 characters (a pattern that names what must not appear)
+        Automaton letters = automaton(JsonSchemaCompiler.compile("{\"type\":\"string\",\"minLength\":2,\"maxLength\":5,"
+                + "\"not\":{\"pattern\":\"[^a-z ]\"}}", false));
+        assertTrue(accepts(letters, "\"ab c\""));
+        assertFalse(accepts(letters, "\"ab1\""), "a character the pattern finds");
+        assertFalse(accepts(letters, "\"abcdef\""), "maxLength");
+        assertFalse(accepts(letters, "\"a\""), "minLength");
+        Automaton notEnum = automaton(JsonSchemaCompiler.compile("{\"type\":\"string\",\"not\":{\"enum\":[\"logs\",\"tmp\"]}}", false));
+        assertTrue(accepts(notEnum, "\"log\"") && accepts(notEnum, "\"logs2\"") && accepts(notEnum, "\"\""));
+        assertFalse(accepts(notEnum, "\"logs\"") || accepts(notEnum, "\"tmp\""));
+        assertThrows(GrammarException.class, () -> JsonSchemaCompiler.compile("{\"not\":{}}", false), "not {}: nothing");
     }
 }
