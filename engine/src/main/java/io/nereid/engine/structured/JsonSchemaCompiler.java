@@ -31,10 +31,12 @@ import java.util.Set;
  * automaton times a character counter, {@link CharAutomaton}), integer and number bounds (exact, decimal),
  * {@code multipleOf} (exact: a remainder automaton times the range, numbers written without an exponent),
  * {@code dependencies} / {@code dependentRequired} (property lists, on objects of up to 8 declared properties),
+ * anyOf / oneOf of object options told apart by their required properties, {@code not} of types, of a
+ * pattern and of string enum / const,
  * {@code nullable} (OpenAPI), {@code patternProperties} (with additionalProperties; patterns that overlap only
  * where their schemas are equal),
  * min/maxProperties (objects of up to 8 properties). Validation keywords that a context-free grammar cannot express or
- * that are not built yet ({@code not}, {@code if}, {@code dependentSchemas},
+ * that are not built yet (other {@code not}, {@code if}, {@code dependentSchemas},
  * {@code uniqueItems}, ...) are refused with a {@link GrammarException} naming
  * the keyword: a constraint is never silently loosened. Unknown keywords are annotations, as the
  * specification says.
