@@ -534,6 +534,11 @@ final class JsonSchemaCompiler {
                 case "title", "description", "default", "examples", "$comment", "$schema", "$id", "id" -> {
                     // annotations: either is fine
                 }
+                case "enum" -> {   // the values both allow (an empty list: nothing validates)
+                    List<Object> both = new ArrayList<>(list(mine, k, where));
+                    both.retainAll(list(v, k, where));
+                    out.put(k, both);
+                }
                 case "minLength", "minItems", "minimum", "minProperties" -> out.put(k, max(mine, v));
                 case "maxLength", "maxItems", "maximum", "maxProperties" -> out.put(k, min(mine, v));
                 default -> throw new GrammarException("allOf with two different '" + k + "' (at " + where + ") is not supported");

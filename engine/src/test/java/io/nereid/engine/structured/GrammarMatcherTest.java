@@ -634,4 +634,14 @@ class GrammarMatcherTest {
         assertFalse(accepts(notEnum, "\"logs\"") || accepts(notEnum, "\"tmp\""));
         assertThrows(GrammarException.class, () -> JsonSchemaCompiler.compile("{\"not\":{}}", false), "not {}: nothing");
     }
+
+    @Test
+    void allOfOfTwoEnumsIsTheirIntersection() {
+        Automaton a = automaton(JsonSchemaCompiler.compile("{\"allOf\":[{\"enum\":[\"a\",\"b\",1]},{\"enum\":[\"b\",1,\"c\"]}]}",
+                false));
+        assertTrue(accepts(a, "\"b\"") && accepts(a, "1"));
+        assertFalse(accepts(a, "\"a\"") || accepts(a, "\"c\""));
+        assertThrows(GrammarException.class, () -> JsonSchemaCompiler.compile("{\"allOf\":[{\"enum\":[\"a\"]},{\"enum\":[\"b\"]}]}",
+                false), "no value is in both");
+    }
 }
