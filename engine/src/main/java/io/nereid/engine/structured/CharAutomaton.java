@@ -25,6 +25,10 @@ final class CharAutomaton {
     static final int MAX_DFA_STATES = 2_000;
     static final int MAX_PRODUCT_STATES = 50_000;
 
+    /** The markers of {@code ^} and {@code $}: zero-width assertions (at the start; nothing after). */
+    private static final Expr START = new Expr.Ref(Integer.MIN_VALUE);
+    private static final Expr END = new Expr.Ref(Integer.MIN_VALUE + 1);
+
     private final List<CharSet> blocks;   // disjoint character classes covering every character
     private final int[][] next;           // [state][block] -> state, -1: none
     private final boolean[] accepting;
@@ -54,10 +58,10 @@ final class CharAutomaton {
         List<CharSet> symbols = new ArrayList<>();
         List<Expr> trees = new ArrayList<>();
         for (String pattern : patterns) {
-            trees.add(RegexCompiler.search(pattern, s -> {
+            trees.add(RegexCompiler.searchWithAnchors(pattern, s -> {
                 symbols.add(s);
                 return new Expr.Ref(-symbols.size());   // a symbol, not a rule: never reaches a grammar
-            }));
+            }, START, END));
         }
         List<CharSet> blocks = refine(symbols);
         List<CharAutomaton> out = new ArrayList<>();
@@ -371,6 +375,8 @@ final class CharAutomaton {
         final List<CharSet> symbols;
         final List<int[]> eps = new ArrayList<>();     // per state: epsilon targets
         final List<int[]> moves = new ArrayList<>();   // per state: {symbol, target} or empty
+        final Map<Integer, Integer> atStart = new HashMap<>();   // ^: from -> to, only before any character
+        final Map<Integer, Integer> atEnd = new HashMap<>();     // $: from -> to, then no more characters
         int accept;
 
         Nfa(List<CharSet> symbols) {
@@ -402,6 +408,13 @@ final class CharAutomaton {
         /** Adds {@code e} starting at {@code from}; returns its end state. */
         int fragment(Expr e, int from) {
             switch (e) {
+                case Expr.Ref r when r == START || r == END -> {
+                    int to = state();
+                    int mid = state();   // one assertion per state: a fresh one to hang it from
+                    epsilon(from, mid);
+                    (r == START ? atStart : atEnd).put(mid, to);
+                    return to;
+                }
                 case Expr.Ref r -> {
                     int to = state();
                     moves.set(from, concat(moves.get(from), new int[] {-r.rule() - 1, to}));
@@ -453,12 +466,32 @@ final class CharAutomaton {
             return n;
         }
 
+        /**
+         * The closure of product states {@code 4 q + flags} (flag 1: a character was read, flag 2: an
+         * end assertion passed, so no character may follow) under epsilon moves and the assertions
+         * that hold.
+         */
         BitSet closure(BitSet set) {
             BitSet out = (BitSet) set.clone();
             ArrayDeque<Integer> stack = new ArrayDeque<>();
             set.stream().forEach(stack::push);
             while (!stack.isEmpty()) {
-                for (int t : eps.get(stack.pop())) {
+                int ps = stack.pop();
+                int q = ps >> 2;
+                int flags = ps & 3;
+                List<Integer> targets = new ArrayList<>(4);
+                for (int t : eps.get(q)) {
+                    targets.add(4 * t + flags);
+                }
+                Integer s = atStart.get(q);
+                if (s != null && (flags & 1) == 0) {
+                    targets.add(4 * s + flags);
+                }
+                Integer e = atEnd.get(q);
+                if (e != null) {
+                    targets.add(4 * e + (flags | 2));
+                }
+                for (int t : targets) {
                     if (!out.get(t)) {
                         out.set(t);
                         stack.push(t);
@@ -480,7 +513,7 @@ final class CharAutomaton {
         List<BitSet> sets = new ArrayList<>();
         List<int[]> next = new ArrayList<>();
         BitSet start = new BitSet();
-        start.set(0);
+        start.set(0);   // product state 4 * 0 + no flags
         start = nfa.closure(start);
         ids.put(start, 0);
         sets.add(start);
@@ -489,11 +522,14 @@ final class CharAutomaton {
             int[] row = new int[blocks.size()];
             for (int k = 0; k < blocks.size(); k++) {
                 BitSet to = new BitSet();
-                for (int q = cur.nextSetBit(0); q >= 0; q = cur.nextSetBit(q + 1)) {
-                    int[] m = nfa.moves.get(q);
+                for (int ps = cur.nextSetBit(0); ps >= 0; ps = cur.nextSetBit(ps + 1)) {
+                    if ((ps & 2) != 0) {
+                        continue;   // past an end assertion: no character may follow
+                    }
+                    int[] m = nfa.moves.get(ps >> 2);
                     for (int j = 0; j < m.length; j += 2) {
                         if (covers[m[j]][k]) {
-                            to.set(m[j + 1]);
+                            to.set(4 * m[j + 1] + (ps & 3 | 1));
                         }
                     }
                 }
@@ -517,7 +553,9 @@ final class CharAutomaton {
         }
         boolean[] accepting = new boolean[sets.size()];
         for (int d = 0; d < sets.size(); d++) {
-            accepting[d] = sets.get(d).get(nfa.accept);
+            BitSet set = sets.get(d);
+            accepting[d] = set.get(4 * nfa.accept) || set.get(4 * nfa.accept + 1) || set.get(4 * nfa.accept + 2)
+                    || set.get(4 * nfa.accept + 3);
         }
         return minimize(blocks, next.toArray(int[][]::new), accepting, source);
     }

@@ -712,7 +712,16 @@ final class JsonSchemaCompiler {
             if (lengths) {   // JSON Schema counts characters: the pattern's automaton times a length counter
                 return Expr.seq(Expr.literal("\""), lengthLimited(p, minLength, maxLength, where), Expr.literal("\""));
             }
-            return Expr.seq(Expr.literal("\""), RegexCompiler.search(p, CharSet::jsonChar), Expr.literal("\""));
+            Expr body;
+            try {
+                body = RegexCompiler.search(p, CharSet::jsonChar);
+            } catch (GrammarException anchorsInside) {   // ^ or $ inside: the character automaton takes them
+                if (!anchorsInside.getMessage().contains("is supported only at")) {
+                    throw anchorsInside;
+                }
+                body = CharAutomaton.search(p).withLength(b, 0, -1, CharSet::jsonChar, where);
+            }
+            return Expr.seq(Expr.literal("\""), body, Expr.literal("\""));
         }
         if (format instanceof String f && FORMATS.containsKey(f)) {
             if (lengths) {

@@ -10,7 +10,7 @@ import java.util.function.Function;
  * negation, {@code \d \w \s} and their negations, escapes ({@code \n}, {@code \xHH}, backslash-u
  * with four hex digits or braces), groups (capturing, {@code (?:)}, named), alternation, the
  * quantifiers {@code * + ? {n} {n,} {n,m}} (lazy ones match the same strings), and {@code ^} /
- * {@code $} at the ends of the pattern. Lookaround, backreferences, word boundaries and Unicode
+ * {@code $} at the ends of the pattern (anywhere through {@link #searchWithAnchors}, for {@link CharAutomaton}). Lookaround, backreferences, word boundaries and Unicode
  * property classes are refused with a {@link GrammarException} naming them: they are not regular
  * or not supported, and a constraint must never be approximated.
  *
@@ -29,11 +29,34 @@ final class RegexCompiler {
 
     private final String p;
     private final Function<CharSet, Expr> encode;
+    private final Expr startAnchor;   // non-null: ^ and $ anywhere become these markers (a character automaton)
+    private final Expr endAnchor;
     private int i;
 
     private RegexCompiler(String pattern, Function<CharSet, Expr> encode) {
+        this(pattern, encode, null, null);
+    }
+
+    private RegexCompiler(String pattern, Function<CharSet, Expr> encode, Expr startAnchor, Expr endAnchor) {
         this.p = pattern;
         this.encode = encode;
+        this.startAnchor = startAnchor;
+        this.endAnchor = endAnchor;
+    }
+
+    /**
+     * JSON Schema's search with {@code ^} and {@code $} allowed anywhere, each given back as its marker
+     * (a zero-width assertion the caller's automaton enforces), the whole wrapped in "any characters"
+     * on both sides; for {@link CharAutomaton}, which can.
+     */
+    static Expr searchWithAnchors(String pattern, Function<CharSet, Expr> encode, Expr startAnchor, Expr endAnchor) {
+        RegexCompiler c = new RegexCompiler(pattern, encode, startAnchor, endAnchor);
+        Expr body = c.alternation();
+        if (c.i < pattern.length()) {
+            throw c.error("unbalanced ')'");
+        }
+        Expr any = Expr.star(c.chars(CharSet.ALL));
+        return Expr.seq(any, body, any);
     }
 
     /** The strings that match {@code pattern} in full (vLLM's guided_regex), as UTF-8. */
@@ -84,6 +107,11 @@ final class RegexCompiler {
         List<Expr> items = new ArrayList<>();
         while (i < p.length() && p.charAt(i) != '|' && p.charAt(i) != ')') {
             char c = p.charAt(i);
+            if (startAnchor != null && (c == '$' || c == '^')) {
+                i++;
+                items.add(c == '^' ? startAnchor : endAnchor);
+                continue;
+            }
             if (c == '$') {
                 i++;
                 if (top && (i == p.length() || p.charAt(i) == '|')) {

@@ -644,4 +644,29 @@ class GrammarMatcherTest {
         assertThrows(GrammarException.class, () -> JsonSchemaCompiler.compile("{\"allOf\":[{\"enum\":[\"a\"]},{\"enum\":[\"b\"]}]}",
                 false), "no value is in both");
     }
+
+    @Test
+    void anchorsInsideGroupsAndBranchesAreAssertionsAsJavasRegexFindsThem() {
+        String[] patterns = {"^$|(^(?:a+b)+$)", "(^[0-9]+\\.[0-9]+$)", "^([^,]|$)", "a(b$|c)", "(x|^y)z", "^a$|b"};
+        String alphabet = "ab,xyz09.";
+        Random random = new Random(17);
+        for (String p : patterns) {
+            Automaton a = automaton(JsonSchemaCompiler.compile("{\"type\":\"string\",\"pattern\":\"" + p.replace("\\", "\\\\")
+                    + "\"}", false));
+            Pattern reference = Pattern.compile(p);
+            List<String> samples = new java.util.ArrayList<>(List.of("", "ab", "aabab", "1.5", "12.", ",", "a,", "abz",
+                    "acz", "yz", "xz", "ayz", "a", "ba", "b"));
+            for (int k = 0; k < 1500; k++) {
+                StringBuilder t = new StringBuilder();
+                int len = random.nextInt(6);
+                for (int i = 0; i < len; i++) {
+                    t.append(alphabet.charAt(random.nextInt(alphabet.length())));
+                }
+                samples.add(t.toString());
+            }
+            for (String v : samples) {
+                assertEquals(reference.matcher(v).find(), accepts(a, "\"" + v + "\""), p + " on '" + v + "'");
+            }
+        }
+    }
 }
