@@ -923,7 +923,7 @@ final class JsonSchemaCompiler {
         List<int[]> dependencies = dependencies(m, memberNames, names, extra != null, where);
         RequiredChoice choice = m.get(REQUIRED_CHOICE) instanceof RequiredChoice rc ? rc : null;
         if (members.size() <= ANY_ORDER_MAX) {
-            List<Integer> masks = choice == null ? null : choiceMasks(choice, memberNames, extra != null, where);
+            List<int[]> masks = choice == null ? null : choiceMasks(choice, memberNames, extra != null, where);
             java.util.function.IntPredicate complete = set -> satisfies(set, dependencies)
                     && chooses(set, masks, choice != null && choice.exactlyOne());
             return Expr.seq(Expr.literal("{"), ws(), anyOrder(members, isRequired, extra, sep, min, max, complete,
@@ -1053,12 +1053,15 @@ final class JsonSchemaCompiler {
     /** A sibling key (never in a user's schema) that carries a {@link RequiredChoice} to {@link #objectValue}. */
     private static final String REQUIRED_CHOICE = "\u0000requiredChoice";
 
-    /** anyOf / oneOf options that only list required properties: at least one, or exactly one, holds. */
-    private record RequiredChoice(List<List<String>> options, boolean exactlyOne) {
+    /**
+     * anyOf / oneOf options decided by the properties present: option i holds when all of {@code
+     * options[i]} are there and not all of {@code forbidden[i]} (its {@code not: {required}}; empty: none).
+     */
+    private record RequiredChoice(List<List<String>> options, List<List<String>> forbidden, boolean exactlyOne) {
     }
 
     private static final Set<String> CHOICE_OPTION_KEYS = Set.of("type", "properties", "required", "additionalProperties",
-            "description", "title", "$comment");
+            "not", "description", "title", "$comment");
 
     /**
      * anyOf / oneOf over object options told apart by which properties are present: each option an object
@@ -1076,14 +1079,18 @@ final class JsonSchemaCompiler {
         Map<String, Object> props = rest.get("properties") instanceof Map<?, ?> p ? new LinkedHashMap<>(map(p))
                 : new LinkedHashMap<>();
         List<List<String>> required = new ArrayList<>();
+        List<List<String>> forbidden = new ArrayList<>();
         boolean added = false;
+        boolean negated = false;
         for (Object option : options) {
             Object o = deref(option, where);
             if (!(o instanceof Map<?, ?> raw)) {
                 return null;
             }
             Map<String, Object> om = map(raw);
-            if (!CHOICE_OPTION_KEYS.containsAll(om.keySet()) || !(om.get("required") instanceof List<?> req)
+            List<?> req = om.get("required") instanceof List<?> l ? l : List.of();
+            if (!CHOICE_OPTION_KEYS.containsAll(om.keySet()) || om.containsKey("required") && !(om.get("required") instanceof List)
+                    || !om.containsKey("required") && !om.containsKey("not")
                     || om.containsKey("additionalProperties") && !Boolean.TRUE.equals(om.get("additionalProperties"))) {
                 return null;
             }
@@ -1106,13 +1113,28 @@ final class JsonSchemaCompiler {
                 return null;
             }
             required.add(req.stream().map(String::valueOf).toList());
+            List<String> not = List.of();
+            if (om.containsKey("not")) {
+                if (!(om.get("not") instanceof Map<?, ?> nm) || !(nm.get("required") instanceof List<?> nr)
+                        || !nm.keySet().stream().allMatch(k -> k.equals("required") || ANNOTATIONS.contains(k))) {
+                    return null;
+                }
+                not = nr.stream().map(String::valueOf).toList();
+                negated = true;
+            }
+            forbidden.add(not);
         }
+        // options of object keywords only hold for every non-object, so a oneOf of two or more admits objects only
+        // (not with 'not', which fails on non-objects)
+        object |= exactlyOne && options.size() >= 2 && !negated;
         Object additional = rest.getOrDefault("additionalProperties", Boolean.TRUE);
         if (!object || required.isEmpty() || added && !Boolean.TRUE.equals(additional)
                 || rest.containsKey("patternProperties")) {
             return null;   // keys of the options would be additional to the siblings, which restrict those
         }
-        for (List<String> names : required) {
+        List<List<String>> mentioned = new ArrayList<>(required);
+        mentioned.addAll(forbidden);
+        for (List<String> names : mentioned) {
             for (String name : names) {
                 if (!props.containsKey(name)) {
                     if (!Boolean.TRUE.equals(additional)) {
@@ -1128,42 +1150,51 @@ final class JsonSchemaCompiler {
         Map<String, Object> out = new LinkedHashMap<>(rest);
         out.put("type", "object");
         out.put("properties", props);
-        out.put(REQUIRED_CHOICE, new RequiredChoice(required, exactlyOne));
+        out.put(REQUIRED_CHOICE, new RequiredChoice(required, forbidden, exactlyOne));
         return out;
     }
 
     /**
-     * A {@link RequiredChoice} as {bits} per option over the members (-1: an option naming a property that
-     * can never be written, so it never holds); refused when an option names a key other keys could be.
+     * A {@link RequiredChoice} as {required bits, forbidden bits} per option over the members: required -1
+     * when it names a property that can never be written (the option never holds), forbidden 0 when there
+     * is none or it names one that can never be written (never all present). Refused when a name is not a
+     * member but other keys could be it.
      */
-    private static List<Integer> choiceMasks(RequiredChoice choice, List<String> members, boolean otherKeys, String where) {
-        List<Integer> masks = new ArrayList<>();
-        for (List<String> option : choice.options()) {
-            int mask = 0;
-            for (String name : option) {
-                int k = members.indexOf(name);
-                if (k < 0) {
-                    if (otherKeys) {
-                        throw new GrammarException((choice.exactlyOne() ? "oneOf" : "anyOf") + " (at " + where
-                                + ") requires '" + name + "', which is not a declared property: not supported");
-                    }
-                    mask = -1;
-                    break;
-                }
-                mask |= 1 << k;
-            }
-            masks.add(mask);
+    private static List<int[]> choiceMasks(RequiredChoice choice, List<String> members, boolean otherKeys, String where) {
+        List<int[]> masks = new ArrayList<>();
+        for (int i = 0; i < choice.options().size(); i++) {
+            int req = bits(choice.options().get(i), members, otherKeys, choice, where);
+            List<String> forb = choice.forbidden().get(i);
+            int no = forb.isEmpty() ? 0 : bits(forb, members, otherKeys, choice, where);
+            masks.add(new int[] {req, no == -1 ? 0 : no});
         }
         return masks;
     }
 
-    private static boolean chooses(int set, List<Integer> masks, boolean exactlyOne) {
+    private static int bits(List<String> names, List<String> members, boolean otherKeys, RequiredChoice choice,
+            String where) {
+        int mask = 0;
+        for (String name : names) {
+            int k = members.indexOf(name);
+            if (k < 0) {
+                if (otherKeys) {
+                    throw new GrammarException((choice.exactlyOne() ? "oneOf" : "anyOf") + " (at " + where
+                            + ") names '" + name + "', which is not a declared property: not supported");
+                }
+                return -1;
+            }
+            mask |= 1 << k;
+        }
+        return mask;
+    }
+
+    private static boolean chooses(int set, List<int[]> masks, boolean exactlyOne) {
         if (masks == null) {
             return true;
         }
         int holding = 0;
-        for (int mask : masks) {
-            if (mask != -1 && (set & mask) == mask) {
+        for (int[] m : masks) {
+            if (m[0] != -1 && (set & m[0]) == m[0] && (m[1] == 0 || (set & m[1]) != m[1])) {
                 holding++;
             }
         }

@@ -607,6 +607,17 @@ class GrammarMatcherTest {
         assertTrue(accepts(win, "{\"lose\":[],\"id\":\"a\"}"), "lose is any value: required, not described");
         assertFalse(accepts(win, "{\"id\":\"a\",\"win\":1,\"lose\":2}"), "both hold");
         assertFalse(accepts(win, "{\"id\":\"a\",\"win\":\"x\"}"), "win's schema");
+        // a xor b, written with not: {required}; and a oneOf of object keywords only, without a type: objects only
+        Automaton xor = automaton(JsonSchemaCompiler.compile("{\"properties\":{\"a\":{},\"b\":{}},\"oneOf\":["
+                + "{\"required\":[\"a\"],\"not\":{\"required\":[\"b\"]}},{\"required\":[\"b\"],\"not\":{\"required\":[\"a\"]}}],"
+                + "\"type\":\"object\"}", false));
+        assertTrue(accepts(xor, "{\"a\":1}") && accepts(xor, "{\"b\":1}"));
+        assertFalse(accepts(xor, "{\"a\":1,\"b\":2}") || accepts(xor, "{}"));
+        Automaton untyped = automaton(JsonSchemaCompiler.compile("{\"oneOf\":[{\"required\":[\"a\"]},{\"required\":[\"b\"]}]}",
+                false));
+        assertTrue(accepts(untyped, "{\"a\":1}"));
+        assertFalse(accepts(untyped, "1"), "a number holds both options: not exactly one");
+        assertFalse(accepts(untyped, "{\"a\":1,\"b\":1}"));
         // options whose shared property disagrees: the general path, which refuses an overlapping oneOf
         GrammarException e = assertThrows(GrammarException.class, () -> JsonSchemaCompiler.compile("{\"type\":\"object\","
                 + "\"oneOf\":[{\"required\":[\"a\"],\"properties\":{\"a\":{\"type\":\"string\"}}},{\"required\":[\"b\"],"
