@@ -180,7 +180,7 @@ class GatewayPlaygroundTest {
     }
 
     @Test
-    void inToolModeACallStreamsIntoTheReplyAsText() throws Exception {
+    void inToolModeACallStreamsIntoTheReplyAndItsResultGoesBack() throws Exception {
         browser.get(server.url("/"));
         waiting(browser).until(b -> !new Select(b.findElement(By.id("model"))).getOptions().isEmpty());
         browser.findElement(By.id("clear")).click();
@@ -196,7 +196,23 @@ class GatewayPlaygroundTest {
         String reply = lastAssistant(browser);
         assertTrue(reply.contains("\u2192 get_weather({"), reply);
         screenshot(browser, "tools");
+        // the result goes back as a tool message with the call's id, and the model answers after it
+        new Select(browser.findElement(By.id("tool_choice"))).selectByValue("none");
+        setValue(browser, "max_tokens", "3");
+        browser.findElement(By.cssSelector("#log .tool-results textarea.tool-result")).sendKeys("{\"temp\": 21}");
+        browser.findElement(By.cssSelector("#log .tool-results .send-results")).click();
+        waiting(browser).until(b -> !streaming(b) && b.findElements(By.cssSelector("#log .msg.assistant")).size() == 2);
+        assertEquals(1, browser.findElements(By.cssSelector("#log .msg.tool")).size());
+        assertTrue(browser.findElements(By.cssSelector("#log .msg.error")).isEmpty(), () -> browser.findElement(
+                By.id("log")).getText());
+        Object sent = ((JavascriptExecutor) browser).executeScript("const m = JSON.parse(localStorage.getItem("
+                + "'nereid.playground.v1')).messages; const t = m.find(x => x.role === 'tool'); const a = m.find(x => x.tool_calls);"
+                + " return t && a && t.tool_call_id === a.tool_calls[0].id && t.tool_call_id.startsWith('call_')"
+                + " && t.content === '{\"temp\": 21}';");
+        assertEquals(Boolean.TRUE, sent, "the tool message carries the call's id and the result");
+        screenshot(browser, "tool-result");
         setValue(browser, "tools", "");
+        new Select(browser.findElement(By.id("tool_choice"))).selectByValue("auto");
     }
 
     @Test

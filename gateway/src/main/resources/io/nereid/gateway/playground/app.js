@@ -50,12 +50,44 @@ function bubble(m, index) {
   role.appendChild(tools);
   const text = document.createElement("div");
   text.className = "text";
-  text.textContent = m.content;
+  text.textContent = m.content + callsText(m);
   const stats = document.createElement("div");
   stats.className = "stats";
   stats.textContent = m.stats || "";
   div.append(role, text, stats);
+  if (m.tool_calls && index === state.messages.length - 1 && !m.pending) div.appendChild(resultsForm(m, index));
   return div;
+}
+// The calls of an assistant message as text ("-> name(arguments)", one per line), or "".
+function callsText(m) {
+  if (!m.tool_calls || !m.tool_calls.length) return "";
+  return (m.content ? "\n" : "") + m.tool_calls.map(c => "\u2192 " + c.function.name + "(" + c.function.arguments + ")").join("\n");
+}
+// Under the last reply when it called tools: one result box per call, and a button that sends them back
+// as "tool" messages (tool_call_id = the call's id) and asks for the next reply.
+function resultsForm(m, index) {
+  const form = document.createElement("div");
+  form.className = "tool-results";
+  for (const c of m.tool_calls) {
+    const label = document.createElement("label");
+    label.textContent = "result of " + c.function.name + " (" + c.id + ")";
+    const box = document.createElement("textarea");
+    box.className = "tool-result"; box.rows = 2; box.dataset.callId = c.id;
+    label.appendChild(box);
+    form.appendChild(label);
+  }
+  const go = document.createElement("button");
+  go.type = "button"; go.textContent = "send results"; go.className = "send-results";
+  go.onclick = () => {
+    if (running) return;
+    for (const box of form.querySelectorAll("textarea.tool-result")) {
+      state.messages.push({ role: "tool", tool_call_id: box.dataset.callId, content: box.value });
+    }
+    save();
+    generate();
+  };
+  form.appendChild(go);
+  return form;
 }
 function render() {
   const log = $("log");
@@ -84,7 +116,12 @@ function body(stream) {
   } else {
     const msgs = [];
     if ($("system").value.trim()) msgs.push({ role: "system", content: $("system").value });
-    for (const m of state.messages) if (!m.error && !m.pending) msgs.push({ role: m.role, content: m.content });
+    for (const m of state.messages) {
+      if (m.error || m.pending) continue;
+      if (m.role === "tool") msgs.push({ role: "tool", tool_call_id: m.tool_call_id, content: m.content });
+      else if (m.tool_calls) msgs.push({ role: m.role, content: m.content || "", tool_calls: m.tool_calls });
+      else msgs.push({ role: m.role, content: m.content });
+    }
     b.messages = msgs;
     const schema = $("schema").value.trim();
     if (schema) b.response_format = { type: "json_schema", json_schema: { name: "answer", schema: JSON.parse(schema) } };
@@ -107,7 +144,7 @@ async function generate() {
   document.body.dataset.streaming = "true";
   const start = performance.now();
   let first = 0, tokens = 0;
-  const calls = [];   // tool calls as they stream: {name, arguments}
+  const calls = [];   // tool calls as they stream: {id, name, arguments}
   const show = () => {
     const shown = calls.map(c => "\u2192 " + c.name + "(" + c.arguments + ")").join("\n");
     text.textContent = reply.content + (reply.content && shown ? "\n" : "") + shown;   // text only
@@ -145,7 +182,8 @@ async function generate() {
             }
             for (const t of (c.delta && c.delta.tool_calls) || []) {
               if (!first) first = performance.now();
-              if (!calls[t.index]) calls[t.index] = { name: "", arguments: "" };
+              if (!calls[t.index]) calls[t.index] = { id: "", name: "", arguments: "" };
+              if (t.id) calls[t.index].id = t.id;
               if (t.function && t.function.name) calls[t.index].name = t.function.name;
               if (t.function && t.function.arguments) calls[t.index].arguments += t.function.arguments;
             }
@@ -155,7 +193,9 @@ async function generate() {
       }
       $("log").scrollTop = $("log").scrollHeight;
     }
-    if (calls.length) reply.content = text.textContent;   // the calls stay in the conversation as text
+    if (calls.length) {   // kept as the API has them, so results can be sent back
+      reply.tool_calls = calls.map(c => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));
+    }
     const secs = (performance.now() - (first || start)) / 1000;
     reply.stats = "TTFT " + ((first || performance.now()) - start).toFixed(0) + " ms · " + tokens + " tokens"
         + (tokens > 1 && secs > 0 ? " · " + ((tokens - 1) / secs).toFixed(1) + " tok/s" : "");
