@@ -24,6 +24,8 @@ final class CharAutomaton {
     static final int MAX_NFA_STATES = 20_000;
     static final int MAX_DFA_STATES = 2_000;
     static final int MAX_PRODUCT_STATES = 50_000;
+    /** The shortest maxLength {@link #withLength} narrows a too-long one to; below it, refused. */
+    static final int MIN_COUNTED_LENGTH = 128;
 
     /** The markers of {@code ^} and {@code $}: zero-width assertions (at the start; nothing after). */
     private static final Expr START = new Expr.Ref(Integer.MIN_VALUE);
@@ -278,11 +280,21 @@ final class CharAutomaton {
 
     /**
      * The strings of this automaton's language whose length in characters is in {@code [min, max]}
-     * ({@code max} -1: no upper bound), each character encoded by {@code encode}, as rules of {@code b}.
+     * ({@code max} -1: no upper bound), each character encoded by {@code encode}, as rules of {@code b}. A
+     * {@code max} too long to count within {@link #MAX_PRODUCT_STATES} is narrowed to the longest that fits
+     * (at least {@link #MIN_COUNTED_LENGTH}): fewer strings, never one longer than {@code max}.
      *
      * @throws GrammarException when no string has such a length, or the product is too large
      */
     Expr withLength(Grammar.Builder b, int min, int max, Function<CharSet, Expr> encode, String where) {
+        if (max >= 0 && (long) states() * (max + 1) > MAX_PRODUCT_STATES) {
+            // a maxLength too long to count exactly (an email format with maxLength 1024): strings up to the
+            // longest length that fits instead, a narrower language that never holds a string the schema refuses
+            int fits = MAX_PRODUCT_STATES / states() - 1;
+            if (fits >= Math.max(min, MIN_COUNTED_LENGTH)) {
+                max = fits;
+            }
+        }
         int cap = max >= 0 ? max : min;   // past min without a max, the count stops mattering
         int width = cap + 1;
         long size = (long) states() * width;

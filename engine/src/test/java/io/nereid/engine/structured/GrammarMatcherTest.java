@@ -498,6 +498,12 @@ class GrammarMatcherTest {
             }
             assertTrue(matched >= 3, schema + ": too few matching samples (" + matched + ")");
         }
+        // an email format with maxLength 1024: too long to count exactly, narrowed (never wider)
+        Automaton email = automaton(JsonSchemaCompiler.compile("{\"type\":\"string\",\"format\":\"email\",\"maxLength\":1024}",
+                false));
+        assertTrue(accepts(email, "\"a.b@example.com\""));
+        assertFalse(accepts(email, "\"not an email\""));
+        assertFalse(accepts(email, "\"" + "a".repeat(1030) + "@x.org\""), "over maxLength");
         // a pattern and a format both hold (the calendar too), and a format with lengths
         Automaton both = automaton(JsonSchemaCompiler.compile("{\"type\":\"string\",\"format\":\"date\","
                 + "\"pattern\":\"^([0-9]{4})(-([0-9]{2}))*$\"}", false));
