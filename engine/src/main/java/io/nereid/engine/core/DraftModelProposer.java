@@ -12,11 +12,15 @@ import java.util.Map;
 
 /**
  * Draft-model drafts (vLLM's {@code "method": "draft_model"}): a second, smaller model with the
- * target's vocabulary runs on a backend of its own, with its own KV blocks, and proposes its greedy
- * continuation of each decoding sequence, {@code k} tokens. Greedy drafts are a deterministic
- * proposal (q is one-hot on the draft), so the target's verification
- * ({@link io.nereid.engine.sampling.TokenSelector#verify}) keeps the output exactly the target's
- * distribution, sampling included.
+ * target's vocabulary runs on a backend of its own, with its own KV blocks, and proposes its
+ * continuation of each decoding sequence, {@code k} tokens: for a greedy request its argmax (q one-hot),
+ * for a sampled one a draw from its distribution q under the request's temperature / top-k / top-p /
+ * min-p (seeded per request and choice), the q of each draft left on the sequence
+ * ({@code Sequence.draftQ}) for the verifier, which keeps a draft with probability min(1, p/q) and else
+ * draws from normalize(max(0, p - q)) ({@link io.nereid.engine.sampling.TokenSelector#verify(
+ * io.nereid.engine.sampling.Probabilities, int, io.nereid.engine.sampling.Probabilities)}): the output is
+ * exactly the target's distribution either way, and a draft close to the target is kept more often
+ * when sampling than its argmax would be.
  *
  * <p>Per sequence it remembers which tokens its KV holds. Before proposing it keeps only the prefix
  * those share with the sequence (what the target rejected, or recomputed after a preemption, is
@@ -43,6 +47,8 @@ public final class DraftModelProposer implements DraftProposer {
         int[] known = new int[64];
         int length;
         int[] blocks = new int[0];
+        io.nereid.engine.sampling.Distribution q;   // the request's temperature / top-k / top-p / min-p, when it samples
+        io.nereid.engine.sampling.TokenSelector.Draw draw;
     }
 
     /**
@@ -90,11 +96,31 @@ public final class DraftModelProposer implements DraftProposer {
             int[] piece = Arrays.copyOfRange(tokens, from, Math.min(length, from + chunk));
             logits = forward(s, piece, from, from + piece.length == length);
         }
+        // a sampled request's drafts are drawn from the draft model's distribution q under its sampling
+        // parameters (the verifier keeps d with probability min(1, p(d)/q(d))); a greedy one's are the argmax
+        Sequence seq = sequence instanceof Sequence x ? x : null;
+        io.nereid.engine.api.SamplingParams params = seq == null ? null : seq.request.request.sampling();
+        boolean sample = params != null && !params.greedy();
+        if (sample && s.q == null) {
+            s.q = new io.nereid.engine.sampling.Distribution(params);
+            long seed = (params.seed() == null ? seq.request.request.id().hashCode() : params.seed()) * 0x9E3779B97F4A7C15L;
+            s.draw = new io.nereid.engine.sampling.TokenSelector.Draw(seed + 31L * seq.choice + 1);
+        }
+        io.nereid.engine.sampling.Probabilities[] qs = sample ? new io.nereid.engine.sampling.Probabilities[want] : null;
         int[] drafts = new int[want];
-        drafts[0] = Distribution.argmax(logits);
-        for (int i = 1; i < want; i++) {
-            logits = forward(s, new int[] {drafts[i - 1]}, length + i - 1, true);
-            drafts[i] = Distribution.argmax(logits);
+        for (int i = 0; i < want; i++) {
+            if (i > 0) {
+                logits = forward(s, new int[] {drafts[i - 1]}, length + i - 1, true);
+            }
+            if (sample) {
+                qs[i] = s.q.of(logits);
+                drafts[i] = s.draw.select(qs[i]);
+            } else {
+                drafts[i] = Distribution.argmax(logits);
+            }
+        }
+        if (seq != null) {
+            seq.draftQ = qs;
         }
         return drafts;
     }

@@ -155,7 +155,7 @@ final class OutputProcessor {
                 ChoiceOutput o = newOutput(r, c);
                 r.outputs[c] = o;
                 int[] token = new int[1];
-                boolean done = next(r, c, o, logits, s.length(), token, -1);
+                boolean done = next(r, c, o, logits, s.length(), token, -1, null);
                 forks.add(new StepOutcome.Fork(c, o, token, done));
             }
         }
@@ -163,7 +163,7 @@ final class OutputProcessor {
             return verify(slice, out, i, firstRow, forks);
         }
         int[] token = new int[1];
-        boolean done = next(r, s.choice, s.output(), logits, s.length(), token, -1);
+        boolean done = next(r, s.choice, s.output(), logits, s.length(), token, -1, null);
         return new StepOutcome.SliceOutcome(0, token, done, forks);
     }
 
@@ -186,9 +186,11 @@ final class OutputProcessor {
         int[] token = new int[1];
         events.beginMerge();   // the run's tokens stream as one delta
         try {
+            io.nereid.engine.sampling.Probabilities[] qs = s.draftQ;
             for (int j = 0; j <= drafts.length && !done; j++) {
                 int draft = j < drafts.length ? drafts[j] : -1;
-                done = next(s.request, s.choice, s.output(), out.row(i, firstRow + j), s.length() + j, token, draft);
+                io.nereid.engine.sampling.Probabilities q = qs != null && j < qs.length && draft >= 0 ? qs[j] : null;
+                done = next(s.request, s.choice, s.output(), out.row(i, firstRow + j), s.length() + j, token, draft, q);
                 emitted[count++] = token[0];
                 if (draft < 0 || token[0] != draft) {
                     break;
@@ -208,9 +210,11 @@ final class OutputProcessor {
      * {@code token[0]}. With a {@code draft} (a token id; -1 for none) the token is that draft's
      * verification. Returns whether the choice ended.
      */
-    private boolean next(RequestState r, int c, ChoiceOutput o, float[] logits, int length, int[] token, int draft) {
+    private boolean next(RequestState r, int c, ChoiceOutput o, float[] logits, int length, int[] token, int draft,
+            io.nereid.engine.sampling.Probabilities draftQ) {
         GenerationRequest q = r.request;
-        SampledToken t = draft < 0 ? o.chain.sample(logits, q.logprobs()) : o.chain.verify(logits, draft, q.logprobs());
+        SampledToken t = draft < 0 ? o.chain.sample(logits, q.logprobs())
+                : o.chain.verify(logits, draft, q.logprobs(), draftQ);
         o.chain.accept(t.id());
         token[0] = t.id();
         o.produced();

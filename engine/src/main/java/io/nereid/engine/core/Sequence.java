@@ -29,6 +29,8 @@ final class Sequence {
     private BlockTable table;   // null unless RUNNING
     private Status status = Status.WAITING;
     boolean scheduledThisStep;  // scheduler scratch: in the plan being built (not a preemption victim)
+    /** The distributions the last proposal's drafts were drawn from (a draft model sampling), or null: drafts q puts all on. */
+    io.nereid.engine.sampling.Probabilities[] draftQ;
 
     /** Choice {@code choice} of {@code request}, at its prompt. */
     Sequence(RequestState request, int choice, ChoiceOutput output) {

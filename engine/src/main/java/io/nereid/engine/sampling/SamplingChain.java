@@ -101,10 +101,15 @@ public final class SamplingChain {
      * reported as {@link #sample} reports; not recorded (call {@link #accept} with the token kept).
      */
     public SampledToken verify(float[] rawLogits, int draft, boolean logprobs) {
+        return verify(rawLogits, draft, logprobs, null);
+    }
+
+    /** {@link #verify(float[], int, boolean)} of a draft drawn from {@code q} (null: q all on the draft). */
+    public SampledToken verify(float[] rawLogits, int draft, boolean logprobs, Probabilities q) {
         if (draft < 0 || draft >= vocabSize) {
             throw new IllegalArgumentException("draft token " + draft + " is outside the vocabulary of " + vocabSize);
         }
-        return choose(rawLogits, logprobs, p -> selector.verify(p, draft));
+        return choose(rawLogits, logprobs, p -> selector.verify(p, draft, q));
     }
 
     /** The processed distribution of the next token under {@code rawLogits} (left unchanged), without drawing. */

@@ -25,6 +25,15 @@ public sealed interface TokenSelector permits TokenSelector.Greedy, TokenSelecto
      */
     int verify(Probabilities p, int draft);
 
+    /**
+     * {@code draft} drawn from {@code q} (a draft model's distribution; null: q all on the draft, as
+     * {@link #verify(Probabilities, int)}), kept with probability min(1, p(d) / q(d)), else a token drawn
+     * from normalize(max(0, p - q)): either way distributed exactly as {@code p}.
+     */
+    default int verify(Probabilities p, int draft, Probabilities q) {
+        return verify(p, draft);
+    }
+
     /** The candidate of highest weight, the lowest id among equals. Uses no randomness; stateless. */
     record Greedy() implements TokenSelector {
 
@@ -74,6 +83,43 @@ public sealed interface TokenSelector permits TokenSelector.Greedy, TokenSelecto
                 if (p.id(k) != excluded) {
                     last = k;
                     u -= p.weight(k);
+                    if (u < 0) {
+                        return p.id(k);
+                    }
+                }
+            }
+            return p.id(last);
+        }
+
+        @Override
+        public int verify(Probabilities p, int draft, Probabilities q) {
+            double qd = q == null ? 0 : q.probability(draft);
+            if (qd <= 0) {
+                return verify(p, draft);   // not drawn from q (or no q): q is all on the draft
+            }
+            double pd = p.probability(draft);
+            if (random.nextDouble() < Math.min(1.0, pd / qd)) {
+                return draft;
+            }
+            java.util.Map<Integer, Double> qs = new java.util.HashMap<>(2 * q.size());
+            for (int k = 0; k < q.size(); k++) {
+                qs.put(q.id(k), q.weight(k) / q.total());
+            }
+            double[] residual = new double[p.size()];
+            double rest = 0;
+            for (int k = 0; k < p.size(); k++) {
+                residual[k] = Math.max(0, p.weight(k) / p.total() - qs.getOrDefault(p.id(k), 0.0));
+                rest += residual[k];
+            }
+            if (rest <= 0) {   // p and q agree: the draft was kept with probability 1 already
+                return draft;
+            }
+            double u = random.nextDouble() * rest;
+            int last = 0;
+            for (int k = 0; k < p.size(); k++) {
+                if (residual[k] > 0) {
+                    last = k;
+                    u -= residual[k];
                     if (u < 0) {
                         return p.id(k);
                     }

@@ -305,22 +305,50 @@ class SpeculativeDecodingTest {
         assertEquals(samples, speculation[0], "every second token is a verified draft");
         assertTrue(speculation[1] > samples / 10 && speculation[1] < samples * 9 / 10,
                 "drafts accepted " + speculation[1] + " of " + samples + ": acceptance and rejection both need testing");
-        double chi2 = 0;
-        int df = -1;
-        for (int t = 0; t < 320; t++) {
-            long total = counts[0][t] + counts[1][t];
-            if (total == 0) {
-                continue;
-            }
-            df++;
-            for (int arm = 0; arm < 2; arm++) {
-                double expected = total / 2.0;
-                chi2 += (counts[arm][t] - expected) * (counts[arm][t] - expected) / expected;
-            }
-        }
+        double[] h = homogeneity(counts);
+        double chi2 = h[0];
+        int df = (int) h[1];
         assertTrue(df >= 3, "too few distinct second tokens to test: " + df);
         assertTrue(chi2 < critical001(df), "chi-square " + chi2 + " with " + df + " degrees of freedom: "
                 + Arrays.toString(counts[0]) + " vs " + Arrays.toString(counts[1]));
+    }
+
+    /**
+     * A draft model samples its drafts from its own distribution q under the request's parameters, and the
+     * verifier keeps each with probability min(1, p/q): with the target as its own draft (q = p, the
+     * same bits by batch invariance) every sampled draft is kept, and the second token's distribution is
+     * the no-draft one (chi-square homogeneity over 3,000 seeded requests per arm, 0.1 % point).
+     */
+    @Test
+    void aDraftModelSamplesItsDraftsFromQAndStaysLossless() throws Exception {
+        int[] prompt = prompts[3];
+        int samples = 3000;
+        List<Recorder> plain = sample(DraftProposer.NONE, prompt, samples, 0, new long[2]);
+        EngineConfig c = config(1024, 16, true, 256);
+        var self = backend(c);
+        long[] speculation = new long[2];
+        List<Recorder> drafted;
+        try {
+            DraftModelProposer p = new DraftModelProposer(self, c.numBlocks(), c.blockSize(), c.maxModelLen(), 1, 64,
+                    Integer.MAX_VALUE);
+            drafted = sample(p, prompt, samples, 1_000_003L, speculation);
+        } finally {
+            self.close();
+        }
+        assertTrue(speculation[0] >= samples, "drafts " + speculation[0]);
+        assertEquals(speculation[0], speculation[1], "q = p: every sampled draft is kept");
+        long[][] counts = new long[2][320];
+        for (Recorder r : plain) {
+            counts[0][r.tokens.get(0).get(1)]++;
+        }
+        for (Recorder r : drafted) {
+            counts[1][r.tokens.get(0).get(1)]++;
+        }
+        double[] h = homogeneity(counts);
+        double chi2 = h[0];
+        int df = (int) h[1];
+        assertTrue(df >= 3, "too few distinct second tokens to test: " + df);
+        assertTrue(chi2 < critical001(df), "chi-square " + chi2 + " with " + df + " degrees of freedom");
     }
 
     /** {@code samples} two-token requests at temperature 0.8, top-k 4, seeds from {@code seedBase}; drafts and accepted tokens into {@code speculation}. */
@@ -344,6 +372,24 @@ class SpeculativeDecodingTest {
             speculation[1] = e.stats().speculation().acceptedTokens();
         }
         return all;
+    }
+
+    /** Chi-square homogeneity of two arms of equal size over the tokens either saw: {statistic, degrees of freedom}. */
+    static double[] homogeneity(long[][] counts) {
+        double chi2 = 0;
+        int df = -1;
+        for (int t = 0; t < counts[0].length; t++) {
+            long total = counts[0][t] + counts[1][t];
+            if (total == 0) {
+                continue;
+            }
+            df++;
+            for (int arm = 0; arm < 2; arm++) {
+                double expected = total / 2.0;
+                chi2 += (counts[arm][t] - expected) * (counts[arm][t] - expected) / expected;
+            }
+        }
+        return new double[] {chi2, df};
     }
 
     /** The chi-square distribution's 0.1 % upper point (Wilson-Hilferty). */
