@@ -422,7 +422,15 @@ final class CudaBackend implements Backend {
 
     private long upload(MemorySegment data) {
         long p = alloc(data.byteSize());
-        driver.copyToDevice(p, data, data.byteSize());
+        if (data.isNative()) {
+            driver.copyToDevice(p, data, data.byteSize());
+        } else {   // a tensor a source built on the heap: through a native copy (downcalls take native memory only)
+            try (Arena a = Arena.ofConfined()) {
+                MemorySegment copy = a.allocate(data.byteSize(), 16);
+                copy.copyFrom(data);
+                driver.copyToDevice(p, copy, data.byteSize());
+            }
+        }
         return p;
     }
 
