@@ -5,7 +5,7 @@ package io.nereid.engine.structured;
  * grammar that does not parse, one that is too large. The message names the problem for the
  * client (the gateway answers 400 with it).
  */
-public final class GrammarException extends RuntimeException {
+public class GrammarException extends RuntimeException {
 
     public GrammarException(String message) {
         super(message);

@@ -715,10 +715,7 @@ final class JsonSchemaCompiler {
             Expr body;
             try {
                 body = RegexCompiler.search(p, CharSet::jsonChar);
-            } catch (GrammarException anchorsInside) {   // ^ or $ inside: the character automaton takes them
-                if (!anchorsInside.getMessage().contains("is supported only at")) {
-                    throw anchorsInside;
-                }
+            } catch (RegexCompiler.InnerAnchor anchorsInside) {   // the character automaton takes them
                 body = CharAutomaton.search(p).withLength(b, 0, -1, CharSet::jsonChar, where);
             }
             return Expr.seq(Expr.literal("\""), body, Expr.literal("\""));

@@ -118,10 +118,10 @@ final class RegexCompiler {
                     items.add(END_ANCHOR);
                     return items;
                 }
-                throw error("'$' is supported only at the end of the pattern");
+                throw new InnerAnchor(error("'$' is supported only at the end of the pattern").getMessage());
             }
             if (c == '^') {
-                throw error("'^' is supported only at the start of the pattern");
+                throw new InnerAnchor(error("'^' is supported only at the start of the pattern").getMessage());
             }
             Expr atom = atom();
             items.add(quantified(atom));
@@ -397,6 +397,13 @@ final class RegexCompiler {
             return true;
         }
         return false;
+    }
+
+    /** A {@code ^} or {@code $} inside the pattern: the byte compiler cannot take it, {@link CharAutomaton} can. */
+    static final class InnerAnchor extends GrammarException {
+        InnerAnchor(String message) {
+            super(message);
+        }
     }
 
     private GrammarException error(String what) {

@@ -187,6 +187,16 @@ class GrammarMatcherTest {
         assertTrue(m.accepting());
     }
 
+    /** Up to {@code maxLength} code points drawn from {@code alphabet}'s. */
+    private static String randomString(Random random, String alphabet, int maxLength) {
+        int points = alphabet.codePointCount(0, alphabet.length());
+        StringBuilder s = new StringBuilder();
+        for (int i = random.nextInt(maxLength + 1); i > 0; i--) {
+            s.appendCodePoint(alphabet.codePointAt(alphabet.offsetByCodePoints(0, random.nextInt(points))));
+        }
+        return s.toString();
+    }
+
     /** Acceptance of a whole byte string by the automaton alone. */
     private static boolean accepts(Automaton a, String s) {
         int st = a.advance(a.initial(), s.getBytes(StandardCharsets.UTF_8));
@@ -208,11 +218,7 @@ class GrammarMatcherTest {
             Pattern reference = Pattern.compile(p);
             int matched = 0;
             for (int k = 0; k < 3000; k++) {
-                StringBuilder s = new StringBuilder();
-                int len = random.nextInt(7);
-                for (int i = 0; i < len; i++) {
-                    s.appendCodePoint(alphabet.codePointAt(alphabet.offsetByCodePoints(0, random.nextInt(alphabet.codePointCount(0, alphabet.length())))));
-                }
+                String s = randomString(random, alphabet, 6);
                 boolean expected = reference.matcher(s).matches();
                 matched += expected ? 1 : 0;
                 assertEquals(expected, accepts(a, s.toString()), () -> p + " on '" + s + "'");
@@ -481,13 +487,7 @@ class GrammarMatcherTest {
             List<String> samples = new java.util.ArrayList<>(List.of("xyz", "xxx", "yzx", "xyzx", "xx", "ab", "abab", "a-b",
                     "üüα", "ü", "09", "9", "zz", "ab09-", "\"ab\""));
             for (int k = 0; k < 2000; k++) {
-                StringBuilder t = new StringBuilder();
-                int len = random.nextInt(8);
-                for (int i = 0; i < len; i++) {
-                    t.appendCodePoint(alphabet.codePointAt(alphabet.offsetByCodePoints(0,
-                            random.nextInt(alphabet.codePointCount(0, alphabet.length())))));
-                }
-                samples.add(t.toString());
+                samples.add(randomString(random, alphabet, 7));
             }
             for (String v : samples) {
                 int chars = v.codePointCount(0, v.length());
@@ -674,12 +674,7 @@ class GrammarMatcherTest {
             List<String> samples = new java.util.ArrayList<>(List.of("", "ab", "aabab", "1.5", "12.", ",", "a,", "abz",
                     "acz", "yz", "xz", "ayz", "a", "ba", "b"));
             for (int k = 0; k < 1500; k++) {
-                StringBuilder t = new StringBuilder();
-                int len = random.nextInt(6);
-                for (int i = 0; i < len; i++) {
-                    t.append(alphabet.charAt(random.nextInt(alphabet.length())));
-                }
-                samples.add(t.toString());
+                samples.add(randomString(random, alphabet, 5));
             }
             for (String v : samples) {
                 assertEquals(reference.matcher(v).find(), accepts(a, "\"" + v + "\""), p + " on '" + v + "'");

@@ -29,8 +29,6 @@ final class CudaDriver {
     static final int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
     static final int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
     static final int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
-    static final int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
-    static final int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 
     private static volatile CudaDriver instance;
     private static volatile String unavailable;
@@ -52,12 +50,10 @@ final class CudaDriver {
     private final MethodHandle cuMemFree;
     private final MethodHandle cuMemcpyHtoD;
     private final MethodHandle cuMemcpyDtoH;
-    private final MethodHandle cuMemcpyDtoD;
     private final MethodHandle cuMemsetD8;
     private final MethodHandle cuModuleLoadData;
     private final MethodHandle cuModuleGetFunction;
     private final MethodHandle cuModuleUnload;
-    private final MethodHandle cuFuncSetAttribute;
     private final MethodHandle cuLaunchKernel;
     private final MethodHandle cuGetErrorName;
 
@@ -81,12 +77,10 @@ final class CudaDriver {
         cuMemFree = lib.function("cuMemFree_v2", FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
         cuMemcpyHtoD = lib.function("cuMemcpyHtoD_v2", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS, JAVA_LONG));
         cuMemcpyDtoH = lib.function("cuMemcpyDtoH_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG));
-        cuMemcpyDtoD = lib.function("cuMemcpyDtoD_v2", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG));
         cuMemsetD8 = lib.function("cuMemsetD8_v2", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_BYTE, JAVA_LONG));
         cuModuleLoadData = lib.function("cuModuleLoadData", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
         cuModuleGetFunction = lib.function("cuModuleGetFunction", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
         cuModuleUnload = lib.function("cuModuleUnload", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-        cuFuncSetAttribute = lib.function("cuFuncSetAttribute", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
         cuLaunchKernel = lib.function("cuLaunchKernel", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT,
                 JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
         cuGetErrorName = lib.function("cuGetErrorName", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
@@ -235,10 +229,6 @@ final class CudaDriver {
         call(() -> (int) cuMemcpyDtoH.invoke(dst, src, bytes), "cuMemcpyDtoH");
     }
 
-    void copyOnDevice(long dst, long src, long bytes) {
-        call(() -> (int) cuMemcpyDtoD.invoke(dst, src, bytes), "cuMemcpyDtoD");
-    }
-
     void zero(long dst, long bytes) {
         call(() -> (int) cuMemsetD8.invoke(dst, (byte) 0, bytes), "cuMemsetD8");
     }
@@ -257,11 +247,6 @@ final class CudaDriver {
 
     void unloadModule(MemorySegment module) {
         call(() -> (int) cuModuleUnload.invoke(module), "cuModuleUnload");
-    }
-
-    void setMaxDynamicSharedMemory(MemorySegment function, int bytes) {
-        call(() -> (int) cuFuncSetAttribute.invoke(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
-                "cuFuncSetAttribute");
     }
 
     /** Launches {@code function} on the default stream; {@code params} holds one pointer per kernel argument. */

@@ -132,14 +132,14 @@ public final class DeviceCheck {
                     tables[s] = range(perSeq * (s + 1), perSeq);
                     prefills.add(new Slice(random.ints(decodePrompt, 3, vocab).toArray(), 0, tables[s], 1));
                 }
-                int[] next = argmaxes(forwardChunked(b, prefills), vocab);
+                int[] next = argmaxes(forwardChunked(b, prefills));
                 long d0 = System.nanoTime();
                 for (int i = 0; i < gen; i++) {
                     List<Slice> step = new ArrayList<>();
                     for (int s = 0; s < batch; s++) {
                         step.add(new Slice(new int[] {next[s]}, decodePrompt + i, tables[s], 1));
                     }
-                    next = argmaxes(b.forward(new Step(step)), vocab);
+                    next = argmaxes(b.forward(new Step(step)));
                 }
                 double seconds = (System.nanoTime() - d0) / 1e9;
                 decode.add("{" + q("batch") + ":" + batch + "," + q("tok_s") + ":" + fmt(batch * gen / seconds) + ","
@@ -192,7 +192,7 @@ public final class DeviceCheck {
         return outs.toArray(StepOutput[]::new);
     }
 
-    private static int[] argmaxes(StepOutput[] outs, int vocab) {
+    private static int[] argmaxes(StepOutput[] outs) {
         List<Integer> ids = new ArrayList<>();
         for (StepOutput o : outs) {
             for (int s = 0; s < o.logits().length; s++) {
@@ -202,8 +202,8 @@ public final class DeviceCheck {
         return ids.stream().mapToInt(Integer::intValue).toArray();
     }
 
-    private static int[] argmaxes(StepOutput out, int vocab) {
-        return argmaxes(new StepOutput[] {out}, vocab);
+    private static int[] argmaxes(StepOutput out) {
+        return argmaxes(new StepOutput[] {out});
     }
 
     static int argmax(float[] row) {

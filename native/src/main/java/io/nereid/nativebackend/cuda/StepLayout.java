@@ -65,7 +65,6 @@ record StepLayout(int[] tokens, int[] seqOf, int[] posOf, int[] tables, int maxB
                 }
                 tables[si * maxBlocks + b] = block;
             }
-            int first = t;
             for (int j = 0; j < s.tokens().length; j++, t++) {
                 int token = s.tokens()[j];
                 if (token < 0 || token >= vocabSize) {
@@ -81,7 +80,6 @@ record StepLayout(int[] tokens, int[] seqOf, int[] posOf, int[] tables, int maxB
             for (int j = t - s.logitRows(); j < t; j++) {
                 logitRows[r++] = j;
             }
-            assert t - first == s.tokens().length;
         }
         return new StepLayout(tokens, seqOf, posOf, tables, maxBlocks, logitRows, hiddenRows);
     }
