@@ -34,15 +34,29 @@ import java.util.List;
  * @param extraInputs      a JSON object whose fields every request body gets (GenAI-Perf's --extra-inputs); null for none
  * @param grpcTarget       {@code HOST:PORT} of the KServe v2 gRPC service ({@code --endpoint grpc-stream}); null:
  *                         the {@code --url} host, port 8001
+ * @param workload         {@code synthetic} (random words) or {@code input-grounded} (a passage the model is asked
+ *                         to repeat, greedy: the output copies the input, as in summarising or editing, the case
+ *                         n-gram speculation is built for); see {@link Workload}
  */
 public record BenchConfig(String url, String model, String endpoint, String apiKey, List<Integer> concurrencies,
                           List<Double> requestRates, int numRequests, double durationS, int warmupRequests,
                           int inputTokensMean, int inputTokensStddev, int outputTokensMean,
                           int outputTokensStddev, int sharedPrefixTokens, long seed, Path inputFile,
                           Path outputDir, double timeoutS, boolean progress, String scenario,
-                          double ttftSloMs, double tpotSloMs, int maxErrors, String extraInputs, String grpcTarget) {
+                          double ttftSloMs, double tpotSloMs, int maxErrors, String extraInputs, String grpcTarget,
+                          String workload) {
+
+    /** The prompts' kinds ({@code --workload}). */
+    static final List<String> WORKLOADS = List.of("synthetic", "input-grounded");
 
     public BenchConfig {
+        if (!WORKLOADS.contains(workload)) {
+            throw new IllegalArgumentException("--workload: expected synthetic or input-grounded, got '" + workload + "'");
+        }
+        if (workload.equals("input-grounded") && inputFile != null) {
+            throw new IllegalArgumentException("--workload input-grounded builds its own prompts: --input-file does not"
+                    + " apply");
+        }
         if (!List.of("chat", "completions", "responses", "kserve-generate", "grpc-stream").contains(endpoint)) {
             throw new IllegalArgumentException("--endpoint: expected chat, completions, responses, kserve-generate or"
                     + " grpc-stream,"
@@ -155,7 +169,7 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
     private BenchConfig withLevel(List<Integer> c, List<Double> r) {
         BenchConfig level = new BenchConfig(url, model, endpoint, apiKey, c, r, numRequests, durationS, warmupRequests,
                 inputTokensMean, inputTokensStddev, outputTokensMean, outputTokensStddev, sharedPrefixTokens, seed,
-                inputFile, outputDir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs, maxErrors, extraInputs, grpcTarget);
+                inputFile, outputDir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs, maxErrors, extraInputs, grpcTarget, workload);
         return level.withTarget(url, model, outputDir.resolve(level.levelDirName()));
     }
 
@@ -164,7 +178,7 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         return new BenchConfig(u, m, endpoint, apiKey, concurrencies, requestRates, numRequests, durationS,
                 warmupRequests, inputTokensMean, inputTokensStddev, outputTokensMean, outputTokensStddev,
                 sharedPrefixTokens, seed, inputFile, dir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs, maxErrors,
-                extraInputs, grpcTarget);
+                extraInputs, grpcTarget, workload);
     }
 
     /** This configuration with gRPC at {@code target} (a server the bench started printed it). */
@@ -172,7 +186,7 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         return new BenchConfig(url, model, endpoint, apiKey, concurrencies, requestRates, numRequests, durationS,
                 warmupRequests, inputTokensMean, inputTokensStddev, outputTokensMean, outputTokensStddev,
                 sharedPrefixTokens, seed, inputFile, outputDir, timeoutS, progress, scenario, ttftSloMs, tpotSloMs,
-                maxErrors, extraInputs, target);
+                maxErrors, extraInputs, target, workload);
     }
 
     /** Where {@code --endpoint grpc-stream} connects: {@code --grpc-target}, else the {@code --url} host on 8001. */
@@ -235,6 +249,10 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
             new Opt("--shared-prefix-tokens", "N", "a common system prompt before every prompt (default 0)"),
             new Opt("--seed", "N", "prompts, lengths and arrivals (default 0)"),
             new Opt("--input-file", "F", "JSONL prompts ({\"text\": ...} or {\"prompt\": ...}), cycled"),
+            new Opt("--workload", "synthetic|input-grounded", "synthetic: random words (default); input-grounded: a"
+                    + " passage of --input-tokens-mean and the instruction to repeat it, sent with temperature 0, so"
+                    + " the output copies the input (what n-gram speculation pays on; compare with serve-sweep"
+                    + " --speculative-config)"),
             new Opt("--output-dir", "D", "where reports go (default artifacts/bench)"),
             new Opt("--request-timeout", "S", "a request unfinished after S seconds is a timeout (default 600)"),
             new Opt("--max-errors", "N", "stop the run after N failed requests, e.g. a dead server (default 0 = no"
@@ -331,6 +349,7 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         int maxErrors = 0;
         String extraInputs = null;
         String grpcTarget = null;
+        String workload = "synthetic";
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
             if (flag.equals("--no-progress")) {
@@ -373,6 +392,7 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
                     case "--max-errors" -> maxErrors = Integer.parseInt(v);
                     case "--extra-inputs" -> extraInputs = extraInputs(v);
                     case "--grpc-target" -> grpcTarget = v;
+                    case "--workload" -> workload = v;
                     case "--ttft-slo" -> ttftSlo = positive(flag, Double.parseDouble(v));
                     case "--tpot-slo" -> tpotSlo = positive(flag, Double.parseDouble(v));
                     default -> throw new IllegalArgumentException("unknown option '" + flag + "'");
@@ -386,7 +406,7 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         }
         return new BenchConfig(url, model, endpoint, apiKey, concurrencies, rates, num, duration, warmup, inMean,
                 inStd, outMean, outStd, prefix, seed, inputFile, outputDir, timeout, progress, scenario, ttftSlo,
-                tpotSlo, maxErrors, extraInputs, grpcTarget);
+                tpotSlo, maxErrors, extraInputs, grpcTarget, workload);
     }
 
     private static double positive(String flag, double v) {

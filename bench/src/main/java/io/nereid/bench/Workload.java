@@ -29,6 +29,13 @@ import java.util.Random;
  * TTFT meaningless). Only the {@code --shared-prefix-tokens} system prompt, derived from the seed
  * alone, is common to all levels, deliberately. Level 0 is what a single run uses. Prompts from
  * {@code --input-file} are the user's and are sent as they are at every level.
+ * <p>
+ * {@code --workload input-grounded}: each prompt is a passage of words (the sampled length less
+ * about {@value #REPEAT_TOKENS} tokens) followed by {@link #REPEAT}, sent with {@code temperature 0}
+ * ({@code --extra-inputs} may override it): the output of a model that follows the instruction
+ * copies its input, the case of summarising, editing and retrieval answers in which n-gram prompt
+ * lookup finds its drafts. A model that does not follow it (a generated random-weight one) makes
+ * whatever it makes; the acceptance rate the bench reads from the server says which.
  */
 public final class Workload {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -40,6 +47,11 @@ public final class Workload {
             + " state good very make world still own see men work long get here between both life being under never day"
             + " same another know while last might us great old year off come since against go came right used take"
             + " three house small story cat dog tree river happy sun play friend garden bird boat").split(" ");
+
+    /** What an input-grounded prompt ends with, after its passage. */
+    static final String REPEAT = "\n\nRepeat the text above word for word:\n";
+    /** {@link #REPEAT}'s tokens, about (8 words and the newlines): subtracted from the passage. */
+    private static final int REPEAT_TOKENS = 10;
 
     private final BenchConfig config;
     private final Random random;
@@ -78,10 +90,20 @@ public final class Workload {
 
     /** The next request body (streaming, with usage). */
     public String nextPayload() {
-        String prompt = filePrompts.isEmpty()
-                ? words(random, sample(config.inputTokensMean(), config.inputTokensStddev()))
-                : filePrompts.get(next++ % filePrompts.size());
+        boolean grounded = config.workload().equals("input-grounded");
+        String prompt;
+        if (grounded) {
+            int length = sample(config.inputTokensMean(), config.inputTokensStddev());
+            prompt = words(random, Math.max(1, length - REPEAT_TOKENS)) + REPEAT;
+        } else {
+            prompt = filePrompts.isEmpty()
+                    ? words(random, sample(config.inputTokensMean(), config.inputTokensStddev()))
+                    : filePrompts.get(next++ % filePrompts.size());
+        }
         ObjectNode body = JSON.createObjectNode();
+        if (grounded) { // greedy: the continuation a copying model gives, which prompt lookup predicts
+            body.put("temperature", 0);
+        }
         if (config.endpoint().equals("kserve-generate") || config.endpoint().equals("grpc-stream")) {
             // Triton's generate extension: inputs by the TensorRT-LLM ensemble's names, text deltas streamed
             body.put("text_input", prefix.isEmpty() ? prompt : prefix + "\n" + prompt);

@@ -53,6 +53,38 @@ class WorkloadTest {
     }
 
     @Test
+    void anInputGroundedPromptAsksToRepeatItsPassageGreedily() throws Exception {
+        BenchConfig c = BenchConfig.parse(new String[]{"--model", "m", "--workload", "input-grounded",
+                "--input-tokens-mean", "40", "--output-tokens-mean", "30", "--output-dir", "unused"});
+        Set<String> prompts = new HashSet<>();
+        for (JsonNode body : payloads(new Workload(c), 5)) {
+            String prompt = body.path("messages").get(0).path("content").asText();
+            assertTrue(prompt.endsWith(Workload.REPEAT), prompt);
+            String passage = prompt.substring(0, prompt.length() - Workload.REPEAT.length());
+            assertEquals(30, passage.split(" ").length, "40 tokens less the instruction's 10, one per word: " + passage);
+            assertEquals(0, body.path("temperature").asInt());
+            assertTrue(body.path("temperature").isNumber());
+            assertEquals(30, body.path("max_tokens").asInt());
+            prompts.add(prompt);
+        }
+        assertEquals(5, prompts.size(), "each request its own passage");
+        JsonNode sampled = JSON.readTree(new Workload(BenchConfig.parse(new String[]{"--model", "m",
+                "--output-dir", "unused"})).nextPayload());
+        assertTrue(sampled.path("temperature").isMissingNode(), "synthetic prompts leave the sampling to the server");
+        JsonNode overridden = JSON.readTree(new Workload(BenchConfig.parse(new String[]{"--model", "m", "--workload",
+                "input-grounded", "--extra-inputs", "{\"temperature\":0.7}", "--output-dir", "unused"})).nextPayload());
+        assertEquals(0.7, overridden.path("temperature").asDouble(), "--extra-inputs wins");
+        for (String[] bad : List.of(new String[]{"--workload", "copy"},
+                new String[]{"--workload", "input-grounded", "--input-file", "p.jsonl"})) {
+            String[] args = java.util.stream.Stream.concat(java.util.stream.Stream.of("--model", "m"),
+                    java.util.Arrays.stream(bad)).toArray(String[]::new);
+            IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                    () -> BenchConfig.parse(args));
+            assertTrue(e.getMessage().startsWith("--workload"), e.getMessage());
+        }
+    }
+
+    @Test
     void sameSeedAndLevelGiveTheSamePayloads() throws Exception {
         assertEquals(payloads(new Workload(config(7), 2, null), 20), payloads(new Workload(config(7), 2, null), 20));
         assertEquals(payloads(new Workload(config(7)), 20), payloads(new Workload(config(7), 0, null), 20));
