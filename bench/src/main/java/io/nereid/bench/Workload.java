@@ -50,7 +50,10 @@ public final class Workload {
 
     /** What an input-grounded prompt ends with, after its passage. */
     static final String REPEAT = "\n\nRepeat the text above word for word:\n";
-    /** {@link #REPEAT}'s tokens, about (8 words and the newlines): subtracted from the passage. */
+    /**
+     * {@link #REPEAT}'s tokens when the server's tokenizer is not known (8 words and the newlines);
+     * else its count in that tokenizer ({@link #wordCosts}).
+     */
     private static final int REPEAT_TOKENS = 10;
 
     private final BenchConfig config;
@@ -61,6 +64,8 @@ public final class Workload {
     private final int[] costs;
     /** Indexes of the one-token words, to fill a prompt's last tokens exactly. */
     private final int[] singles;
+    /** What an input-grounded prompt's instruction costs: subtracted from its passage. */
+    private final int repeatTokens;
     private int next;
 
     public Workload(BenchConfig config) {
@@ -70,19 +75,21 @@ public final class Workload {
     /**
      * The workload of sweep level {@code level} (0 = the first level, or a single run).
      *
-     * @param costs each word's tokens ({@link #wordCosts}), or null: one token per word
+     * @param costs each word's tokens and then {@link #REPEAT}'s ({@link #wordCosts}), or null: one
+     *     token per word, {@value #REPEAT_TOKENS} for the instruction
      */
     public Workload(BenchConfig config, int level, int[] costs) {
         if (level < 0) {
             throw new IllegalArgumentException("level must be >= 0, got " + level);
         }
-        if (costs != null && costs.length != WORDS.length) {
-            throw new IllegalArgumentException("costs: one per word expected, got " + costs.length);
+        if (costs != null && costs.length != WORDS.length + 1) {
+            throw new IllegalArgumentException("costs: one per word and the instruction's expected, got " + costs.length);
         }
         this.config = config;
         this.costs = costs == null ? null : costs.clone();
         this.singles = costs == null ? new int[0]
                 : java.util.stream.IntStream.range(0, WORDS.length).filter(i -> costs[i] == 1).toArray();
+        this.repeatTokens = costs == null ? REPEAT_TOKENS : costs[WORDS.length];
         this.random = new Random(levelSeed(config.seed(), level));
         this.prefix = config.sharedPrefixTokens() > 0 ? words(new Random(config.seed() ^ 0x5eed), config.sharedPrefixTokens()) : "";
         this.filePrompts = config.inputFile() == null ? List.of() : readPrompts(config);
@@ -94,7 +101,7 @@ public final class Workload {
         String prompt;
         if (grounded) {
             int length = sample(config.inputTokensMean(), config.inputTokensStddev());
-            prompt = words(random, Math.max(1, length - REPEAT_TOKENS)) + REPEAT;
+            prompt = words(random, Math.max(1, length - repeatTokens)) + REPEAT;
         } else {
             prompt = filePrompts.isEmpty()
                     ? words(random, sample(config.inputTokensMean(), config.inputTokensStddev()))
@@ -182,16 +189,23 @@ public final class Workload {
         return Math.max(1, (int) Math.round(mean + stddev * random.nextGaussian()));
     }
 
+    /** How many costs {@link #wordCosts} gives: one per word, then the instruction's. */
+    static int costCount() {
+        return WORDS.length + 1;
+    }
+
     /**
      * Each of {@link #WORDS}' tokens in the server's tokenizer: the tokens it adds after "the"
-     * (so it is counted as a word inside a prompt, with its leading space), at least 1.
+     * (so it is counted as a word inside a prompt, with its leading space), at least 1; then
+     * {@link #REPEAT}'s, counted the same way.
      */
     public static int[] wordCosts(ServerTokenizer tokenizer) throws IOException, InterruptedException {
         int base = tokenizer.countText("the");
-        int[] costs = new int[WORDS.length];
+        int[] costs = new int[WORDS.length + 1];
         for (int i = 0; i < WORDS.length; i++) {
             costs[i] = Math.max(1, tokenizer.countText("the " + WORDS[i]) - base);
         }
+        costs[WORDS.length] = Math.max(1, tokenizer.countText("the" + REPEAT) - base);
         return costs;
     }
 

@@ -68,6 +68,13 @@ class WorkloadTest {
             prompts.add(prompt);
         }
         assertEquals(5, prompts.size(), "each request its own passage");
+        int[] costs = new int[Workload.costCount()];
+        java.util.Arrays.fill(costs, 1);
+        costs[costs.length - 1] = 25; // the instruction, in a tokenizer where it costs 25
+        String measured = JSON.readTree(new Workload(c, 0, costs).nextPayload()).path("messages").get(0)
+                .path("content").asText();
+        assertEquals(15, measured.substring(0, measured.length() - Workload.REPEAT.length()).split(" ").length,
+                "40 tokens less the instruction's measured 25");
         JsonNode sampled = JSON.readTree(new Workload(BenchConfig.parse(new String[]{"--model", "m",
                 "--output-dir", "unused"})).nextPayload());
         assertTrue(sampled.path("temperature").isMissingNode(), "synthetic prompts leave the sampling to the server");
