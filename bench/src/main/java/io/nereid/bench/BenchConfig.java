@@ -53,7 +53,7 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         if (!WORKLOADS.contains(workload)) {
             throw new IllegalArgumentException("--workload: expected synthetic or input-grounded, got '" + workload + "'");
         }
-        if (workload.equals("input-grounded") && inputFile != null) {
+        if (workload.equals("input-grounded") && inputFile != null) { // the parameter: fields are not set yet
             throw new IllegalArgumentException("--workload input-grounded builds its own prompts: --input-file does not"
                     + " apply");
         }
@@ -126,6 +126,11 @@ public record BenchConfig(String url, String model, String endpoint, String apiK
         if (new HashSet<>(values).size() != values.size()) {
             throw new IllegalArgumentException(flag + ": a value is listed twice in " + values);
         }
+    }
+
+    /** {@code --workload input-grounded}: prompts whose answer copies them. */
+    public boolean inputGrounded() {
+        return workload.equals("input-grounded");
     }
 
     public boolean openLoop() {

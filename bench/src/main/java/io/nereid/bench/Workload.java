@@ -31,7 +31,7 @@ import java.util.Random;
  * {@code --input-file} are the user's and are sent as they are at every level.
  * <p>
  * {@code --workload input-grounded}: each prompt is a passage of words (the sampled length less
- * about {@value #REPEAT_TOKENS} tokens) followed by {@link #REPEAT}, sent with {@code temperature 0}
+ * the instruction's tokens) followed by {@link #REPEAT}, sent with {@code temperature 0}
  * ({@code --extra-inputs} may override it): the output of a model that follows the instruction
  * copies its input, the case of summarising, editing and retrieval answers in which n-gram prompt
  * lookup finds its drafts. A model that does not follow it (a generated random-weight one) makes
@@ -97,7 +97,7 @@ public final class Workload {
 
     /** The next request body (streaming, with usage). */
     public String nextPayload() {
-        boolean grounded = config.workload().equals("input-grounded");
+        boolean grounded = config.inputGrounded();
         String prompt;
         if (grounded) {
             int length = sample(config.inputTokensMean(), config.inputTokensStddev());
@@ -109,7 +109,7 @@ public final class Workload {
         }
         ObjectNode body = JSON.createObjectNode();
         if (grounded) { // greedy: the continuation a copying model gives, which prompt lookup predicts
-            body.put("temperature", 0);
+            body.put("temperature", 0.0); // a float: KServe's temperature input is FP32
         }
         if (config.endpoint().equals("kserve-generate") || config.endpoint().equals("grpc-stream")) {
             // Triton's generate extension: inputs by the TensorRT-LLM ensemble's names, text deltas streamed

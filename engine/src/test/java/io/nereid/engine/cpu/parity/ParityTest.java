@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.nereid.engine.cpu.kernel.Kernels;
+import io.nereid.engine.cpu.kernel.VectorWidth;
 import io.nereid.engine.cpu.parity.Logprobs.Deviations;
 import io.nereid.engine.cpu.parity.Logprobs.RowDifference;
 import io.nereid.engine.cpu.parity.ParityFixture.AttentionMode;
@@ -58,7 +59,7 @@ class ParityTest {
         // A width the CPU lacks (512 bits on an AVX2 machine) runs the Vector API's Java fallback,
         // about a hundred times slower: the whole parity run took 8 minutes there. The kernel tests
         // at that width (tag vector-widths) still run; the parity tests run at the widths the CPU has.
-        Integer bits = Integer.getInteger("nereid.kernels.bits");
+        Integer bits = Integer.getInteger(VectorWidth.BITS_PROPERTY);
         int preferred = jdk.incubator.vector.FloatVector.SPECIES_PREFERRED.vectorBitSize();
         assumeTrue(bits == null || bits <= preferred, "parity at " + bits + " bits: this CPU's vectors are "
                 + preferred + " bits, so that width is emulated (the vector-widths kernel tests cover it)");
