@@ -55,6 +55,8 @@ final class GenerateCommand {
             new CliSpec.Option("--threads", "N", "kernel threads (default: available processors)"),
             new CliSpec.Option("--backend", "cpu|cuda|auto", "compute backend (default cpu; auto: CUDA when a device is"
                     + " present)"),
+            new CliSpec.Option("--deterministic", null, "batch-invariant kernels: the same bits however the batch is"
+                    + " shaped (with --batch: each prompt's greedy text as alone); one-sequence decode is slower"),
             new CliSpec.Option("--prefill-chunk", "N", "prompt tokens per forward step (default 512)"),
             new CliSpec.Option("--kv-type", "f16|f32", "KV cache element type (default f16, as llama.cpp: half the memory of f32;"
                     + " K and V round to 11 significant bits)"),
@@ -131,6 +133,7 @@ final class GenerateCommand {
                 .maxNumBatchedTokens(Integer.parseInt(opt.getOrDefault("--prefill-chunk", "512")))
                 .maxModelLen(Integer.parseInt(opt.getOrDefault("--context", "0")))
                 .kvPrecision(opt.getOrDefault("--kv-type", "f16"))
+                .batchInvariant(opt.containsKey("--deterministic"))
                 .speculative(opt.containsKey("--speculative-config") ? SpeculativeConfig.parse(opt.get("--speculative-config"))
                         : null).build();
         try (LoadedModel model = Engines.open(spec)) {

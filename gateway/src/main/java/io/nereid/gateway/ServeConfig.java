@@ -42,12 +42,14 @@ import java.util.Map;
  *                            0: 80 % of physical memory
  * @param task                {@code --task}: auto (embeddings when the model declares a pooling), generate, embed
  * @param backend             {@code --backend}: cpu, cuda, or auto (CUDA when a device is there, else the CPU)
+ * @param deterministic       {@code --deterministic}: batch-invariant kernels (a token's logits the same bits alone,
+ *                            batched, chunked and after a prefix-cache hit), at a cost in one-sequence decode speed
  */
 public record ServeConfig(Path model, String servedModelName, String host, int port, int maxNumSeqs,
         int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
         Duration drainTimeout, GatewayOptions gateway, SpeculativeConfig speculative, ToolCallFormat toolCallParser,
         String reasoningParser, int grpcPort, int maxModelLen, Repository repository, long memoryLimit, String task,
-        String backend) {
+        String backend, boolean deterministic) {
 
     /**
      * A model repository: one folder per model under {@code dir}.
@@ -67,7 +69,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
             Duration drainTimeout) {
         this(model, servedModelName, host, port, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize, kvCacheBytes,
-                chatTemplate, threads, drainTimeout, GatewayOptions.DEFAULTS, null, null, null, -1, 0, null, 0, "auto", "cpu");
+                chatTemplate, threads, drainTimeout, GatewayOptions.DEFAULTS, null, null, null, -1, 0, null, 0, "auto", "cpu", false);
     }
 
     /** One flag: its name, environment variable, default (null: none) and help line. */
@@ -118,6 +120,10 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             new Option("--threads", null, "kernel threads (default: available processors)"),
             new Option("--backend", "cpu", "cpu, cuda (a build with -Pcuda and an NVIDIA GPU), or auto: CUDA when a device"
                     + " is present, else the CPU"),
+            new Option("--deterministic", "false", "batch-invariant kernels: a token's logits are the same bits alone,"
+                    + " batched, chunked and after a prefix-cache hit, so greedy output does not depend on the load"
+                    + " (as vLLM's VLLM_BATCH_INVARIANT); one-sequence decode is slower (see the README); a bare"
+                    + " --deterministic means true"),
             new Option("--drain-timeout", "30", "seconds in-flight requests may take to finish after SIGTERM"),
             new Option("--engine-stall-timeout", "30", "seconds the engine may make no progress while work is pending"
                     + " before GET /health/ready answers 503"),
@@ -180,7 +186,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
     public EngineSpec engineSpec() {
         return EngineSpec.builder(model).threads(threads).maxNumSeqs(maxNumSeqs).maxNumBatchedTokens(maxNumBatchedTokens)
                 .maxWaiting(maxWaiting).blockSize(blockSize).kvCacheBytes(kvCacheBytes).maxModelLen(maxModelLen)
-                .speculative(speculative).backend(backend).build();
+                .speculative(speculative).backend(backend).batchInvariant(deterministic).build();
     }
 
     /** The --backend value, checked: cpu, cuda or auto. */
@@ -201,11 +207,11 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             String reasoningParser, int maxModelLen, String task) {
         return new ServeConfig(model, name, host, port, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize,
                 kvCacheBytes, chatTemplate, threads, drainTimeout, gateway, speculative, toolCallParser, reasoningParser,
-                grpcPort, maxModelLen, null, 0, task, backend);
+                grpcPort, maxModelLen, null, 0, task, backend, deterministic);
     }
 
     /** The switches: given bare, they mean true. */
-    static final java.util.Set<String> SWITCHES = java.util.Set.of("--strict", "--no-playground");
+    static final java.util.Set<String> SWITCHES = java.util.Set.of("--strict", "--no-playground", "--deterministic");
     /** The options that may be given more than once, each adding a value. */
     static final java.util.Set<String> REPEATABLE = java.util.Set.of("--api-key", "--load-model");
 
@@ -315,7 +321,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
                 v.get("--grpc-port") != null ? integer(v, "--grpc-port") : integer(v, "--port") == 0 ? 0 : 8001,
                 v.get("--max-model-len") == null ? 0 : integer(v, "--max-model-len"), repository,
                 memory == null ? 0 : bytes(memory, "--memory-limit"), v.get("--task").trim().toLowerCase(Locale.ROOT),
-                backend(v.get("--backend")));
+                backend(v.get("--backend")), bool(v, "--deterministic"));
     }
 
     private static Repository repository(Map<String, String> v, List<String> loads, String name) {

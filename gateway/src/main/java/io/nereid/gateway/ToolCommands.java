@@ -32,7 +32,9 @@ final class ToolCommands {
             new CliSpec.Option("--n-gen", "N", "tokens of the tg test (default 128; 0: no tg test)", List.of("-n")),
             new CliSpec.Option("--repetitions", "N", "timed repetitions of each test, after one warm-up run (default 5)",
                     List.of("-r")),
-            new CliSpec.Option("--backend", "B", "backend (default cpu)"));
+            new CliSpec.Option("--backend", "B", "backend (default cpu)"),
+            new CliSpec.Option("--deterministic", null, "batch-invariant kernels, as serve --deterministic (default: the"
+                    + " fastest order for each batch shape)"));
 
     static final List<CliSpec.Option> STRUCTURED_BENCH = List.of(
             new CliSpec.Option("--tokenizer", "PATH", "a tokenizer.json, a directory holding one, or a GGUF file (required)"),
@@ -105,7 +107,7 @@ final class ToolCommands {
         }
         var options = new BenchModel.Options(Path.of(model), p.integer("--threads", Runtime.getRuntime().availableProcessors(), 1),
                 p.integer("--n-prompt", 512, 0), p.integer("--n-gen", 128, 0), p.integer("--repetitions", 5, 1),
-                p.get("--backend", "cpu"));
+                p.get("--backend", "cpu"), p.options().containsKey("--deterministic"));
         return BenchModel.run(options, out, err);
     }
 

@@ -141,11 +141,14 @@ class EmbeddingsApiTest {
                         .inputOfArrayOfStrings(List.of("Lily", TEXT, "a dog")).build());
                 assertEquals(3, batch.data().size());
                 assertEquals(1, batch.data().get(1).index());
+                // within rounding, not bit for bit: without --deterministic a lone short input's
+                // products run in another order than a batch's (DeterministicEngineTest has the bits)
                 assertArrayEquals(floats(one.data().getFirst().embedding()), floats(batch.data().get(1).embedding()),
-                        "batched equals alone");
+                        1e-5f, "batched equals alone");
                 CreateEmbeddingResponse alone = c.embeddings().create(EmbeddingCreateParams.builder().model("m")
                         .input("a dog").build());
-                assertArrayEquals(floats(alone.data().getFirst().embedding()), floats(batch.data().get(2).embedding()));
+                assertArrayEquals(floats(alone.data().getFirst().embedding()), floats(batch.data().get(2).embedding()),
+                        1e-5f, "batched equals alone");
                 CreateEmbeddingResponse arrays = c.embeddings().create(EmbeddingCreateParams.builder().model("m")
                         .inputOfArrayOfTokenArrays(List.of(idList, idList.subList(0, 3))).build());
                 assertArrayEquals(expected, floats(arrays.data().getFirst().embedding()), 1e-5f, "token arrays");

@@ -26,6 +26,19 @@ class ServeConfigTest {
     }
 
     @Test
+    void deterministicIsOffByDefaultAndTurnsOnTheEnginesBatchInvariantKernels() {
+        assertFalse(ServeConfig.parse(List.of(), Map.of()).deterministic());
+        assertFalse(ServeConfig.parse(List.of(), Map.of()).engineSpec().batchInvariant());
+        assertTrue(ServeConfig.parse(List.of("--deterministic", "--port", "0"), Map.of()).engineSpec().batchInvariant());
+        assertTrue(ServeConfig.parse(List.of(), Map.of("NEREID_DETERMINISTIC", "true")).engineSpec().batchInvariant());
+        assertFalse(ServeConfig.parse(List.of("--deterministic=false"), Map.of("NEREID_DETERMINISTIC", "1")).deterministic());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> ServeConfig.parse(List.of("--deterministic=sometimes"), Map.of()));
+        assertTrue(e.getMessage().contains("--deterministic"), e.getMessage());
+        assertTrue(ServeConfig.usage().contains("--deterministic"));
+    }
+
+    @Test
     void clientStallTimeoutDefaultsTo30sAndReadsTheEnvironment() {
         assertEquals(Duration.ofSeconds(30), ServeConfig.parse(List.of(), Map.of()).gateway().clientStallTimeout());
         assertEquals(Duration.ofSeconds(5), ServeConfig.parse(List.of(), Map.of("NEREID_STALL_TIMEOUT", "5"))

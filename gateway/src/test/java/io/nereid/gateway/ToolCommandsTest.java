@@ -46,6 +46,14 @@ class ToolCommandsTest {
     }
 
     @Test
+    void benchModelDeterministicRunsTheBatchInvariantKernelsAndSaysSo() {
+        assertEquals(0, run("bench-model", "--model", fixture("models/stories260K.gguf").toString(), "-p", "0", "-n",
+                "4", "-r", "1", "--threads", "1", "--deterministic"));
+        List<String> lines = out.toString(StandardCharsets.UTF_8).lines().toList();
+        assertTrue(lines.get(2).matches("\\| llama 0.29M F32 +\\| .*\\| CPU Java det \\| +1 \\| +tg4 \\| .*"), lines.get(2));
+    }
+
+    @Test
     void structuredBenchPrintsMaskBenchsTableAndTheTotalLine(@TempDir Path dir) throws IOException {
         Path data = fixture("maskbench/data");
         for (String f : List.of("Github_easy---o10094.json", "Glaiveai2K---book_flight_d310c236.json", "BFCL_java_0.json")) {

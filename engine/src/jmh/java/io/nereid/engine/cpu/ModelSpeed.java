@@ -35,9 +35,13 @@ import java.util.concurrent.atomic.DoubleAdder;
  *
  * <p>Usage: {@code ModelSpeed DIR [SIZES] [TYPES] [THREADS]}, e.g.
  * {@code ModelSpeed /tmp/nereid-models 110m,1.1b f16,q8_0,q4_0,q4_k_m 2}. Models are generated into DIR
- * once and reused (see {@link #model}).
+ * once and reused (see {@link #model}). The kernels run in the default order (fastest per batch shape);
+ * {@code NEREID_DETERMINISTIC=1} measures the batch-invariant one ({@code --deterministic}).
  */
 public final class ModelSpeed {
+
+    private static final boolean DETERMINISTIC = "1".equals(System.getenv("NEREID_DETERMINISTIC"))
+            || "true".equalsIgnoreCase(System.getenv("NEREID_DETERMINISTIC"));
 
     private static final Map<String, int[]> SIZES = Map.of(
             // dim, layers, heads, kvHeads, ffn, vocab
@@ -56,13 +60,14 @@ public final class ModelSpeed {
         try (ComputePool pool = new ComputePool(new ComputePool.Config(threads))) {
             RangeRunner runner = (s, e, min, body) -> pool.parallelFor(s, e, min, body::run);
             double bandwidth = bandwidthGBs(pool);
-            System.out.printf("memory read bandwidth (%d threads): %.2f GB/s%n", threads, bandwidth);
+            System.out.printf("memory read bandwidth (%d threads): %.2f GB/s; kernels %s%n", threads, bandwidth,
+                    DETERMINISTIC ? "batch invariant (NEREID_DETERMINISTIC)" : "default order");
             System.out.println("model   type  weights/token  roofline  decode tok/s (%roof)  pp512 tok/s  4 seqs tok/s  16 seqs tok/s");
             for (String size : sizes) {
                 for (String type : types) {
                     Path file = model(dir, size, type);
                     try (CpuModel m = CpuModel.open(file)) {
-                        CpuForward f = m.forward(Kernels.provider(), runner, 640);
+                        CpuForward f = m.forward(Kernels.provider(), runner, 640, DETERMINISTIC);
                         // JIT warm-up of every path measured (one token, four, a tile): a path first taken inside
                         // a measurement ran interpreted or in C1 code for part of it (4 seqs of 110M Q4_K_S read
                         // 15 tok/s cold, 164 warm)

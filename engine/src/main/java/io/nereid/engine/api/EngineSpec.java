@@ -26,10 +26,13 @@ import java.util.function.UnaryOperator;
  * @param chunkedPrefill      split long prompts into chunks within the token budget
  * @param backendDecorator    applied to the opened backend before the engine uses it (identity but in tests)
  * @param speculative         speculative decoding, or null for none
+ * @param batchInvariant      {@code --deterministic}: a token's logits the same bits alone, batched,
+ *                            chunked and after a prefix-cache hit (see {@code BackendConfig})
  */
 public record EngineSpec(Path model, String backend, int threads, int maxNumSeqs, int maxNumBatchedTokens, int maxWaiting,
         int blockSize, long kvCacheBytes, KvPrecision kvPrecision, int maxModelLen, boolean prefixCaching,
-        boolean chunkedPrefill, UnaryOperator<Backend> backendDecorator, SpeculativeConfig speculative) {
+        boolean chunkedPrefill, UnaryOperator<Backend> backendDecorator, SpeculativeConfig speculative,
+        boolean batchInvariant) {
 
     /** The default KV cache is at most this big. */
     public static final long DEFAULT_KV_CAP = 512L << 20;
@@ -58,7 +61,7 @@ public record EngineSpec(Path model, String backend, int threads, int maxNumSeqs
     /** This spec with another backend decorator. */
     public EngineSpec withBackendDecorator(UnaryOperator<Backend> decorator) {
         return new EngineSpec(model, backend, threads, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize, kvCacheBytes,
-                kvPrecision, maxModelLen, prefixCaching, chunkedPrefill, decorator, speculative);
+                kvPrecision, maxModelLen, prefixCaching, chunkedPrefill, decorator, speculative, batchInvariant);
     }
 
     /** Builds an {@link EngineSpec}; not thread-safe. */
@@ -77,6 +80,7 @@ public record EngineSpec(Path model, String backend, int threads, int maxNumSeqs
         private boolean chunkedPrefill = true;
         private UnaryOperator<Backend> backendDecorator = UnaryOperator.identity();
         private SpeculativeConfig speculative;
+        private boolean batchInvariant;
 
         private Builder(Path model) {
             this.model = model;
@@ -157,10 +161,17 @@ public record EngineSpec(Path model, String backend, int threads, int maxNumSeqs
             return this;
         }
 
+        /** Batch-invariant kernels ({@code --deterministic}); off by default. */
+        public Builder batchInvariant(boolean on) {
+            this.batchInvariant = on;
+            return this;
+        }
+
         /** @throws IllegalArgumentException naming the first bad value */
         public EngineSpec build() {
             return new EngineSpec(model, backend, threads, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize,
-                    kvCacheBytes, kvPrecision, maxModelLen, prefixCaching, chunkedPrefill, backendDecorator, speculative);
+                    kvCacheBytes, kvPrecision, maxModelLen, prefixCaching, chunkedPrefill, backendDecorator, speculative,
+                    batchInvariant);
         }
     }
 }

@@ -68,7 +68,7 @@ public final class Engines {
                     + " does not share the target's vocabulary: " + mismatch);
         }
         Backend draft = BackendProvider.named(spec.backend()).open(new BackendConfig(draftSource, spec.kvPrecision(),
-                spec.threads()));
+                spec.threads(), spec.batchInvariant()));
         opened.add(draft);
         draft.allocate(numBlocks, bs, maxModelLen);
         return new DraftModelProposer(draft, numBlocks, bs, maxModelLen, c.numSpeculativeTokens(),
@@ -109,7 +109,8 @@ public final class Engines {
             if (unavailable.isPresent()) {
                 throw new IllegalArgumentException("backend '" + spec.backend() + "' cannot run here: " + unavailable.get());
             }
-            backend = spec.backendDecorator().apply(provider.open(new BackendConfig(source, spec.kvPrecision(), spec.threads())));
+            backend = spec.backendDecorator().apply(provider.open(new BackendConfig(source, spec.kvPrecision(), spec.threads(),
+                    spec.batchInvariant())));
             ModelConfig mc = source.config();
             int bs = spec.blockSize();
             int context = spec.maxModelLen() > 0 ? spec.maxModelLen() : mc.contextLength();

@@ -21,18 +21,20 @@ public final class CpuBackend implements Backend {
     private final KernelSupport kernels;
     private final RangeRunner runner;
     private final KvPrecision precision;
+    private final boolean batchInvariant;
     private final Runnable onClose;
     private CpuForward forward;   // set by allocate
     private KvStorage storage;
 
     /** {@code onClose} runs at {@link #close()} (e.g. stopping the kernel pool the runner is). */
     CpuBackend(ModelConfig config, ModelWeights weights, KernelSupport kernels, RangeRunner runner, KvPrecision precision,
-            Runnable onClose) {
+            boolean batchInvariant, Runnable onClose) {
         this.config = config;
         this.weights = weights;
         this.kernels = kernels;
         this.runner = runner;
         this.precision = precision;
+        this.batchInvariant = batchInvariant;
         this.onClose = onClose;
     }
 
@@ -55,7 +57,7 @@ public final class CpuBackend implements Backend {
             throw new IllegalStateException("the KV cache is already allocated");
         }
         this.storage = new KvStorage(config, numBlocks, blockSize, precision);
-        this.forward = new CpuForward(config, weights, kernels, runner, maxPositions);
+        this.forward = new CpuForward(config, weights, kernels, runner, maxPositions, batchInvariant);
     }
 
     @Override

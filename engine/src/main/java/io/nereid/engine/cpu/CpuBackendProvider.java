@@ -29,6 +29,7 @@ public final class CpuBackendProvider implements BackendProvider {
         ModelWeights weights = ModelWeights.bind(config.model().tensors(), config.model().config());
         ComputePool pool = new ComputePool(new ComputePool.Config(config.threads()));
         RangeRunner runner = (s, e, min, body) -> pool.parallelFor(s, e, min, body::run);
-        return new CpuBackend(config.model().config(), weights, Kernels.provider(), runner, config.kvPrecision(), pool::close);
+        return new CpuBackend(config.model().config(), weights, Kernels.provider(), runner, config.kvPrecision(),
+                config.batchInvariant(), pool::close);
     }
 }

@@ -30,6 +30,7 @@ public final class CpuForward {
     private final RangeRunner runner;
     private final RopeTables rope;
     private final int maxPositions;
+    private final boolean batchInvariant;
     /** Each kernel thread's four decoded rows (the widest matrix) and attention scores. */
     private final ThreadLocal<Scratch> scratch;
     private Activations buffers;   // grown by forward, on the engine thread
@@ -38,8 +39,15 @@ public final class CpuForward {
     private record Scratch(float[] rows, float[] scores) {
     }
 
-    public CpuForward(ModelConfig config, ModelWeights weights, KernelSupport kernels, RangeRunner runner, int maxPositions) {
+    /**
+     * @param batchInvariant every matmul in the one reduction order of {@link WeightMatrix}, so a
+     *     token's logits do not depend on the step's other tokens; else one-token matmuls run
+     *     their faster order ({@link WeightMatrix#matmul(MatmulInput, float[], int, int, float[], boolean)})
+     */
+    public CpuForward(ModelConfig config, ModelWeights weights, KernelSupport kernels, RangeRunner runner, int maxPositions,
+            boolean batchInvariant) {
         this.c = config;
+        this.batchInvariant = batchInvariant;
         this.w = weights;
         this.k = kernels;
         this.runner = runner;
@@ -262,7 +270,7 @@ public final class CpuForward {
     /** Rows {@code [GROUP * from, GROUP * to)} of {@code m}, clipped to its rows. */
     private void matmulGroups(WeightMatrix m, MatmulInput in, float[] out, int from, int to) {
         if (from < to) {
-            m.matmul(in, out, GROUP * from, Math.min(m.rows(), GROUP * to), scratch.get().rows());
+            m.matmul(in, out, GROUP * from, Math.min(m.rows(), GROUP * to), scratch.get().rows(), batchInvariant);
         }
     }
 

@@ -66,14 +66,26 @@ public final class CpuModel implements AutoCloseable {
         return weights;
     }
 
-    /** A forward pass for contexts of up to {@code maxPositions} tokens. */
-    public CpuForward forward(KernelSupport kernels, RangeRunner runner, int maxPositions) {
-        return new CpuForward(config(), weights, kernels, runner, maxPositions);
+    /**
+     * A forward pass for contexts of up to {@code maxPositions} tokens.
+     *
+     * @param batchInvariant see {@link CpuForward#CpuForward}
+     */
+    public CpuForward forward(KernelSupport kernels, RangeRunner runner, int maxPositions, boolean batchInvariant) {
+        return new CpuForward(config(), weights, kernels, runner, maxPositions, batchInvariant);
     }
 
-    /** A backend over this model (not yet allocated), computing with {@code kernels} on {@code runner}. */
+    /** A batch-invariant forward pass ({@link #forward(KernelSupport, RangeRunner, int, boolean)}). */
+    public CpuForward forward(KernelSupport kernels, RangeRunner runner, int maxPositions) {
+        return forward(kernels, runner, maxPositions, true);
+    }
+
+    /**
+     * A batch-invariant backend over this model (not yet allocated), computing with {@code kernels}
+     * on {@code runner}: what the tests that compare batch shapes bit for bit open.
+     */
     public CpuBackend backend(KernelSupport kernels, RangeRunner runner, KvPrecision kvPrecision) {
-        return new CpuBackend(config(), weights, kernels, runner, kvPrecision, () -> { });
+        return new CpuBackend(config(), weights, kernels, runner, kvPrecision, true, () -> { });
     }
 
     /** {@link #backend} with its KV cache allocated: {@code numBlocks} of {@code blockSize} for {@code maxPositions}. */

@@ -45,9 +45,11 @@ public final class BenchModel {
     /**
      * What to measure: {@code model} (a GGUF file or HF directory) on {@code threads} kernel threads, the
      * {@code pp} test over {@code promptTokens} (0: none), the {@code tg} test over {@code genTokens}
-     * (0: none), each {@code repetitions} times after a warm-up, on {@code backend}.
+     * (0: none), each {@code repetitions} times after a warm-up, on {@code backend}, with batch-invariant
+     * kernels or not ({@code deterministic}).
      */
-    public record Options(Path model, int threads, int promptTokens, int genTokens, int repetitions, String backend) {
+    public record Options(Path model, int threads, int promptTokens, int genTokens, int repetitions, String backend,
+            boolean deterministic) {
         public Options {
             if (threads < 1 || repetitions < 1 || promptTokens < 0 || genTokens < 0) {
                 throw new IllegalArgumentException("threads and repetitions must be > 0, token counts >= 0");
@@ -63,7 +65,7 @@ public final class BenchModel {
     /** Prints the table to {@code out}; 0, or 1 with the reason on {@code err} when the model does not load. */
     public static int run(Options o, PrintStream out, PrintStream err) {
         try {
-            bench(o.model(), o.threads(), o.promptTokens(), o.genTokens(), o.repetitions(), o.backend(), out);
+            bench(o, out);
             return 0;
         } catch (RuntimeException e) {   // a model that does not load names the file and the reason
             err.println("nereid bench-model: " + e.getMessage());
@@ -71,9 +73,13 @@ public final class BenchModel {
         }
     }
 
-    private static void bench(Path model, int threads, int pp, int tg, int reps, String backendName, PrintStream out) {
+    private static void bench(Options o, PrintStream out) {
+        Path model = o.model();
+        int threads = o.threads(), pp = o.promptTokens(), tg = o.genTokens(), reps = o.repetitions();
+        String backendName = o.backend();
         try (ModelSource source = ModelSource.open(model);
-                Backend backend = BackendProvider.named(backendName).open(new BackendConfig(source, KvPrecision.F16, threads))) {
+                Backend backend = BackendProvider.named(backendName).open(new BackendConfig(source, KvPrecision.F16, threads,
+                        o.deterministic()))) {
             ModelConfig c = source.config();
             int context = Math.max(pp, tg) + 1;
             int blocks = (context + BLOCK - 1) / BLOCK + 2;
@@ -84,7 +90,7 @@ public final class BenchModel {
             String name = name(c, source.tensors(), p);
             String size = String.format(Locale.ROOT, "%.2f MiB", bytes(model) / (1024.0 * 1024.0));
             String params = String.format(Locale.ROOT, "%.2f %s", p >= 1e9 ? p / 1e9 : p / 1e6, p >= 1e9 ? "B" : "M");
-            String backendLabel = backendName.equals("cpu") ? "CPU Java" : backendName;
+            String backendLabel = (backendName.equals("cpu") ? "CPU Java" : backendName) + (o.deterministic() ? " det" : "");
             out.printf("| %-32s | %12s | %10s | %-8s | %7s | %8s | %20s |%n", "model", "size", "params", "backend", "threads",
                     "test", "t/s");
             out.printf("| %s | %s: | %s: | %s | %s: | %s: | %s: |%n", "-".repeat(32), "-".repeat(11), "-".repeat(9),

@@ -53,6 +53,10 @@ public class MatmulBenchmark {
     @Param({"inUse", "scalar"})
     String kernels;
 
+    /** {@code fastest}: the default order ({@link RowKernel#dotFast} for a lone token); {@code invariant}: {@code --deterministic}'s. */
+    @Param({"fastest", "invariant"})
+    String order;
+
     Arena arena;
     WeightMatrix matrix;
     float[] dense;
@@ -84,7 +88,7 @@ public class MatmulBenchmark {
 
     @Benchmark
     public float[] matmul() {
-        matrix.matmul(MatmulInput.of(x, tokens, COLS, buffers), out, 0, ROWS);
+        matrix.matmul(MatmulInput.of(x, tokens, COLS, buffers), out, 0, ROWS, null, order.equals("invariant"));
         return out;
     }
 

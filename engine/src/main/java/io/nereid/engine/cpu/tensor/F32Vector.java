@@ -54,6 +54,21 @@ final class F32Vector implements RowKernel, FloatDot {
         return tail(sum(acc), w, offset, x, xOff, end, n);
     }
 
+    @Override
+    public float dotFast(MemorySegment w, long offset, float[] x, int xOff, int n) {
+        VectorSpecies<Float> f = W.floats();
+        int end = f.loopBound(n);
+        FloatVector a0 = FloatVector.zero(f), a1 = a0, a2 = a0, a3 = a0;
+        for (int i = 0; i < end; i += f.length()) {
+            FloatVector t = load(w, offset, i).fma(FloatVector.fromArray(f, x, xOff + i), a0);
+            a0 = a1;
+            a1 = a2;
+            a2 = a3;
+            a3 = t;
+        }
+        return tail(sum(a0.add(a1).add(a2.add(a3))), w, offset, x, xOff, end, n);
+    }
+
     private static float tail(float s, MemorySegment w, long offset, float[] x, int xOff, int from, int n) {
         for (int i = from; i < n; i++) {
             s = Math.fma(w.get(Bytes.FLOAT, offset + 4L * i), x[xOff + i], s);

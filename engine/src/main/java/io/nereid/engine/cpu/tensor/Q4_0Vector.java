@@ -55,6 +55,44 @@ final class Q4_0Vector implements RowKernel {
         return F32Vector.sum(acc);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: each load of {@code L} quant bytes serves both its low nibbles (elements {@code k})
+     * and its high ones ({@code 16 + k}), each block's {@code sum((q - 8) * x)} in two chains, then
+     * times the block's scale into one of two accumulators (even and odd blocks): per vector one
+     * fewer multiply than {@link #dot}, and half its loads.
+     */
+    @Override
+    public float dotFast(MemorySegment w, long offset, float[] x, int xOff, int n) {
+        VectorSpecies<Float> f = W.floats();
+        FloatVector a0 = FloatVector.zero(f), a1 = a0;
+        for (int b = 0; b < n / BLOCK; b++) { // even blocks into one accumulator, odd ones into the other
+            long block = offset + (long) b * BLOCK_BYTES;
+            FloatVector t = blockSum(w, block, x, xOff + b * BLOCK).fma(FloatVector.broadcast(f, Bytes.f16(w, block)), a0);
+            a0 = a1;
+            a1 = t;
+        }
+        // one copy of blockSum and one add: a bigger body left this add out of line in the
+        // forward pass (C2's inlining budget), boxing a0 and a1 on every call
+        return F32Vector.sum(a0.add(a1));
+    }
+
+    /** {@code sum((q[k] - 8) * x[x0 + k])} lane by lane over one block: low nibbles in one chain, high in the other. */
+    private static FloatVector blockSum(MemorySegment w, long block, float[] x, int x0) {
+        VectorSpecies<Float> f = W.floats();
+        FloatVector lo = FloatVector.zero(f), hi = lo;
+        for (int k = 0; k < BLOCK / 2; k += f.length()) {
+            IntVector q = W.loadInts(w, block + 2 + k);
+            FloatVector ql = (FloatVector) q.and(0x0F).sub(8).convert(VectorOperators.I2F, 0);
+            FloatVector qh = (FloatVector) q.lanewise(VectorOperators.LSHR, 4).and(0x0F).sub(8)
+                    .convert(VectorOperators.I2F, 0);
+            lo = ql.fma(FloatVector.fromArray(f, x, x0 + k), lo);
+            hi = qh.fma(FloatVector.fromArray(f, x, x0 + BLOCK / 2 + k), hi);
+        }
+        return lo.add(hi);
+    }
+
     @Override
     public void dot4Tokens(MemorySegment w, long offset, float[] x, int xOff, int xStride, int n, float[] out,
             int outOff) {

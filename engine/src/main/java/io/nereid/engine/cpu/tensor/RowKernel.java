@@ -25,6 +25,19 @@ interface RowKernel {
     float dot(MemorySegment w, long offset, float[] x, int xOff, int n);
 
     /**
+     * {@link #dot} in the fastest order for a lone token, which may differ from {@code dot}'s in
+     * float rounding (so not batch invariant, see {@link WeightMatrix#matmul}): {@code dot}'s one
+     * FMA chain makes a lone token wait on the FMA latency, so the vector kernels of the formats
+     * where it measured faster keep several chains in flight (F32, BF16: four, vector {@code k}
+     * into accumulator {@code k % 4}; Q8_0, Q4_0: a block's sum in two chains, scaled once per
+     * block into one of two). Still one fixed order: the same bits on every call, thread and row
+     * range. By default {@code dot} (F16 and the K-quants, where several chains measured no faster).
+     */
+    default float dotFast(MemorySegment w, long offset, float[] x, int xOff, int n) {
+        return dot(w, offset, x, xOff, n);
+    }
+
+    /**
      * One row against four vectors, each weight decoded once:
      * {@code out[outOff + t] = dot(w, offset, x, xOff + t * xStride, n)} for {@code t < 4}, the
      * same bits. What a matmul of a few tokens (a decode step of a few sequences) runs on: the

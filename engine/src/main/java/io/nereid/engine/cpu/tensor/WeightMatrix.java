@@ -162,6 +162,11 @@ public final class WeightMatrix {
         matmul(input, out, rowStart, rowEnd, null);
     }
 
+    /** {@link #matmul(MatmulInput, float[], int, int, float[], boolean)}, batch invariant. */
+    public void matmul(MatmulInput input, float[] out, int rowStart, int rowEnd, float[] scratch) {
+        matmul(input, out, rowStart, rowEnd, scratch, true);
+    }
+
     /**
      * The floats of scratch {@link #matmul(MatmulInput, float[], int, int, float[])} needs: four
      * decoded rows and a tile's accumulators.
@@ -195,17 +200,24 @@ public final class WeightMatrix {
      * streams from DRAM faster than four rows side by side (Q8_0 decode of the 110M model: 143
      * against 88 tok/s), and no decoded copy to write and read back.
      *
-     * <p><b>Batch invariance.</b> Both ways compute each product in the same order (see
-     * {@link F32Vector}), so {@code out[t * rows + r]} depends only on row {@code r} and token
-     * {@code t}: not on how many tokens share the call, nor on {@code rowStart} and {@code rowEnd}.
-     * The scalar kernels always decode and use {@link F32Format}'s sums, which keeps the same
-     * promise.
+     * <p><b>Batch invariance.</b> With {@code batchInvariant}, both ways compute each product in
+     * the same order (see {@link F32Vector}), so {@code out[t * rows + r]} depends only on row
+     * {@code r} and token {@code t}: not on how many tokens share the call, nor on {@code rowStart}
+     * and {@code rowEnd}. That order is one dependent FMA chain per product, which a tile of four
+     * tokens keeps four of in flight but a lone token only one: its dot waits on the FMA latency
+     * (Q8_0 at 8 lanes: 832 against 500 us with four chains, see bench/MEASUREMENTS.md). So without
+     * {@code batchInvariant}, the products of fewer than four tokens use
+     * {@link RowKernel#dotFast} (four chains, met at the end): faster alone, but not the bits a
+     * tile gives the same token. The scalar kernels always decode and use {@link F32Format}'s
+     * sums, which keeps the promise either way.
      *
      * @param scratch at least {@link #scratchSize()} floats;
      *     null to allocate them
+     * @param batchInvariant one order for every number of tokens (above)
      * @throws IllegalArgumentException if the input's vectors are not {@code cols} long
      */
-    public void matmul(MatmulInput input, float[] out, int rowStart, int rowEnd, float[] scratch) {
+    public void matmul(MatmulInput input, float[] out, int rowStart, int rowEnd, float[] scratch,
+            boolean batchInvariant) {
         if (input.cols() != cols) {
             throw new IllegalArgumentException("input vectors of " + input.cols() + " for " + this);
         }
@@ -217,9 +229,16 @@ public final class WeightMatrix {
         }
         float[] x = input.values(MatmulInput.Form.of(type));
         boolean scalar = kernel == RowKernels.scalar(type);
+
         if (tokens == 1 && !scalar) {
-            for (int r = rowStart; r < rowEnd; r++) {
-                out[r] = kernel.dot(data, r * rowBytes, x, 0, cols);
+            if (batchInvariant) {
+                for (int r = rowStart; r < rowEnd; r++) {
+                    out[r] = kernel.dot(data, r * rowBytes, x, 0, cols);
+                }
+            } else {
+                for (int r = rowStart; r < rowEnd; r++) {
+                    out[r] = kernel.dotFast(data, r * rowBytes, x, 0, cols);
+                }
             }
             return;
         }
@@ -234,7 +253,8 @@ public final class WeightMatrix {
                     }
                 }
                 for (; t < tokens; t++) {
-                    out[t * rows + r] = kernel.dot(data, r * rowBytes, x, t * cols, cols);
+                    out[t * rows + r] = batchInvariant ? kernel.dot(data, r * rowBytes, x, t * cols, cols)
+                            : kernel.dotFast(data, r * rowBytes, x, t * cols, cols);
                 }
             }
             return;

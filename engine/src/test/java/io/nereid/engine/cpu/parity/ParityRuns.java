@@ -27,17 +27,22 @@ final class ParityRuns {
     /**
      * How the backend is opened.
      *
-     * @param kv      KV cache element type (llama.cpp's references used F16)
-     * @param threads kernel threads
+     * @param kv             KV cache element type (llama.cpp's references used F16)
+     * @param threads        kernel threads
+     * @param batchInvariant {@code --deterministic}'s kernels
      */
-    record Settings(KvPrecision kv, int threads) {
+    record Settings(KvPrecision kv, int threads, boolean batchInvariant) {
 
-        /** llama-server's settings for the references: F16 KV cache, {@code -t 2}. */
-        static final Settings REFERENCE = new Settings(KvPrecision.F16, 2);
+        /** llama-server's settings for the references: F16 KV cache, {@code -t 2}; our default kernels. */
+        static final Settings REFERENCE = new Settings(KvPrecision.F16, 2, false);
+
+        /** {@link #REFERENCE} with batch-invariant kernels ({@code --deterministic}). */
+        static final Settings DETERMINISTIC = new Settings(KvPrecision.F16, 2, true);
 
         @Override
         public String toString() {
-            return "KV " + kv + ", " + threads + (threads == 1 ? " thread" : " threads");
+            return "KV " + kv + ", " + threads + (threads == 1 ? " thread" : " threads")
+                    + (batchInvariant ? ", batch invariant" : "");
         }
     }
 
@@ -111,7 +116,8 @@ final class ParityRuns {
     }
 
     private static Backend open(ModelSource model, Settings settings, int positions) {
-        Backend backend = new CpuBackendProvider().open(new BackendConfig(model, settings.kv(), settings.threads()));
+        Backend backend = new CpuBackendProvider().open(new BackendConfig(model, settings.kv(), settings.threads(),
+                settings.batchInvariant()));
         backend.allocate(blocks(positions), BLOCK_SIZE, positions);
         return backend;
     }

@@ -29,7 +29,7 @@ class ParityVariantsTest {
     @Test
     void anF32KvCacheKeepsTheF32ModelWithinTolerance() {
         ParityFixture fixture = ParityFixture.load("parity-a-llama-spm-f32");
-        Settings f32Kv = new Settings(KvPrecision.F32, 2);
+        Settings f32Kv = new Settings(KvPrecision.F32, 2, false);
         List<Executable> checks = new ArrayList<>();
         try (ModelSource model = ModelSource.open(fixture.model())) {
             for (AttentionMode mode : AttentionMode.values()) {
@@ -50,7 +50,7 @@ class ParityVariantsTest {
     @Test
     void oneThreadGivesWhatTwoThreadsGive() {
         ParityFixture fixture = ParityFixture.load("parity-a-llama-spm-q8_0");
-        Settings oneThread = new Settings(KvPrecision.F16, 1);
+        Settings oneThread = new Settings(KvPrecision.F16, 1, false);
         List<Executable> checks = new ArrayList<>();
         try (ModelSource model = ModelSource.open(fixture.model())) {
             for (ForwardPath path : List.of(ForwardPath.ONE_STEP, ForwardPath.TOKEN_BY_TOKEN)) {

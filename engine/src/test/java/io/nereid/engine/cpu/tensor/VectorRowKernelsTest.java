@@ -25,8 +25,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * {@link VectorWidthsUnderTest} (the one in use, or 128, 256 and 512 bits in the {@code vector-*}
  * test executions), at sizes that leave every kind of tail (none, less than one vector, less than
  * the 2- or 4-vector unrolled step, for 4, 8 and 16 lanes) and at unaligned offsets. Decoding must
- * agree bit for bit; dot products within a size-scaled rounding bound, since the vector kernels
- * sum in another order.
+ * agree bit for bit; dot products ({@code dot} and {@code dotFast}) within a size-scaled rounding
+ * bound, since the vector kernels sum in another order.
  */
 @Tag(VectorWidthsUnderTest.TAG)
 @ParameterizedClass(name = "{0}", allowZeroInvocations = true)
@@ -85,6 +85,8 @@ class VectorRowKernelsTest {
             double magnitude = TestRows.dotMagnitude(type, expected, 2, x, 5, n);
             // both are within dotTolerance of the exact value, so within twice of each other
             assertEquals(s, v, 2 * TestRows.dotTolerance(n, magnitude), type + " dot, misaligned by " + misalign);
+            float fast = vector.dotFast(w, misalign, x, 5, n);
+            assertEquals(s, fast, 2 * TestRows.dotTolerance(n, magnitude), type + " dotFast, misaligned by " + misalign);
         }
     }
 
@@ -159,12 +161,17 @@ class VectorRowKernelsTest {
         float s = scalar.dot(w, 0, x, 0, n);
         double tolerance = 2 * TestRows.dotTolerance(n, TestRows.dotMagnitude(type, expected, 0, x, 0, n));
         float[] got = new float[n];
+        float firstFast = vector.dotFast(w, 0, x, 0, n);
         for (int i = 0; i < 20_000; i++) {
             float v = vector.dot(w, 0, x, 0, n);
+            float fast = vector.dotFast(w, 0, x, 0, n);
             vector.dequantize(w, 0, got, 0, n);
-            if (Math.abs(v - s) > tolerance || !Arrays.equals(expected, got)) {
+            if (Math.abs(v - s) > tolerance || Math.abs(fast - s) > tolerance || !Arrays.equals(expected, got)
+                    || Float.compare(fast, firstFast) != 0) {
                 assertEquals(s, v, tolerance, type + " dot, call " + i);
+                assertEquals(s, fast, tolerance, type + " dotFast, call " + i);
                 assertArrayEquals(expected, got, type + " decode, call " + i);
+                assertEquals(firstFast, fast, type + " dotFast gives the same bits compiled as interpreted, call " + i);
             }
         }
     }

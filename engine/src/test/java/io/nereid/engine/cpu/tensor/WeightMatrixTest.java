@@ -94,14 +94,17 @@ class WeightMatrixTest {
             for (int[] range : new int[][] {{0, rows}, {3, 146}, {70, 71}}) {
                 float[] got = new float[tokens * rows];
                 float[] expected = new float[tokens * rows];
+                float[] fastest = new float[tokens * rows];
                 w.matmul(x, tokens, got, range[0], range[1]);
                 spec.matmul(x, tokens, expected, range[0], range[1]);
+                w.matmul(MatmulInput.of(x, tokens, cols), fastest, range[0], range[1], null, false);
                 for (int t = 0; t < tokens; t++) {
                     for (int r = 0; r < rows; r++) {
                         int o = t * rows + r;
                         String what = type + " cols " + cols + " token " + t + " row " + r;
                         if (r < range[0] || r >= range[1]) {
                             assertEquals(0f, got[o], what + " outside " + Arrays.toString(range) + " written");
+                            assertEquals(0f, fastest[o], what + " outside " + Arrays.toString(range) + " written, fastest");
                             continue;
                         }
                         float[] row = spec.dequantizeRow(r);
@@ -110,6 +113,7 @@ class WeightMatrixTest {
                         double exact = TestRows.exactDot(row, 0, multiplied, t * cols, cols);
                         assertEquals(exact, expected[o], tol, what + ", scalar");
                         assertEquals(exact, got[o], tol, what);
+                        assertEquals(exact, fastest[o], tol, what + ", not batch invariant");
                     }
                 }
             }
@@ -148,6 +152,33 @@ class WeightMatrixTest {
                             Float.floatToRawIntBits(split[t * rows + r]), what + ", rows split");
                 }
             }
+        }
+    }
+
+    /**
+     * Without batch invariance a token's products may differ between shapes, but each shape still
+     * gives the same bits whichever row range the call covers, so the threads' split does not
+     * change results; and it differs from the invariant order only by rounding.
+     */
+    @ParameterizedTest(name = "{0} x {1} tokens")
+    @MethodSource("typesAndTileTokens")
+    void theFastestOrderIsTheSameBitsForEveryRowSplit(GgmlType type, int tokens) {
+        int rows = 38;
+        int cols = type.blockSize() == 1 ? 37 : 2 * type.blockSize();
+        byte[] bytes = TestRows.randomRow(type, rows * cols, new Random(37L * cols + tokens));
+        WeightMatrix w = WeightMatrix.of(type, new long[] {cols, rows}, MemorySegment.ofArray(bytes));
+        MatmulInput x = MatmulInput.of(TestRows.gaussian(new Random(tokens), tokens * cols, 1f), tokens, cols);
+        float[] whole = new float[tokens * rows];
+        w.matmul(x, whole, 0, rows, null, false);
+        float[] split = new float[tokens * rows];
+        w.matmul(x, split, 0, 5, null, false);
+        w.matmul(x, split, 5, 22, null, false);
+        w.matmul(x, split, 22, rows, null, false);
+        float[] invariant = new float[tokens * rows];
+        w.matmul(x, invariant, 0, rows, null, true);
+        for (int i = 0; i < whole.length; i++) {
+            assertEquals(Float.floatToRawIntBits(whole[i]), Float.floatToRawIntBits(split[i]), type + " output " + i);
+            assertEquals(invariant[i], whole[i], 1e-4 * (1 + Math.abs(invariant[i])), type + " output " + i);
         }
     }
 
