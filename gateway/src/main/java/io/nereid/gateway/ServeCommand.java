@@ -110,6 +110,9 @@ final class ServeCommand {
         if (server.grpcPort() >= 0) {
             out.println("nereid serve: KServe v2 gRPC on " + config.host() + ":" + server.grpcPort());
         }
+        if (config.deterministic()) {
+            out.println("nereid serve: --deterministic: batch-invariant kernels (results do not depend on what shares a step)");
+        }
         out.println("nereid serve: listening on http://" + config.host() + ":" + server.port());
         out.flush();
         AtomicBoolean stopping = new AtomicBoolean();   // the first of a signal and an engine failure shuts down
