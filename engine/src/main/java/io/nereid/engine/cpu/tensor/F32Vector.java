@@ -77,6 +77,14 @@ final class F32Vector implements RowKernel, FloatDot {
     }
 
     @Override
+    public void dotFastRows(MemorySegment w, long offset, long rowBytes, int rows, float[] x, int xOff, int n,
+            float[] out, int outOff) {
+        for (int r = 0; r < rows; r++) { // this class's own copy: see RowKernel#dotFastRows
+            out[outOff + r] = dotFast(w, offset + r * rowBytes, x, xOff, n);
+        }
+    }
+
+    @Override
     public void dot4Tokens(MemorySegment w, long offset, float[] x, int xOff, int xStride, int n, float[] out,
             int outOff) {
         VectorSpecies<Float> f = W.floats();

@@ -66,47 +66,6 @@ final class Q6_KVector implements RowKernel {
         return F32Vector.sum(acc);
     }
 
-    /** Elements {@code i..i+L} of quarter {@code j} of a half as their quants {@code q}, not yet scaled. */
-    private static FloatVector quants(MemorySegment w, long ql, long qh, int j, int i) {
-        IntVector low4 = W.loadInts(w, ql + 32 * (j & 1) + i).lanewise(VectorOperators.LSHR, 4 * (j >> 1)).and(0x0F);
-        IntVector high = W.loadInts(w, qh + i).lanewise(VectorOperators.LSHR, 2 * j).and(3)
-                .lanewise(VectorOperators.LSHL, 4);
-        return (FloatVector) low4.or(high).sub(32).convert(VectorOperators.I2F, 0);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>Here: {@link #dot}'s loop with the scale taken out of the sum, as llama.cpp's integer
-     * dot does: each 16-weight sub-block's {@code sum(q * x)} in its own short chain, then
-     * {@code acc += (d * scale) * sum}, so a vector costs no multiply and no scale lookup, and
-     * the sub-blocks' chains overlap.
-     */
-    @Override
-    public float dotFast(MemorySegment w, long offset, float[] x, int xOff, int n) {
-        VectorSpecies<Float> f = W.floats();
-        FloatVector acc = FloatVector.zero(f);
-        for (int b = 0; b < n / QK_K; b++) {
-            long block = offset + (long) b * BLOCK_BYTES;
-            float d = Bytes.f16(w, block + 208);
-            for (int h = 0; h < 2; h++) {
-                long ql = block + 64L * h, qh = block + 128 + 32L * h, sc = w.get(Bytes.LONG, block + 192 + 8L * h);
-                for (int j = 0; j < 4; j++) {
-                    int x0 = xOff + b * QK_K + 128 * h + 32 * j;
-                    FloatVector p = FloatVector.zero(f);
-                    for (int i = 0; i < 32; i += f.length()) { // dot's loop; a sub-block's sum flushed at its end
-                        p = quants(w, ql, qh, j, i).fma(FloatVector.fromArray(f, x, x0 + i), p);
-                        if (((i + f.length()) & 15) == 0) {
-                            acc = p.fma(FloatVector.broadcast(f, d * (byte) (sc >>> 8 * (2 * j + i / 16))), acc);
-                            p = FloatVector.zero(f);
-                        }
-                    }
-                }
-            }
-        }
-        return F32Vector.sum(acc);
-    }
-
     @Override
     public void dot4Tokens(MemorySegment w, long offset, float[] x, int xOff, int xStride, int n, float[] out,
             int outOff) {

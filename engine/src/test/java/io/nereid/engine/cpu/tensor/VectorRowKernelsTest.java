@@ -176,6 +176,50 @@ class VectorRowKernelsTest {
         }
     }
 
+    /**
+     * {@link Q6_KPacked}, which WeightMatrix runs Q6_K on: from a repacked row, the same bits as
+     * {@link Q6_KVector} from the original for decoding, {@code dot} and {@code dot4Tokens}
+     * (interpreted and, after 20,000 calls, compiled), and {@code dotFast} within rounding.
+     */
+    @ParameterizedTest
+    @MethodSource("blockCounts")
+    void repackedQ6KGivesTheBitsOfTheOriginalLayout(int blocks) {
+        int n = blocks * 256;
+        Random random = new Random(blocks);
+        MemorySegment original = MemorySegment.ofArray(TestRows.randomRow(GgmlType.Q6_K, n, random));
+        MemorySegment packed = Q6_KPacked.pack(original, blocks);
+        RowKernel q6 = vector(GgmlType.Q6_K);
+        RowKernel p = Q6_KPacked.INSTANCE;
+        float[] x = TestRows.gaussian(random, 4 * n + 3, 1f);
+        float[] expected = new float[n];
+        float[] got = new float[n];
+        q6.dequantize(original, 0, expected, 0, n);
+        float s = RowKernels.scalar(GgmlType.Q6_K).dot(original, 0, x, 3, n);
+        double tolerance = 2 * TestRows.dotTolerance(n, TestRows.dotMagnitude(GgmlType.Q6_K, expected, 0, x, 3, n));
+        float[] four = new float[4];
+        float[] fourPacked = new float[4];
+        int calls = blocks <= 3 ? 20_000 : 1;
+        for (int c = 0; c < calls; c++) {
+            p.dequantize(packed, 0, got, 0, n);
+            float dot = q6.dot(original, 0, x, 3, n);
+            float packedDot = p.dot(packed, 0, x, 3, n);
+            float fast = p.dotFast(packed, 0, x, 3, n);
+            q6.dot4Tokens(original, 0, x, 3, n, n, four, 0);
+            p.dot4Tokens(packed, 0, x, 3, n, n, fourPacked, 0);
+            if (!Arrays.equals(expected, got) || Float.compare(dot, packedDot) != 0 || !Arrays.equals(four, fourPacked)
+                    || Math.abs(fast - s) > tolerance) {
+                assertArrayEquals(expected, got, "decode, call " + c);
+                assertEquals(dot, packedDot, "dot, call " + c);
+                assertArrayEquals(four, fourPacked, "dot4Tokens, call " + c);
+                assertEquals(s, fast, tolerance, "dotFast, call " + c);
+            }
+        }
+    }
+
+    static IntStream blockCounts() {
+        return Arrays.stream(BLOCK_COUNTS);
+    }
+
     static Stream<GgmlType> allTypes() {
         return Stream.of(GgmlType.F32, GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K,
                 GgmlType.Q5_K, GgmlType.Q6_K);
