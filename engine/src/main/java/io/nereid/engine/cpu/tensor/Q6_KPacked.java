@@ -45,6 +45,12 @@ final class Q6_KPacked implements RowKernel {
         return GgmlType.Q6_K;
     }
 
+    /** {@code data} already packed ({@link #pack}): read as it is. */
+    @Override
+    public Bound bind(MemorySegment data, long blocks) {
+        return new Bound(this, data, BLOCK_BYTES);
+    }
+
     /**
      * {@code src}'s {@code blocks} Q6_K super-blocks packed into a new off-heap segment (freed
      * when it is no longer reachable).

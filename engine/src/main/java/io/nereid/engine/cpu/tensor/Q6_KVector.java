@@ -28,6 +28,12 @@ final class Q6_KVector implements RowKernel {
         return GgmlType.Q6_K;
     }
 
+    /** Computed repacked ({@link Q6_KPacked}): the same bits, three to four times faster. */
+    @Override
+    public Bound bind(MemorySegment data, long blocks) {
+        return new Bound(Q6_KPacked.INSTANCE, Q6_KPacked.pack(data, blocks), Q6_KPacked.BLOCK_BYTES);
+    }
+
     /**
      * Elements {@code i..i+L} of quarter {@code j} of a half (128 weights) decoded, as
      * {@link #dequantize} writes them: {@code (d * scale) * q} with

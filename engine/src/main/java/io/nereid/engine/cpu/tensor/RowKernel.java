@@ -21,6 +21,20 @@ interface RowKernel {
 
     GgmlType type();
 
+    /**
+     * What computes a matrix of {@code blocks} blocks of this format at {@code data}: by default
+     * this kernel on the bytes as they are; a format whose layout decodes slowly may instead hand
+     * a copy in a faster layout to another kernel that gives the same bits (Q6_K:
+     * {@link Q6_KPacked}). Called once per matrix, when it is bound.
+     */
+    default Bound bind(MemorySegment data, long blocks) {
+        return new Bound(this, data, type().bytesPerBlock());
+    }
+
+    /** {@code kernel} reading {@code data}, {@code bytesPerBlock} bytes for each block of the format. */
+    record Bound(RowKernel kernel, MemorySegment data, int bytesPerBlock) {
+    }
+
     /** {@code sum(w[i] * x[xOff + i])} for {@code i < n}, {@code w[i]} the i-th decoded weight. */
     float dot(MemorySegment w, long offset, float[] x, int xOff, int n);
 
@@ -30,8 +44,9 @@ interface RowKernel {
      * FMA chain makes a lone token wait on the FMA latency, so the vector kernels of the formats
      * where it measured faster keep several chains in flight (F32, BF16: four, vector {@code k}
      * into accumulator {@code k % 4}; Q8_0, Q4_0: a block's sum in two chains, scaled once per
-     * block into one of two). Still one fixed order: the same bits on every call, thread and row
-     * range. By default {@code dot} (F16 and the K-quants, where several chains measured no faster).
+     * block into one of two; repacked Q6_K: each 16-weight sum scaled once). Still one fixed order:
+     * the same bits on every call, thread and row range. By default {@code dot} (F16, Q4_K, Q5_K,
+     * where several chains measured no faster).
      */
     default float dotFast(MemorySegment w, long offset, float[] x, int xOff, int n) {
         return dot(w, offset, x, xOff, n);

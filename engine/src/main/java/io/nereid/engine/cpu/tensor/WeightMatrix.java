@@ -15,8 +15,9 @@ import java.util.Objects;
  * <p>The products follow ggml's {@code mul_mat} convention: a linear layer {@code y = W·x} with
  * {@code W} of {@code rows = out_features} and {@code cols = in_features}.
  *
- * <p>Q6_K with the vector kernels is repacked once, here, into {@link Q6_KPacked}'s layout (1.25
- * bytes a weight, off-heap, freed with the matrix), which decodes to the same bits far faster.
+ * <p>A format whose kernel asks for it ({@link RowKernel#bind}) is repacked once, here: Q6_K with
+ * the vector kernels into {@link Q6_KPacked}'s layout (1.25 bytes a weight, off-heap, freed with
+ * the matrix), which decodes to the same bits far faster.
  *
  * <p>Thread-safety: immutable; every method may be called concurrently, on disjoint output
  * ranges for {@link #matmul}. Lifecycle: valid as long as the segment is (a closed GGUF file
@@ -40,7 +41,7 @@ public final class WeightMatrix {
     private final long rowBytes;
     private final MemorySegment data;
     private final RowKernel kernel;
-    /** What {@code kernel} reads: {@code data}, or its repacked copy ({@link Q6_KPacked}). */
+    /** What {@code kernel} reads ({@link RowKernel#bind}): {@code data}, or a repacked copy of it. */
     private final MemorySegment kernelData;
     private final long kernelRowBytes;
 
@@ -50,15 +51,10 @@ public final class WeightMatrix {
         this.cols = cols;
         this.rowBytes = (long) cols / type.blockSize() * type.bytesPerBlock();
         this.data = data;
-        if (kernel instanceof Q6_KVector) {
-            this.kernel = Q6_KPacked.INSTANCE;
-            this.kernelData = Q6_KPacked.pack(data, (long) rows * cols / type.blockSize());
-            this.kernelRowBytes = (long) cols / type.blockSize() * Q6_KPacked.BLOCK_BYTES;
-        } else {
-            this.kernel = kernel;
-            this.kernelData = data;
-            this.kernelRowBytes = rowBytes;
-        }
+        RowKernel.Bound bound = kernel.bind(data, (long) rows * cols / type.blockSize());
+        this.kernel = bound.kernel();
+        this.kernelData = bound.data();
+        this.kernelRowBytes = (long) cols / type.blockSize() * bound.bytesPerBlock();
     }
 
     /**
@@ -221,8 +217,8 @@ public final class WeightMatrix {
      * tokens keeps four of in flight but a lone token only one: its dot waits on the FMA latency
      * (Q8_0 at 8 lanes: 832 against 500 us with four chains, see bench/MEASUREMENTS.md). So without
      * {@code batchInvariant}, the products of fewer than four tokens use
-     * {@link RowKernel#dotFast} (four chains, met at the end): faster alone, but not the bits a
-     * tile gives the same token. The scalar kernels always decode and use {@link F32Format}'s
+     * {@link RowKernel#dotFast} (several chains, each format's own order): faster alone, but not
+     * the bits a tile gives the same token. The scalar kernels always decode and use {@link F32Format}'s
      * sums, which keeps the promise either way.
      *
      * @param scratch at least {@link #scratchSize()} floats;
@@ -243,7 +239,6 @@ public final class WeightMatrix {
         }
         float[] x = input.values(MatmulInput.Form.of(type));
         boolean scalar = kernel == RowKernels.scalar(type);
-
         if (tokens == 1 && !scalar) {
             if (batchInvariant) {
                 for (int r = rowStart; r < rowEnd; r++) {
