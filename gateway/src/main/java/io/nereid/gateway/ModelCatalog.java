@@ -112,7 +112,7 @@ final class ModelCatalog implements ModelRepository {
     public ModelService load(String name) {
         ServeConfig c = configFor(name);
         long weights = fileBytes(c.model());
-        Reservation r = reserve(name, weights + c.kvCacheBytes(), weights, c.kvCacheBytes(), null);
+        Reservation r = reserve(name, weights + c.kvCacheBytes(), weights, 0, c.kvCacheBytes(), null);
         ServingModel m;
         try {
             m = ServingModel.open(c, engineSpec);
@@ -121,7 +121,9 @@ final class ModelCatalog implements ModelRepository {
             throw failed(name, String.valueOf(e.getMessage()));
         }
         try {
-            reserve(name, weights + m.kvCacheBytes(), weights, m.kvCacheBytes(), r);   // what it got, in its place
+            // what it got, in its place: the files, the copies the backend made of weights, the KV cache
+            reserve(name, weights + m.weightCopyBytes() + m.kvCacheBytes(), weights, m.weightCopyBytes(),
+                    m.kvCacheBytes(), r);
         } catch (ApiException e) {
             m.close();
             release(r);
@@ -143,7 +145,8 @@ final class ModelCatalog implements ModelRepository {
      * @throws ApiException 400 naming the figures when {@code bytes} more would pass the limit (the
      *                      earlier reservation, if any, stays)
      */
-    private synchronized Reservation reserve(String name, long bytes, long weights, long kv, Reservation replacing) {
+    private synchronized Reservation reserve(String name, long bytes, long weights, long copies, long kv,
+            Reservation replacing) {
         long used = reserved.entrySet().stream().filter(e -> !e.getKey().equals(replacing))
                 .mapToLong(Map.Entry::getValue).sum();
         if (used + bytes > limit) {
@@ -154,8 +157,9 @@ final class ModelCatalog implements ModelRepository {
                 }
             });
             throw new ApiException(400, "invalid_request_error", "model", "model_does_not_fit", String.format(Locale.ROOT,
-                    "model '%s' does not fit the memory limit: it needs %s (weights %s as its files hold them, KV cache"
-                            + " %s) and %s of the %s limit (--memory-limit) %s", name, mib(bytes), mib(weights),
+                    "model '%s' does not fit the memory limit: it needs %s (weights %s as its files hold them%s, KV"
+                            + " cache %s) and %s of the %s limit (--memory-limit) %s", name, mib(bytes), mib(weights),
+                    copies > 0 ? " plus " + mib(copies) + " repacked for the CPU kernels" : "",
                     kv > 0 ? mib(kv) : "not yet sized", mib(used), mib(limit),
                     others.isEmpty() ? "are in use" : "are taken by " + String.join(", ", others)), 0);
         }

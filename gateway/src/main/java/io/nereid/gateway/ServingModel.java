@@ -186,6 +186,11 @@ final class ServingModel implements ModelService, AutoCloseable {
         return loaded.kvCache().bytes();
     }
 
+    /** Memory the backend took for weight copies beyond the files (repacked K-quants on the CPU). */
+    long weightCopyBytes() {
+        return loaded.weightCopyBytes();
+    }
+
     void onClose(Runnable release) {
         this.onClose = release;
     }

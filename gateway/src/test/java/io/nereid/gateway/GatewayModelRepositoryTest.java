@@ -91,11 +91,11 @@ class GatewayModelRepositoryTest {
         Path broken = Files.createDirectories(repo.resolve("broken"));
         Files.writeString(broken.resolve("nereid.json"), "{\"max_num_seqz\": 4}");
         Files.createDirectories(repo.resolve(".hidden"));
-        // What each model takes (files + the KV cache it gets), measured by loading it once.
+        // What each model takes (files, weight copies + the KV cache it gets), measured by loading it once.
         ModelCatalog probe = new ModelCatalog(config("--model-control-mode", "explicit"), UnaryOperator.identity());
         for (String name : List.of("stories", "qwen")) {
             ServingModel m = (ServingModel) probe.load(name);
-            long bytes = ModelCatalog.fileBytes(probe.configFor(name).model()) + m.kvCacheBytes();
+            long bytes = ModelCatalog.fileBytes(probe.configFor(name).model()) + m.weightCopyBytes() + m.kvCacheBytes();
             m.close();
             if (name.equals("stories")) {
                 storiesBytes = bytes;

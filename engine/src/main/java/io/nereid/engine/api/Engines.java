@@ -204,6 +204,11 @@ public final class Engines {
         }
 
         @Override
+        public long weightCopyBytes() {
+            return backend.weightCopyBytes();
+        }
+
+        @Override
         public Optional<EmbeddingSpec> embedding() {
             return source.embedding();
         }

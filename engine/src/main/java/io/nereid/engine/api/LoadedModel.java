@@ -29,6 +29,14 @@ public interface LoadedModel extends AutoCloseable {
     KvCacheInfo kvCache();
 
     /**
+     * Host memory the backend took for copies of the weights on top of the model's files
+     * (repacked K-quants on the CPU), 0 when it reads them in place.
+     */
+    default long weightCopyBytes() {
+        return 0;
+    }
+
+    /**
      * How the model makes embeddings when its files say it is an embedding model (GGUF
      * {@code pooling_type}, sentence-transformers {@code modules.json}); empty otherwise.
      */

@@ -40,6 +40,15 @@ public interface Backend extends AutoCloseable {
      */
     StepOutput forward(Step step);
 
+    /**
+     * Host memory this backend took for copies of the weights beyond the model's files, which it
+     * reads in place otherwise (the CPU backend: K-quant matrices repacked for its kernels); 0 by
+     * default. What a memory limit counts on top of the files.
+     */
+    default long weightCopyBytes() {
+        return 0;
+    }
+
     /** Frees the weights, the KV cache and any threads; nothing may be called afterwards. */
     @Override
     default void close() {

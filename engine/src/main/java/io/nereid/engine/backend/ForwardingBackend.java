@@ -36,6 +36,11 @@ public abstract class ForwardingBackend implements Backend {
     }
 
     @Override
+    public long weightCopyBytes() {
+        return delegate.weightCopyBytes();
+    }
+
+    @Override
     public void copy(List<BlockCopy> copies) {
         delegate.copy(copies);
     }

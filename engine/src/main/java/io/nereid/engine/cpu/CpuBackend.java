@@ -44,6 +44,11 @@ public final class CpuBackend implements Backend {
     }
 
     @Override
+    public long weightCopyBytes() {
+        return weights.copyBytes();
+    }
+
+    @Override
     public KvCacheSpec kvCacheSpec(int blockSize) {
         long elementsPerBlock = (long) config.kvHeads() * blockSize * config.headDim();
         // One array per layer (K and V each): Java arrays stop at 2^31 - 8 elements.

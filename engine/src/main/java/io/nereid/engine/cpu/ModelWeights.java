@@ -56,6 +56,18 @@ public final class ModelWeights {
         return Optional.ofNullable(ropeFreqFactors);
     }
 
+    /** Bytes of the matrices' repacked copies ({@link WeightMatrix#copyBytes}), each matrix once. */
+    public long copyBytes() {
+        long sum = output != tokenEmbedding ? output.copyBytes() : 0;
+        sum += tokenEmbedding.copyBytes();
+        for (Layer l : layers) {
+            for (WeightMatrix m : new WeightMatrix[] {l.wq(), l.wk(), l.wv(), l.wo(), l.gate(), l.up(), l.down()}) {
+                sum += m.copyBytes();
+            }
+        }
+        return sum;
+    }
+
     /**
      * Binds and checks every tensor {@code c} needs.
      *

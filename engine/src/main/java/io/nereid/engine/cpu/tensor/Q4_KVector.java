@@ -27,6 +27,12 @@ final class Q4_KVector implements RowKernel {
         return GgmlType.Q4_K;
     }
 
+    /** Computed repacked ({@link Q4_KPacked}): the same bits, and a faster {@code dotFast}. */
+    @Override
+    public Bound bind(MemorySegment data, long blocks) {
+        return new Bound(Q4_KPacked.INSTANCE, Q4_KPacked.pack(data, blocks), Q4_KPacked.BLOCK_BYTES);
+    }
+
     /**
      * Elements {@code i..i+L} of the group of 64 at {@code qs} decoded, as {@link #dequantize}
      * writes them: the low nibbles ({@code shift} 0, the group's first sub-block) or the high ones

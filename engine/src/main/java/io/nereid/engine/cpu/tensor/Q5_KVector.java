@@ -27,6 +27,12 @@ final class Q5_KVector implements RowKernel {
         return GgmlType.Q5_K;
     }
 
+    /** Computed repacked ({@link Q5_KPacked}): the same bits, and a faster {@code dotFast}. */
+    @Override
+    public Bound bind(MemorySegment data, long blocks) {
+        return new Bound(Q5_KPacked.INSTANCE, Q5_KPacked.pack(data, blocks), Q5_KPacked.BLOCK_BYTES);
+    }
+
     /**
      * Elements {@code i..i+L} of sub-block {@code s} decoded, as {@link #dequantize} writes them:
      * {@code ds * q - ms} with {@code q = nibble | ((qh >>> s) & 1) << 4}, mul then sub.

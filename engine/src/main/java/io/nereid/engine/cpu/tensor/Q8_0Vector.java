@@ -92,7 +92,7 @@ final class Q8_0Vector implements RowKernel {
 
     @Override
     public void dotFastRows(MemorySegment w, long offset, long rowBytes, int rows, float[] x, int xOff, int n,
-            float[] out, int outOff) {
+            float[] out, int outOff, float[] scratch) {
         for (int r = 0; r < rows; r++) { // this class's own copy: see RowKernel#dotFastRows
             out[outOff + r] = dotFast(w, offset + r * rowBytes, x, xOff, n);
         }

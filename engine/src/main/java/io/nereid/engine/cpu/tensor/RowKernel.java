@@ -44,9 +44,10 @@ interface RowKernel {
      * FMA chain makes a lone token wait on the FMA latency, so the vector kernels of the formats
      * where it measured faster keep several chains in flight (F32, BF16: four, vector {@code k}
      * into accumulator {@code k % 4}; Q8_0, Q4_0: a block's sum in two chains, scaled once per
-     * block into one of two; repacked Q6_K: each 16-weight sum scaled once). Still one fixed order:
-     * the same bits on every call, thread and row range. By default {@code dot} (F16, Q4_K, Q5_K,
-     * where several chains measured no faster).
+     * block into one of two; repacked Q6_K: each 16-weight sum scaled once; repacked Q4_K:
+     * llama.cpp's {@code ds * sum(q * x) - ms * sum(x)}). Still one fixed order: the same bits on
+     * every call, thread and row range. By default {@code dot} (F16, Q5_K, where several chains
+     * measured no faster).
      */
     default float dotFast(MemorySegment w, long offset, float[] x, int xOff, int n) {
         return dot(w, offset, x, xOff, n);
@@ -58,9 +59,13 @@ interface RowKernel {
      * so that C2 profiles and compiles it for that format alone: one shared loop sees every
      * format of a mixed model (Q4_0 with a Q6_K output) and its calls turn polymorphic, which
      * measured 76 against 53 tok/s for the same Q4_0 layers (110M, pure against mixed).
+     *
+     * @param scratch at least {@code n} floats a kernel may use for what it computes once from
+     *     {@code x} for all the rows (repacked Q4_K: the input's 32-weight sums), or null to
+     *     allocate them
      */
     default void dotFastRows(MemorySegment w, long offset, long rowBytes, int rows, float[] x, int xOff, int n,
-            float[] out, int outOff) {
+            float[] out, int outOff, float[] scratch) {
         for (int r = 0; r < rows; r++) {
             out[outOff + r] = dotFast(w, offset + r * rowBytes, x, xOff, n);
         }

@@ -15,13 +15,14 @@ import java.util.Objects;
  * <p>The products follow ggml's {@code mul_mat} convention: a linear layer {@code y = W·x} with
  * {@code W} of {@code rows = out_features} and {@code cols = in_features}.
  *
- * <p>A format whose kernel asks for it ({@link RowKernel#bind}) is repacked once, here: Q6_K with
- * the vector kernels into {@link Q6_KPacked}'s layout (1.25 bytes a weight, off-heap, freed with
- * the matrix), which decodes to the same bits far faster.
+ * <p>A format whose kernel asks for it ({@link RowKernel#bind}) is repacked once, here: with the
+ * vector kernels Q6_K into {@link Q6_KPacked}'s layout (1.25 bytes a weight) and Q4_K into
+ * {@link Q4_KPacked}'s (0.75), off-heap and freed with the matrix, which decode to the same bits
+ * far faster.
  *
  * <p>Thread-safety: immutable; every method may be called concurrently, on disjoint output
  * ranges for {@link #matmul}. Lifecycle: valid as long as the segment is (a closed GGUF file
- * makes every method throw {@link IllegalStateException}; a repacked Q6_K matrix computes from its copy).
+ * makes every method throw {@link IllegalStateException}; a repacked matrix computes from its copy).
  */
 public final class WeightMatrix {
 
@@ -34,6 +35,12 @@ public final class WeightMatrix {
      * 25.8 for F16; at six tokens the tiles win for all three.
      */
     static final int FEW_TOKENS = 5;
+
+    /**
+     * Rows a matmul of two or three tokens in the faster order hands each token at a time
+     * ({@link RowKernel#dotFastRows}): small enough to stay in L1 or L2 for the next token.
+     */
+    static final int FAST_RUN = 16;
 
     private final GgmlType type;
     private final int rows;
@@ -126,6 +133,14 @@ public final class WeightMatrix {
     /** The weights' bytes, {@code rows * rowBytes} long. */
     MemorySegment data() {
         return data;
+    }
+
+    /**
+     * Bytes of the copy the kernels compute from where the format is repacked ({@link RowKernel#bind}),
+     * off-heap and on top of the data; 0 when they read the data in place.
+     */
+    public long copyBytes() {
+        return kernelData != data ? kernelData.byteSize() : 0;
     }
 
     /** Which kernels compute with this matrix, for logs: {@code "Q4_0, vector (512-bit)"}. */
@@ -239,14 +254,16 @@ public final class WeightMatrix {
         }
         float[] x = input.values(MatmulInput.Form.of(type));
         boolean scalar = kernel == RowKernels.scalar(type);
-        if (tokens == 1 && !scalar) {
-            if (batchInvariant) {
-                for (int r = rowStart; r < rowEnd; r++) {
-                    out[r] = kernel.dot(kernelData, r * kernelRowBytes, x, 0, cols);
+        if (!scalar && !batchInvariant && tokens < 4) {
+            // each token against a run of rows in the kernel's own loop; the run stays in cache
+            // for the next token, so the weights still stream from memory once per step
+            int run = tokens == 1 ? rowEnd - rowStart : FAST_RUN;
+            for (int r0 = rowStart; r0 < rowEnd; r0 += run) {
+                int n = Math.min(run, rowEnd - r0);
+                for (int t = 0; t < tokens; t++) {
+                    kernel.dotFastRows(kernelData, r0 * kernelRowBytes, kernelRowBytes, n, x, t * cols, cols, out,
+                            t * rows + r0, scratch);
                 }
-            } else {
-                kernel.dotFastRows(kernelData, rowStart * kernelRowBytes, kernelRowBytes, rowEnd - rowStart, x, 0, cols,
-                        out, rowStart);
             }
             return;
         }
@@ -261,8 +278,7 @@ public final class WeightMatrix {
                     }
                 }
                 for (; t < tokens; t++) {
-                    out[t * rows + r] = batchInvariant ? kernel.dot(kernelData, r * kernelRowBytes, x, t * cols, cols)
-                            : kernel.dotFast(kernelData, r * kernelRowBytes, x, t * cols, cols);
+                    out[t * rows + r] = kernel.dot(kernelData, r * kernelRowBytes, x, t * cols, cols);
                 }
             }
             return;

@@ -177,47 +177,60 @@ class VectorRowKernelsTest {
     }
 
     /**
-     * {@link Q6_KPacked}, which WeightMatrix runs Q6_K on: from a repacked row, the same bits as
-     * {@link Q6_KVector} from the original for decoding, {@code dot} and {@code dot4Tokens}
-     * (interpreted and, after 20,000 calls, compiled), and {@code dotFast} within rounding.
+     * {@link Q4_KPacked}, {@link Q5_KPacked} and {@link Q6_KPacked}, which WeightMatrix runs those
+     * formats on: from a repacked row, the same bits as the vector kernel from the original for
+     * decoding, {@code dot} and {@code dot4Tokens} (interpreted and, after 20,000 calls, compiled); {@code dotFast}
+     * within rounding of the specification, and {@code dotFastRows} the same bits as it row by
+     * row, with and without scratch.
      */
-    @ParameterizedTest
-    @MethodSource("blockCounts")
-    void repackedQ6KGivesTheBitsOfTheOriginalLayout(int blocks) {
+    @ParameterizedTest(name = "{0} x {1} blocks")
+    @MethodSource("packedTypesAndBlockCounts")
+    void repackedKQuantsGiveTheBitsOfTheOriginalLayout(GgmlType type, int blocks) {
         int n = blocks * 256;
-        Random random = new Random(blocks);
-        MemorySegment original = MemorySegment.ofArray(TestRows.randomRow(GgmlType.Q6_K, n, random));
-        MemorySegment packed = Q6_KPacked.pack(original, blocks);
-        RowKernel q6 = vector(GgmlType.Q6_K);
-        RowKernel p = Q6_KPacked.INSTANCE;
+        Random random = new Random(blocks + 31L * type.ordinal());
+        MemorySegment original = MemorySegment.ofArray(TestRows.randomRow(type, n, random));
+        RowKernel q = vector(type);
+        RowKernel.Bound bound = q.bind(original, blocks);
+        RowKernel p = bound.kernel();
+        MemorySegment packed = bound.data();
+        assertTrue(p != q && packed != original, type + " is repacked");
+        assertEquals(packed.byteSize(), (long) blocks * bound.bytesPerBlock());
         float[] x = TestRows.gaussian(random, 4 * n + 3, 1f);
         float[] expected = new float[n];
         float[] got = new float[n];
-        q6.dequantize(original, 0, expected, 0, n);
-        float s = RowKernels.scalar(GgmlType.Q6_K).dot(original, 0, x, 3, n);
-        double tolerance = 2 * TestRows.dotTolerance(n, TestRows.dotMagnitude(GgmlType.Q6_K, expected, 0, x, 3, n));
+        q.dequantize(original, 0, expected, 0, n);
+        float s = RowKernels.scalar(type).dot(original, 0, x, 3, n);
+        double tolerance = 2 * TestRows.dotTolerance(n, TestRows.dotMagnitude(type, expected, 0, x, 3, n));
         float[] four = new float[4];
         float[] fourPacked = new float[4];
+        float[] rows = new float[3];
+        float firstFast = p.dotFast(packed, 0, x, 3, n);
         int calls = blocks <= 3 ? 20_000 : 1;
         for (int c = 0; c < calls; c++) {
             p.dequantize(packed, 0, got, 0, n);
-            float dot = q6.dot(original, 0, x, 3, n);
+            float dot = q.dot(original, 0, x, 3, n);
             float packedDot = p.dot(packed, 0, x, 3, n);
             float fast = p.dotFast(packed, 0, x, 3, n);
-            q6.dot4Tokens(original, 0, x, 3, n, n, four, 0);
+            q.dot4Tokens(original, 0, x, 3, n, n, four, 0);
             p.dot4Tokens(packed, 0, x, 3, n, n, fourPacked, 0);
+            // one row twice (a stride of 0 bytes), with scratch (c odd) and without
+            p.dotFastRows(packed, 0, 0, 2, x, 3, n, rows, 1, c % 2 == 1 ? new float[n] : null);
             if (!Arrays.equals(expected, got) || Float.compare(dot, packedDot) != 0 || !Arrays.equals(four, fourPacked)
-                    || Math.abs(fast - s) > tolerance) {
+                    || Math.abs(fast - s) > tolerance || Float.compare(fast, firstFast) != 0
+                    || Float.compare(rows[1], fast) != 0 || Float.compare(rows[2], fast) != 0 || rows[0] != 0f) {
                 assertArrayEquals(expected, got, "decode, call " + c);
                 assertEquals(dot, packedDot, "dot, call " + c);
                 assertArrayEquals(four, fourPacked, "dot4Tokens, call " + c);
                 assertEquals(s, fast, tolerance, "dotFast, call " + c);
+                assertEquals(firstFast, fast, "dotFast gives the same bits compiled as interpreted, call " + c);
+                assertArrayEquals(new float[] {0f, fast, fast}, rows, "dotFastRows is dotFast row by row, call " + c);
             }
         }
     }
 
-    static IntStream blockCounts() {
-        return Arrays.stream(BLOCK_COUNTS);
+    static Stream<Arguments> packedTypesAndBlockCounts() {
+        return Stream.of(GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K)
+                .flatMap(t -> Arrays.stream(BLOCK_COUNTS).mapToObj(b -> Arguments.of(t, b)));
     }
 
     static Stream<GgmlType> allTypes() {

@@ -271,6 +271,30 @@ class WeightMatrixTest {
         }
     }
 
+    /**
+     * The vector kernels compute K-quants from a repacked copy, which {@code copyBytes} reports (what
+     * a memory limit counts on top of the file); the other formats and the scalar kernels read the
+     * data in place.
+     */
+    @ParameterizedTest
+    @EnumSource(value = GgmlType.class, names = {"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_K", "Q5_K", "Q6_K"})
+    void repackedMatricesReportTheirCopysBytes(GgmlType type) {
+        int rows = 3;
+        int cols = 2 * Math.max(32, type.blockSize());
+        byte[] bytes = TestRows.randomRow(type, rows * cols, new Random(5));
+        long[] dims = {cols, rows};
+        WeightMatrix w = WeightMatrix.of(type, dims, MemorySegment.ofArray(bytes));
+        long blocks = (long) rows * cols / type.blockSize();
+        long expected = RowKernels.vector(type).isEmpty() ? 0 : switch (type) {
+            case Q4_K -> blocks * Q4_KPacked.BLOCK_BYTES;
+            case Q5_K -> blocks * Q5_KPacked.BLOCK_BYTES;
+            case Q6_K -> blocks * Q6_KPacked.BLOCK_BYTES;
+            default -> 0;
+        };
+        assertEquals(expected, w.copyBytes(), type + " with " + w.kernelDescription());
+        assertEquals(0, WeightMatrix.of(type, dims, MemorySegment.ofArray(bytes), RowKernels.scalar(type)).copyBytes());
+    }
+
     @Test
     void unsupportedTypesAreRejectedByName() {
         var e = assertThrows(UnsupportedWeightTypeException.class,
