@@ -1,6 +1,6 @@
 package io.nereid.engine.structured;
 
-/** Regexes of the regular JSON Schema formats (RFC 3339 dates and times, RFC 1123 host names). */
+/** Regexes of the regular JSON Schema formats (RFC 3339 dates and times, RFC 1123 host names, RFC 4291 IPv6). */
 final class Formats {
 
     /** A year, 0001 to 9999. */
@@ -14,7 +14,42 @@ final class Formats {
     static final String LABEL = "[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
     static final String HOST = LABEL + "(\\." + LABEL + ")*";
     static final String OCTET = "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])";
+    static final String IPV4 = OCTET + "(\\." + OCTET + "){3}";
+    /**
+     * An IPv6 address in RFC 4291's text forms (section 2.2), as Python's {@code ipaddress} (the
+     * validators' check) reads them: eight groups of one to four hex digits, or six and a dotted
+     * IPv4 address; one {@code ::} may stand for one or more zero groups. No zone ({@code %eth0}).
+     */
+    static final String IPV6 = ipv6();
 
     private Formats() {
+    }
+
+    /** Every split of the groups around a {@code ::}, spelled out: a regex has no counter to share. */
+    private static String ipv6() {
+        StringBuilder alternatives = new StringBuilder();
+        for (boolean v4 : new boolean[] {false, true}) {
+            int groups = v4 ? 6 : 8;
+            String end = v4 ? IPV4 : "";
+            alternatives.append('|').append(groups(groups)).append(v4 ? ":" : "").append(end);
+            for (int left = 0; left < groups; left++) {
+                for (int right = 0; left + right < groups; right++) {
+                    alternatives.append('|').append(groups(left)).append("::").append(groups(right))
+                            .append(v4 && right > 0 ? ":" : "").append(end);
+                }
+            }
+        }
+        return "(" + alternatives.substring(1) + ")";
+    }
+
+    /** {@code n} hex groups joined by colons (empty for none). */
+    private static String groups(int n) {
+        String hex = "[0-9A-Fa-f]{1,4}";
+        return switch (n) {
+            case 0 -> "";
+            case 1 -> hex;
+            case 2 -> hex + ":" + hex;
+            default -> hex + "(:" + hex + "){" + (n - 1) + "}";
+        };
     }
 }

@@ -61,12 +61,13 @@ final class JsonSchemaCompiler {
             "date-time", "^" + Formats.DATE + "[Tt]" + Formats.TIME + "$",
             "uuid", "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
             "email", "^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@" + Formats.HOST + "$",
-            "ipv4", "^" + Formats.OCTET + "(\\." + Formats.OCTET + "){3}$",
+            "ipv4", "^" + Formats.IPV4 + "$",
+            "ipv6", "^" + Formats.IPV6 + "$",
             "hostname", "^" + Formats.HOST + "$",
             "uri", "^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]*$",
             "json-pointer", "^(/([^~/]|~[01])*)*$");
     /** Formats validators assert but this compiler has no grammar for: refused rather than left unchecked. */
-    private static final Set<String> ASSERTED_FORMATS = Set.of("ipv6", "iri", "iri-reference", "uri-reference",
+    private static final Set<String> ASSERTED_FORMATS = Set.of("iri", "iri-reference", "uri-reference",
             "uri-template", "idn-email", "idn-hostname", "regex", "relative-json-pointer", "duration", "color");
 
     /** Objects with at most this many declared properties accept them in any order. */

@@ -320,6 +320,46 @@ class GrammarMatcherTest {
         }
     }
 
+    /**
+     * {@code format: ipv6}: RFC 4291's forms, checked against the JDK's literal parser on random
+     * hex-and-colon strings, and by hand for the dotted IPv4 endings and what Python's
+     * {@code ipaddress} (the validators' check) refuses.
+     */
+    @Test
+    void ipv6FormatAcceptsRfc4291Addresses() {
+        Automaton a = automaton(JsonSchemaCompiler.compile("{\"type\":\"string\",\"format\":\"ipv6\"}", false));
+        for (String ok : List.of("::", "::1", "1::", "2001:db8::8:800:200c:417a", "ff01::101", "1:2:3:4:5:6:7:8",
+                "1:2:3:4:5:6:7::", "::2:3:4:5:6:7:8", "0000:0000:0000:0000:0000:0000:0000:0001", "::13.1.68.3",
+                "::ffff:129.144.52.38", "1:2:3:4:5:6:1.2.3.4", "1::5:6:1.2.3.4", "1:2:3:4:5::1.2.3.4", "ABCD:ef01::")) {
+            assertTrue(accepts(a, "\"" + ok + "\""), ok);
+        }
+        for (String bad : List.of("", ":", ":::", "1:2:3:4:5:6:7:8:9", "1:2:3:4:5:6:7", "1::2::3", "12345::",
+                "1:2:3:4:5:6:7:1.2.3.4", "::1.2.3.04", "::256.1.1.1", "1.2.3.4", "::1%eth0", "g::", ":1:2", "1:2:", "::1.2.3")) {
+            assertFalse(accepts(a, "\"" + bad + "\""), bad);
+        }
+        Random random = new Random(6);
+        String[] pieces = {"0", "a", "ff", "1f2", "dead", "12345", ":", ":", "::"};
+        int valid = 0;
+        for (int i = 0; i < 20_000; i++) {
+            StringBuilder sb = new StringBuilder();
+            for (int n = 1 + random.nextInt(16); n > 0; n--) {
+                sb.append(pieces[random.nextInt(pieces.length)]);
+            }
+            String s = sb.toString();
+            boolean expected;
+            try {
+                // the JDK also takes groups of more than four digits ("001f20") that Python refuses
+                expected = java.net.Inet6Address.ofLiteral(s) != null
+                        && java.util.Arrays.stream(s.split(":")).allMatch(g -> g.length() <= 4);
+            } catch (IllegalArgumentException e) {
+                expected = false;
+            }
+            assertEquals(expected, accepts(a, "\"" + s + "\""), s);
+            valid += expected ? 1 : 0;
+        }
+        assertTrue(valid > 200, valid + " valid addresses among the random strings");
+    }
+
     @Test
     void propertyCountsAndAnyOrder() {
         Automaton a = automaton(JsonSchemaCompiler.compile("{\"type\":\"object\",\"properties\":{\"x\":{\"type\":\"integer\"},"
