@@ -45,7 +45,7 @@ import java.util.Set;
  */
 final class JsonSchemaCompiler {
 
-    private static final Set<String> UNSUPPORTED = Set.of("if", "then", "else", "dependentSchemas", "propertyNames", "contains", "minContains",
+    private static final Set<String> UNSUPPORTED = Set.of("dependentSchemas", "propertyNames", "contains", "minContains",
             "maxContains", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef");
     private static final Set<String> TYPES = Set.of("null", "boolean", "integer", "number", "string", "object", "array");
     private static final Set<String> STRING_KEYS = Set.of("minLength", "maxLength", "pattern", "format");
@@ -173,6 +173,10 @@ final class JsonSchemaCompiler {
     }
 
     private Expr compileMapBody(Map<String, Object> m, String where) {
+        if (m.containsKey("if") || m.containsKey("then") || m.containsKey("else")) {
+            Map<String, Object> choice = conditional(m, where);
+            return choice == null ? null : compileMap(choice, where);
+        }
         for (String k : m.keySet()) {
             if (UNSUPPORTED.contains(k)) {
                 throw new GrammarException("JSON Schema keyword '" + k + "' (at " + where + ") is not supported");
@@ -267,6 +271,67 @@ final class JsonSchemaCompiler {
             }
         }
         return options.isEmpty() ? null : Expr.alt(options);
+    }
+
+    /**
+     * {@code if} / {@code then} / {@code else} as the choice they mean, {@code (if and then) or
+     * (not if and else)}, for an {@code if} that tests one property against constants (what schemas
+     * write: {@code {"properties": {"type": {"const": "action"}}}}, maybe with that property
+     * required): the value passes {@code if} when it is not an object, lacks the property (unless
+     * required) or has one of the constants; it fails when the property is there with another
+     * value (or, if required, absent). The two branches exclude each other, so the anyOf is exact.
+     * {@code then} / {@code else} without {@code if} have no effect (JSON Schema 2020-12, 10.2.2).
+     * Other {@code if} shapes are refused by name. Null when no value can pass.
+     */
+    private Map<String, Object> conditional(Map<String, Object> m, String where) {
+        Map<String, Object> rest = new LinkedHashMap<>(m);
+        Object ifSchema = deref(rest.remove("if"), where);
+        Object then = rest.containsKey("then") ? rest.remove("then") : Boolean.TRUE;
+        Object otherwise = rest.containsKey("else") ? rest.remove("else") : Boolean.TRUE;
+        if (ifSchema == null) {
+            return rest;
+        }
+        if (Boolean.TRUE.equals(ifSchema) || Boolean.FALSE.equals(ifSchema)) {
+            Object branch = Boolean.TRUE.equals(ifSchema) ? then : otherwise;
+            return Boolean.FALSE.equals(branch) ? null : Map.of("allOf", List.of(rest, branch));
+        }
+        if (!(ifSchema instanceof Map<?, ?> im)) {
+            throw new GrammarException("'if' (at " + where + ") must be a schema");
+        }
+        Map<String, Object> test = new LinkedHashMap<>(map(im));
+        test.keySet().removeAll(ANNOTATIONS);
+        String name = null;
+        Map<String, Object> values = null;
+        if (test.get("properties") instanceof Map<?, ?> props && props.size() == 1
+                && test.keySet().stream().allMatch(k -> k.equals("properties") || k.equals("required"))) {
+            Map.Entry<?, ?> only = props.entrySet().iterator().next();
+            name = String.valueOf(only.getKey());
+            if (deref(only.getValue(), where) instanceof Map<?, ?> vm) {
+                values = new LinkedHashMap<>(map(vm));
+                values.keySet().removeAll(ANNOTATIONS);
+            }
+        }
+        boolean required = test.containsKey("required");
+        if (name == null || values == null || values.size() != 1 || !(values.containsKey("const") || values.containsKey("enum"))
+                || required && !List.of(name).equals(test.get("required"))) {
+            throw new GrammarException("'if' (at " + where + ") is supported when it tests one property against"
+                    + " 'const' or 'enum'");
+        }
+        List<Object> yes = new ArrayList<>(List.of(rest, Map.of("properties", Map.of(name, values))));
+        if (required) {
+            yes.add(Map.of("required", List.of(name)));
+        }
+        List<Object> options = new ArrayList<>();
+        if (!Boolean.FALSE.equals(then)) {
+            yes.add(then);
+            options.add(Map.of("allOf", yes));
+        }
+        if (!Boolean.FALSE.equals(otherwise)) {
+            List<Object> no = List.of(Map.of("required", List.of(name), "properties", Map.of(name, Map.of("not", values))));
+            options.add(Map.of("allOf", List.of(rest, required ? Map.of("anyOf", List.of(no.get(0),
+                    Map.of("type", "object", "properties", Map.of(name, false)))) : no.get(0), otherwise)));
+        }
+        return options.isEmpty() ? null : Map.of("anyOf", options);   // null: no value passes
     }
 
     /**
@@ -510,7 +575,9 @@ final class JsonSchemaCompiler {
                     Map<String, Object> props = new LinkedHashMap<>(map((Map<?, ?>) mine));
                     for (Map.Entry<String, Object> p : map((Map<?, ?>) v).entrySet()) {
                         Object prev = props.get(p.getKey());
+                        boolean never = Boolean.FALSE.equals(prev) || Boolean.FALSE.equals(p.getValue());
                         props.put(p.getKey(), prev == null ? p.getValue()
+                                : never ? Boolean.FALSE   // the property may not appear, whatever else says
                                 : Map.of("allOf", List.of(prev, p.getValue())));
                     }
                     out.put(k, props);
@@ -622,6 +689,25 @@ final class JsonSchemaCompiler {
                 }
             }
             return keyNotIn(names);
+        }
+        boolean constants = nm.keySet().equals(Set.of("enum")) || nm.keySet().equals(Set.of("const"));
+        if (constants && (rest.containsKey("enum") || rest.containsKey("const"))) {   // the listed values minus these
+            List<Object> excluded = nm.containsKey("enum") ? list(nm.get("enum"), "not/enum", where) : List.of(nm.get("const"));
+            if (excluded.stream().allMatch(v -> v == null || v instanceof String || v instanceof Boolean)) {
+                List<Object> kept = new ArrayList<>();
+                for (Object v : rest.containsKey("const") ? List.of(rest.get("const")) : list(rest.get("enum"), "enum", where)) {
+                    if (!excluded.contains(v)) {
+                        kept.add(v);
+                    }
+                }
+                rest.remove("const");
+                rest.put("enum", kept);
+                return compileMap(rest, where);
+            }
+        }
+        if (nm.keySet().equals(Set.of("required")) && nm.get("required") instanceof List<?> req && req.size() == 1) {
+            // not required [x]: x absent (values other than objects pass either way)
+            return compileMap(merge(rest, Map.of("properties", Map.of(String.valueOf(req.get(0)), false)), where), where);
         }
         throw new GrammarException("'not' with " + nm.keySet() + " (at " + where + ") is not supported");
     }

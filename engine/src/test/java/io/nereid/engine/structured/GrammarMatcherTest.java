@@ -308,7 +308,7 @@ class GrammarMatcherTest {
 
     @Test
     void schemaKeywordsThatCannotBeHonouredAreRefusedByName() {
-        for (String[] c : new String[][] {{"{\"not\":{\"required\":[\"a\"]}}", "'not' with [required]"},
+        for (String[] c : new String[][] {{"{\"not\":{\"required\":[\"a\",\"b\"]}}", "'not' with [required]"},
             {"{\"type\":\"array\",\"uniqueItems\":true}", "uniqueItems"},
             {"{\"type\":\"number\",\"multipleOf\":0.0000001234567}", "multipleOf"},   // a step of too many states
             {"{\"$ref\":\"http://example.com/s.json\"}", "same document"},
@@ -358,6 +358,56 @@ class GrammarMatcherTest {
             valid += expected ? 1 : 0;
         }
         assertTrue(valid > 200, valid + " valid addresses among the random strings");
+    }
+
+    /**
+     * {@code if} on one property's constants: {@code then} where the property is absent or has one
+     * of them, {@code else} where it has another value; with the property required in the
+     * {@code if}, absent means {@code else}. Other {@code if} shapes are refused by name.
+     */
+    @Test
+    void ifThenElseOnAPropertysConstants() {
+        Automaton a = automaton(JsonSchemaCompiler.compile("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":"
+                + "\"integer\"},\"b\":{\"type\":\"integer\"},\"c\":{\"type\":\"string\"}},\"if\":{\"properties\":"
+                + "{\"c\":{\"enum\":[\"ghi\"]}}},\"then\":{\"required\":[\"a\",\"b\",\"c\"]},\"else\":{\"required\":"
+                + "[\"a\",\"c\"]}}", false));
+        assertTrue(accepts(a, "{\"a\":1,\"b\":2,\"c\":\"ghi\"}"));
+        assertTrue(accepts(a, "{\"c\":\"x\",\"a\":1}"), "else");
+        assertTrue(accepts(a, "{\"a\":1,\"b\":2,\"c\":\"x\"}"), "else, b allowed");
+        assertFalse(accepts(a, "{\"a\":1,\"c\":\"ghi\"}"), "then needs b");
+        assertFalse(accepts(a, "{\"c\":\"x\"}"), "else needs a");
+        assertFalse(accepts(a, "{\"a\":1,\"b\":2}"), "c absent: then, which needs c");
+        assertFalse(accepts(a, "{\"a\":1,\"b\":2,\"c\":3}"), "the properties still hold");
+
+        Automaton r = automaton(JsonSchemaCompiler.compile("{\"type\":\"object\",\"properties\":{\"t\":{\"type\":"
+                + "\"string\"},\"n\":{\"type\":\"integer\"}},\"if\":{\"properties\":{\"t\":{\"const\":\"x\"}},"
+                + "\"required\":[\"t\"]},\"then\":{\"required\":[\"n\"]}}", false));
+        assertTrue(accepts(r, "{\"t\":\"x\",\"n\":1}"));
+        assertFalse(accepts(r, "{\"t\":\"x\"}"), "then needs n");
+        assertTrue(accepts(r, "{\"t\":\"y\"}"), "else: anything");
+        assertTrue(accepts(r, "{}"), "t absent fails the if's required: else");
+        assertTrue(accepts(r, "{\"n\":2}"));
+
+        // as issue-tracker schemas write it: the property an enum, the else of another value of it;
+        // then forbidding a property (not required)
+        Automaton e = automaton(JsonSchemaCompiler.compile("{\"type\":\"object\",\"properties\":{\"c\":{\"type\":"
+                + "\"string\",\"enum\":[\"abc\",\"ghi\"]},\"i\":{\"type\":\"integer\"}},\"if\":{\"properties\":{\"c\":"
+                + "{\"const\":\"ghi\"}}},\"then\":{\"not\":{\"required\":[\"i\"]}},\"else\":{\"required\":[\"i\"]}}", false));
+        assertTrue(accepts(e, "{\"c\":\"ghi\"}"));
+        assertFalse(accepts(e, "{\"c\":\"ghi\",\"i\":1}"), "then: i may not appear");
+        assertTrue(accepts(e, "{\"c\":\"abc\",\"i\":1}"));
+        assertFalse(accepts(e, "{\"c\":\"abc\"}"), "else needs i");
+        assertFalse(accepts(e, "{\"c\":\"xyz\",\"i\":1}"), "c's enum still holds");
+        assertTrue(accepts(e, "{}"), "c absent: then");
+
+        Automaton none = automaton(JsonSchemaCompiler.compile("{\"then\":{\"type\":\"string\"}}", false));
+        assertTrue(accepts(none, "12"), "then without if has no effect");
+        for (String refused : List.of("{\"if\":{\"properties\":{\"a\":{\"type\":\"string\"}}},\"then\":{}}",
+                "{\"if\":{\"required\":[\"a\"]},\"then\":{}}",
+                "{\"if\":{\"properties\":{\"a\":{\"const\":1},\"b\":{\"const\":2}}},\"then\":{}}")) {
+            GrammarException x = assertThrows(GrammarException.class, () -> JsonSchemaCompiler.compile(refused, false));
+            assertTrue(x.getMessage().contains("'if' (at root) is supported when it tests one property"), x.getMessage());
+        }
     }
 
     @Test
