@@ -218,7 +218,7 @@ class GatewayStructuredOutputTest {
         assertRefused(Map.of("response_format", Map.of("type", "json_schema", "json_schema",
                 Map.of("name", "x", "schema", missing, "strict", true))), "response_format", "Missing 'a'");
         assertRefused(Map.of("response_format", Map.of("type", "json_schema", "json_schema",
-                Map.of("name", "x", "schema", Map.of("not", Map.of("required", List.of("a")))))), "response_format",
+                Map.of("name", "x", "schema", Map.of("not", Map.of("required", List.of("a", "b")))))), "response_format",
                 "'not' with [required] (at root) is not supported");
         assertRefused(Map.of("response_format", Map.of("type", "xml")), "response_format.type", "'json_schema', got 'xml'");
         assertRefused(Map.of("response_format", Map.of("type", "json_schema", "json_schema", Map.of("name", "bad name!"))),

@@ -285,7 +285,7 @@ class GatewayToolCallTest {
                 "names function 'nope', which is not in 'tools'");
         Map<String, Object> bad = request(1, false, "required", null);
         bad.put("tools", List.of(Map.of("type", "function", "function", Map.of("name", "f", "parameters",
-                Map.of("type", "object", "not", Map.of("required", List.of("a")))))));
+                Map.of("type", "object", "not", Map.of("required", List.of("a", "b")))))));
         assertRefused(bad, "tools", "'not'");
         Map<String, Object> strict = request(1, false, "auto", null);
         strict.put("tools", List.of(Map.of("type", "function", "function", Map.of("name", "f", "strict", true, "parameters",

@@ -131,7 +131,7 @@ class ConstrainedDecodingTest {
         EngineConfig c = config(64, 16, true, 64);
         try (InflightEngine e = new InflightEngine(c, backend(c), model().tokenizer(), DraftProposer.NONE)) {
             GenerationRequest bad = GenerationRequest.builder("bad", prompt(1, 8)).constraint(
-                    new Constraint.JsonSchema("{\"type\":\"object\",\"not\":{\"required\":[\"a\"]}}", false)).build();
+                    new Constraint.JsonSchema("{\"type\":\"object\",\"not\":{\"required\":[\"a\",\"b\"]}}", false)).build();
             RequestValidationException v = assertThrows(RequestValidationException.class, () -> e.submit(bad, new Recorder(1)));
             assertEquals("constraint", v.param());
             assertTrue(v.getMessage().contains("'not'"), v.getMessage());
