@@ -26,17 +26,19 @@ import java.util.Set;
  * {@code const}, {@code anyOf}, {@code oneOf} (when its options are provably disjoint), {@code allOf}
  * (merged), {@code $ref} to the same document ({@code #}, {@code #/definitions/...},
  * {@code #/$defs/...}, any JSON pointer; recursion included), {@code minLength}/{@code maxLength},
- * {@code pattern}, the regular formats (date-time, date, time, uuid, email, ipv4, hostname, uri;
- * other formats are annotations), a pattern or format together with min/maxLength (the regex's
+ * {@code pattern}, the regular formats (date-time, date, time, uuid, email, ipv4, ipv6, hostname, uri,
+ * json-pointer; the other formats validators assert are refused, unknown ones are annotations), a pattern or format together with min/maxLength (the regex's
  * automaton times a character counter, {@link CharAutomaton}), integer and number bounds (exact, decimal),
  * {@code multipleOf} (exact: a remainder automaton times the range, numbers written without an exponent),
  * {@code dependencies} / {@code dependentRequired} (property lists, on objects of up to 8 declared properties),
  * anyOf / oneOf of object options told apart by their required properties, {@code not} of types, of a
- * pattern and of string enum / const,
+ * pattern, of string enum / const, of constants within an enum and of one required name,
+ * {@code if} / {@code then} / {@code else} when the {@code if} tests one property against constants,
+ * {@code propertyNames} as a pattern or a list of names,
  * {@code nullable} (OpenAPI), {@code patternProperties} (with additionalProperties; patterns that overlap only
  * where their schemas are equal),
  * min/maxProperties (objects of up to 8 properties). Validation keywords that a context-free grammar cannot express or
- * that are not built yet (other {@code not}, {@code if}, {@code dependentSchemas},
+ * that are not built yet (other {@code not} and {@code if}, {@code dependentSchemas},
  * {@code uniqueItems}, ...) are refused with a {@link GrammarException} naming
  * the keyword: a constraint is never silently loosened. Unknown keywords are annotations, as the
  * specification says.
@@ -45,14 +47,14 @@ import java.util.Set;
  */
 final class JsonSchemaCompiler {
 
-    private static final Set<String> UNSUPPORTED = Set.of("dependentSchemas", "propertyNames", "contains", "minContains",
+    private static final Set<String> UNSUPPORTED = Set.of("dependentSchemas", "contains", "minContains",
             "maxContains", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef");
     private static final Set<String> TYPES = Set.of("null", "boolean", "integer", "number", "string", "object", "array");
     private static final Set<String> STRING_KEYS = Set.of("minLength", "maxLength", "pattern", "format");
     private static final Set<String> NUMBER_KEYS = Set.of("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
             "multipleOf");
     private static final Set<String> OBJECT_KEYS = Set.of("properties", "required", "additionalProperties", "patternProperties",
-            "minProperties", "maxProperties", "dependencies", "dependentRequired");
+            "minProperties", "maxProperties", "dependencies", "dependentRequired", "propertyNames");
     private static final Set<String> ARRAY_KEYS = Set.of("items", "prefixItems", "additionalItems", "minItems",
             "maxItems", "uniqueItems");
     private static final Map<String, String> FORMATS = Map.of(
@@ -949,6 +951,9 @@ final class JsonSchemaCompiler {
     // ---- objects
 
     private Expr objectValue(Map<String, Object> m, String where) {
+        if (m.containsKey("propertyNames")) {
+            m = propertyNames(m, where);
+        }
         Map<String, Object> props = m.get("properties") instanceof Map<?, ?> p ? new LinkedHashMap<>(map(p)) : new LinkedHashMap<>();
         Set<String> required = new LinkedHashSet<>();
         if (m.containsKey("required")) {
@@ -1351,6 +1356,77 @@ final class JsonSchemaCompiler {
             throw new GrammarException("no object satisfies the property counts (at " + where + ")");
         }
         return after[0];
+    }
+
+    /**
+     * {@code propertyNames} as the keys it allows: a string schema with a {@code pattern}, or string
+     * {@code enum} / {@code const} names, becomes a pattern under patternProperties with
+     * additionalProperties' schema (the keys it does not match may not appear), and a declared
+     * property whose name it does not match may not appear either. Other name schemas, and
+     * propertyNames together with patternProperties, are refused by name.
+     */
+    private Map<String, Object> propertyNames(Map<String, Object> m, String where) {
+        Map<String, Object> out = new LinkedHashMap<>(m);
+        Object pn = deref(out.remove("propertyNames"), where);
+        if (Boolean.TRUE.equals(pn)) {
+            return out;
+        }
+        String regex = null;
+        boolean none = Boolean.FALSE.equals(pn);   // no name at all: only {}
+        if (pn instanceof Map<?, ?> raw) {
+            Map<String, Object> names = new LinkedHashMap<>(map(raw));
+            names.keySet().removeAll(ANNOTATIONS);
+            if ("string".equals(names.get("type"))) {
+                names.remove("type");
+            }
+            if (names.keySet().equals(Set.of("pattern")) && names.get("pattern") instanceof String p) {
+                regex = p;
+            } else if (names.keySet().equals(Set.of("enum")) || names.keySet().equals(Set.of("const"))) {
+                List<String> allowed = new ArrayList<>();
+                for (Object v : names.containsKey("enum") ? list(names.get("enum"), "enum", where) : List.of(names.get("const"))) {
+                    if (v instanceof String str) {
+                        allowed.add(str);
+                    }
+                }
+                none = allowed.isEmpty();
+                regex = none ? null : CharAutomaton.literals(allowed);
+            } else if (names.isEmpty()) {
+                return out;
+            }
+        }
+        Map<String, Object> props = out.get("properties") instanceof Map<?, ?> p ? new LinkedHashMap<>(map(p)) : new LinkedHashMap<>();
+        List<String> declared = new ArrayList<>(props.keySet());
+        if (out.get("required") instanceof List<?> req) {
+            req.forEach(r -> declared.add(String.valueOf(r)));
+        }
+        if (none) {
+            declared.forEach(name -> props.put(name, false));
+            if (!props.isEmpty()) {
+                out.put("properties", props);
+            }
+            out.put("additionalProperties", false);
+            out.remove("patternProperties");
+            return out;
+        }
+        if (regex == null || out.containsKey("patternProperties")) {
+            throw new GrammarException("propertyNames (at " + where + ") is supported as a string 'pattern', 'enum' or"
+                    + " 'const', without patternProperties");
+        }
+        CharAutomaton keys = CharAutomaton.search(regex);
+        for (String name : declared) {
+            List<CharAutomaton> both = CharAutomaton.searchAll(List.of(regex, CharAutomaton.literals(List.of(name))));
+            if (both.get(0).and(both.get(1)).isEmpty()) {
+                props.put(name, false);   // a name propertyNames refuses
+            }
+        }
+        if (!props.isEmpty()) {
+            out.put("properties", props);
+        }
+        if (!keys.isEmpty()) {
+            out.put("patternProperties", Map.of(regex, out.getOrDefault("additionalProperties", Boolean.TRUE)));
+        }
+        out.put("additionalProperties", false);
+        return out;
     }
 
     /**

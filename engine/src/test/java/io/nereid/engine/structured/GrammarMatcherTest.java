@@ -410,6 +410,32 @@ class GrammarMatcherTest {
         }
     }
 
+    /**
+     * {@code propertyNames}: a pattern or a list of names bounds the keys; a declared property it
+     * does not name may not appear; other name schemas are refused by name.
+     */
+    @Test
+    void propertyNamesBoundTheKeys() {
+        Automaton p = automaton(JsonSchemaCompiler.compile("{\"type\":\"object\",\"propertyNames\":{\"pattern\":"
+                + "\"^[a-z]+$\"},\"additionalProperties\":{\"type\":\"integer\"}}", false));
+        assertTrue(accepts(p, "{\"ab\":1,\"c\":2}"));
+        assertFalse(accepts(p, "{\"aB\":1}"), "a key off the pattern");
+        assertFalse(accepts(p, "{\"ab\":\"x\"}"), "additionalProperties still holds");
+        Automaton e = automaton(JsonSchemaCompiler.compile("{\"type\":\"object\",\"properties\":{\"up\":{\"type\":"
+                + "\"integer\"},\"zz\":{\"type\":\"integer\"}},\"propertyNames\":{\"$ref\":\"#/$defs/dir\"},\"$defs\":"
+                + "{\"dir\":{\"type\":\"string\",\"enum\":[\"up\",\"down\"]}}}", false));
+        assertTrue(accepts(e, "{\"up\":1,\"down\":true}"));
+        assertTrue(accepts(e, "{}"));
+        assertFalse(accepts(e, "{\"zz\":1}"), "declared but not a name propertyNames allows");
+        assertFalse(accepts(e, "{\"left\":1}"));
+        Automaton none = automaton(JsonSchemaCompiler.compile("{\"type\":\"object\",\"propertyNames\":false}", false));
+        assertTrue(accepts(none, "{}"));
+        assertFalse(accepts(none, "{\"a\":1}"));
+        GrammarException x = assertThrows(GrammarException.class, () -> JsonSchemaCompiler.compile(
+                "{\"type\":\"object\",\"propertyNames\":{\"maxLength\":3}}", false));
+        assertTrue(x.getMessage().contains("propertyNames (at root) is supported as"), x.getMessage());
+    }
+
     @Test
     void propertyCountsAndAnyOrder() {
         Automaton a = automaton(JsonSchemaCompiler.compile("{\"type\":\"object\",\"properties\":{\"x\":{\"type\":\"integer\"},"
