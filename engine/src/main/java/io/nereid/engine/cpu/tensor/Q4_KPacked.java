@@ -5,7 +5,6 @@ import static io.nereid.engine.cpu.tensor.KScales.QK_K;
 import io.nereid.engine.cpu.kernel.LaneSums;
 import io.nereid.engine.cpu.kernel.VectorWidth;
 import io.nereid.engine.gguf.GgmlType;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
@@ -27,9 +26,10 @@ import jdk.incubator.vector.VectorSpecies;
  * {@code cmp} against 24 FMAs), which kept the kernel at half Q4_0's speed whatever the order of
  * its sums. Repacked, a super-block is Q4_0's loop with float scales at hand.
  *
- * <p>The decoded weights are {@link Q4_KVector}'s bit for bit ({@code ds * q - ms}), and
- * {@link #dot}, {@link #dot4Tokens} and {@link #dequantize} keep its order, so a matrix gives the
- * same bits packed or not. {@link #dotFast} sums as llama.cpp's {@code vec_dot_q4_K} does:
+ * <p>The decoded weights are {@link Q4_KFormat}'s bit for bit ({@code ds * q - ms}, mul then sub),
+ * and {@link #dot} / {@link #dot4Tokens} keep the one order of the batch-invariant kernels (one
+ * FMA chain in element order), the order the original layout's vector kernel had, so repacking
+ * changed no result. {@link #dotFast} sums as llama.cpp's {@code vec_dot_q4_K} does:
  * {@code sum(ds * sum(q * x)) - sum(ms * sum(x))}, with each 32-weight {@code sum(x)} of the input
  * taken once per call of {@link #dotFastRows} (in the scratch) rather than once per row. The
  * packed copy is off-heap, freed with its matrix; the mapped file's Q4_K pages are no longer
@@ -65,12 +65,8 @@ final class Q4_KPacked implements RowKernel {
         return new Bound(this, data, BLOCK_BYTES);
     }
 
-    /**
-     * {@code src}'s {@code blocks} Q4_K super-blocks packed into a new off-heap segment (freed
-     * when it is no longer reachable).
-     */
-    static MemorySegment pack(MemorySegment src, long blocks) {
-        MemorySegment dst = Arena.ofAuto().allocate(blocks * BLOCK_BYTES, 64);
+    /** {@code src}'s {@code blocks} Q4_K super-blocks packed into {@code dst}, {@code blocks * BLOCK_BYTES} long. */
+    static void pack(MemorySegment src, long blocks, MemorySegment dst) {
         for (long b = 0; b < blocks; b++) {
             long in = b * Q4_KFormat.BLOCK_BYTES;
             long out = b * BLOCK_BYTES;
@@ -84,7 +80,6 @@ final class Q4_KPacked implements RowKernel {
                 dst.set(Bytes.FLOAT, out + MINS + 4L * s, dmin * KScales.min(lo, hi, s));
             }
         }
-        return dst;
     }
 
     private static float scale(MemorySegment w, long block, int s) {
@@ -95,7 +90,7 @@ final class Q4_KPacked implements RowKernel {
         return w.get(Bytes.FLOAT, block + MINS + 4L * s);
     }
 
-    /** As {@link Q4_KVector}'s: {@code ds * q - ms}, mul then sub; {@code shift} 0 or 4, a constant. */
+    /** Weights {@code i..i+L} of a 64-weight group decoded: {@code ds * q - ms}, mul then sub; {@code shift} 0 or 4, a constant. */
     private static FloatVector weights(MemorySegment w, long qs, int shift, float ds, float ms, int i) {
         IntVector q = W.loadInts(w, qs + i).lanewise(VectorOperators.LSHR, shift).and(0x0F);
         return ((FloatVector) q.convert(VectorOperators.I2F, 0)).mul(ds).sub(ms);

@@ -5,7 +5,6 @@ import static io.nereid.engine.cpu.tensor.KScales.QK_K;
 import io.nereid.engine.cpu.kernel.LaneSums;
 import io.nereid.engine.cpu.kernel.VectorWidth;
 import io.nereid.engine.gguf.GgmlType;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import jdk.incubator.vector.FloatVector;
@@ -22,9 +21,9 @@ import jdk.incubator.vector.VectorSpecies;
  * kernel is bound by those instructions, not by memory (see {@link Q4_KPacked} for the scales);
  * a byte is one widening load, as Q8_0's.
  *
- * <p>The decoded weights are {@link Q5_KVector}'s bit for bit ({@code ds * q - ms}), and
- * {@link #dot}, {@link #dot4Tokens} and {@link #dequantize} keep its order; {@link #dotFast} sums
- * as {@link Q4_KPacked#dotFast} does.
+ * <p>The decoded weights are {@link Q5_KFormat}'s bit for bit ({@code ds * q - ms}), {@link #dot} and
+ * {@link #dot4Tokens} keep the batch-invariant order (as {@link Q4_KPacked}), and {@link #dotFast}
+ * sums as {@link Q4_KPacked#dotFast} does.
  */
 final class Q5_KPacked implements RowKernel {
 
@@ -53,12 +52,8 @@ final class Q5_KPacked implements RowKernel {
         return new Bound(this, data, BLOCK_BYTES);
     }
 
-    /**
-     * {@code src}'s {@code blocks} Q5_K super-blocks packed into a new off-heap segment (freed
-     * when it is no longer reachable).
-     */
-    static MemorySegment pack(MemorySegment src, long blocks) {
-        MemorySegment dst = Arena.ofAuto().allocate(blocks * BLOCK_BYTES, 64);
+    /** {@code src}'s {@code blocks} Q5_K super-blocks packed into {@code dst}, {@code blocks * BLOCK_BYTES} long. */
+    static void pack(MemorySegment src, long blocks, MemorySegment dst) {
         byte[] quants = new byte[QK_K];
         for (long b = 0; b < blocks; b++) {
             long in = b * Q5_KFormat.BLOCK_BYTES;
@@ -81,7 +76,6 @@ final class Q5_KPacked implements RowKernel {
                 dst.set(Bytes.FLOAT, out + MINS + 4L * s, dmin * KScales.min(lo, hi, s));
             }
         }
-        return dst;
     }
 
     private static float scale(MemorySegment w, long block, int s) {
@@ -96,7 +90,7 @@ final class Q5_KPacked implements RowKernel {
         return W.toFloats(W.loadBytes(w, at));
     }
 
-    /** Weights {@code i..i+L} of sub-block {@code s} decoded, as {@link Q5_KVector}'s: {@code ds * q - ms}, mul then sub. */
+    /** Weights {@code i..i+L} of sub-block {@code s} decoded, as the format: {@code ds * q - ms}, mul then sub. */
     private static FloatVector weights(MemorySegment w, long block, int s, float ds, float ms, int i) {
         return quants(w, block + 32L * s + i).mul(ds).sub(ms);
     }

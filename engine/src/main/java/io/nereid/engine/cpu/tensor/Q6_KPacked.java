@@ -5,7 +5,6 @@ import static io.nereid.engine.cpu.tensor.KScales.QK_K;
 import io.nereid.engine.cpu.kernel.LaneSums;
 import io.nereid.engine.cpu.kernel.VectorWidth;
 import io.nereid.engine.gguf.GgmlType;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import jdk.incubator.vector.FloatVector;
@@ -21,9 +20,9 @@ import jdk.incubator.vector.VectorSpecies;
  * twenty instructions per vector with bounds checks (1.35 G weights/s a thread here, the slowest
  * format, and the output matrix of the Q4_0 and Q4_K_M files people download). Repacked, a vector
  * of weights is one 8-byte load widened to floats, as Q8_0's. The decoded weights are
- * {@link Q6_KVector}'s bit for bit ({@code (d * scale) * q}), and {@link #dot},
- * {@link #dot4Tokens} and {@link #dequantize} keep its order, so a matrix gives the same bits
- * packed or not; only {@link #dotFast} sums differently (each sub-block's {@code q * x}, scaled
+ * {@link Q6_KFormat}'s bit for bit ({@code (d * scale) * q}), and {@link #dot} /
+ * {@link #dot4Tokens} keep the batch-invariant order the original layout's vector kernel had, so
+ * repacking changed no result; only {@link #dotFast} sums differently (each sub-block's {@code q * x}, scaled
  * once). The packed copy is off-heap, freed with its matrix; the mapped file's Q6_K pages are no
  * longer read, so the page cache may drop them.
  */
@@ -51,12 +50,8 @@ final class Q6_KPacked implements RowKernel {
         return new Bound(this, data, BLOCK_BYTES);
     }
 
-    /**
-     * {@code src}'s {@code blocks} Q6_K super-blocks packed into a new off-heap segment (freed
-     * when it is no longer reachable).
-     */
-    static MemorySegment pack(MemorySegment src, long blocks) {
-        MemorySegment dst = Arena.ofAuto().allocate(blocks * BLOCK_BYTES, 64);
+    /** {@code src}'s {@code blocks} Q6_K super-blocks packed into {@code dst}, {@code blocks * BLOCK_BYTES} long. */
+    static void pack(MemorySegment src, long blocks, MemorySegment dst) {
         byte[] quants = new byte[QK_K];
         for (long b = 0; b < blocks; b++) {
             long in = b * Q6_KFormat.BLOCK_BYTES;
@@ -70,7 +65,6 @@ final class Q6_KPacked implements RowKernel {
                 dst.set(Bytes.FLOAT, out + QK_K + 4L * s, d * Bytes.s8(src, in + 192 + s));
             }
         }
-        return dst;
     }
 
     private static FloatVector quants(MemorySegment w, long at) {
@@ -82,7 +76,7 @@ final class Q6_KPacked implements RowKernel {
         return w.get(Bytes.FLOAT, block + QK_K + 4L * (i / 16));
     }
 
-    /** Weights {@code i..i+L} of a block decoded, as {@link Q6_KVector} decodes them: {@code q * (d * scale)}. */
+    /** Weights {@code i..i+L} of a block decoded, as the format: {@code q * (d * scale)}. */
     private static FloatVector weights(MemorySegment w, long block, int i) {
         return quants(w, block + i).mul(scale(w, block, i));
     }

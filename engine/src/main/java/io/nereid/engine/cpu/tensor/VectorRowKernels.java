@@ -19,7 +19,7 @@ import jdk.incubator.vector.FloatVector;
  * a shared loop calling a per-format load would be a polymorphic call that C2 may not inline,
  * and a vector that crosses a call that is not inlined is boxed on the heap, which costs more
  * than the whole computation. For the same reason each kernel body is kept small enough to be
- * inlined whole (see the comments in {@code Q5_KVector} and {@code Q6_KVector}).
+ * inlined whole. The K-quants compute from layouts repacked at load ({@link RepackedKernel}).
  *
  * <p>Known limit: {@link WeightMatrix#matmul} calls every format through one call site. Once two
  * formats have run through it, C2 may inline both kernels into {@code matmul} and run out of its
@@ -35,8 +35,10 @@ final class VectorRowKernels {
     /** One kernel per supported format, all at {@code width}; new instances on every call. */
     static Map<GgmlType, RowKernel> all() {
         return RowKernels.byType(new F32Vector(), new F16Vector(), new BF16Vector(),
-                new Q8_0Vector(), new Q4_0Vector(), new Q4_KVector(), new Q5_KVector(),
-                new Q6_KVector());
+                new Q8_0Vector(), new Q4_0Vector(),
+                new RepackedKernel(GgmlType.Q4_K, Q4_KPacked.INSTANCE, Q4_KPacked.BLOCK_BYTES, Q4_KPacked::pack),
+                new RepackedKernel(GgmlType.Q5_K, Q5_KPacked.INSTANCE, Q5_KPacked.BLOCK_BYTES, Q5_KPacked::pack),
+                new RepackedKernel(GgmlType.Q6_K, Q6_KPacked.INSTANCE, Q6_KPacked.BLOCK_BYTES, Q6_KPacked::pack));
     }
 
     /** {@code v * s + acc}, one FMA with {@code s} broadcast. */
