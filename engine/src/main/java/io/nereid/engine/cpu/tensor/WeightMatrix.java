@@ -16,9 +16,9 @@ import java.util.Objects;
  * {@code W} of {@code rows = out_features} and {@code cols = in_features}.
  *
  * <p>A format whose kernel asks for it ({@link RowKernel#bind}) is repacked once, here: with the
- * vector kernels Q6_K into {@link Q6_KPacked}'s layout (1.25 bytes a weight) and Q4_K into
- * {@link Q4_KPacked}'s (0.75), off-heap and freed with the matrix, which decode to the same bits
- * far faster.
+ * vector kernels ({@link RepackedKernel}) Q4_K into {@link Q4_KPacked}'s layout (0.75 bytes a
+ * weight), Q5_K into {@link Q5_KPacked}'s and Q6_K into {@link Q6_KPacked}'s (1.25), off-heap and
+ * freed with the matrix, which decode to the same bits far faster.
  *
  * <p>Thread-safety: immutable; every method may be called concurrently, on disjoint output
  * ranges for {@link #matmul}. Lifecycle: valid as long as the segment is (a closed GGUF file
@@ -45,7 +45,6 @@ public final class WeightMatrix {
     private final GgmlType type;
     private final int rows;
     private final int cols;
-    private final long rowBytes;
     private final MemorySegment data;
     private final RowKernel kernel;
     /** What {@code kernel} reads ({@link RowKernel#bind}): {@code data}, or a repacked copy of it. */
@@ -56,7 +55,6 @@ public final class WeightMatrix {
         this.type = type;
         this.rows = rows;
         this.cols = cols;
-        this.rowBytes = (long) cols / type.blockSize() * type.bytesPerBlock();
         this.data = data;
         RowKernel.Bound bound = kernel.bind(data, (long) rows * cols / type.blockSize());
         this.kernel = bound.kernel();
@@ -130,7 +128,7 @@ public final class WeightMatrix {
         return cols;
     }
 
-    /** The weights' bytes, {@code rows * rowBytes} long. */
+    /** The weights' bytes as the format stores them ({@code type.byteSize(dims)}). */
     MemorySegment data() {
         return data;
     }
