@@ -140,7 +140,8 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             new Option("--api-key-file", null, "file of API keys, one per line ('#' comments), added to --api-key"),
             new Option("--allowed-origins", null, "comma-separated CORS origins, or '*' (default: none)"),
             new Option("--tool-call-parser", null, "how the model writes tool calls: hermes (Hermes, Qwen 2.5 / 3:"
-                    + " <tool_call>...</tool_call>) or llama3_json (Llama 3.1 / 3.2 JSON); default: from the chat template"),
+                    + " <tool_call>...</tool_call>), llama3_json (Llama 3.1 / 3.2 JSON) or mistral ([TOOL_CALLS][...]); default: from the"
+                    + " chat template"),
             new Option("--reasoning-parser", null, "split the model's thinking into reasoning_content: deepseek_r1"
                     + " (the template opens <think>) or qwen3 (<think>...</think> at the start); structured output then"
                     + " constrains the answer only"),
@@ -405,7 +406,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
         }
         ToolCallFormat f = ToolCallFormat.named(name);
         if (f == null) {
-            throw new IllegalArgumentException("--tool-call-parser must be hermes or llama3_json, got '" + name + "'");
+            throw new IllegalArgumentException("--tool-call-parser must be hermes, llama3_json or mistral, got '" + name + "'");
         }
         return f;
     }

@@ -115,8 +115,46 @@ final class ServingModel implements ModelService, AutoCloseable {
             Map<String, Object> kwargs) {
         Tokenizer t = loaded.tokenizer();
         SpecialTokens sp = t.specialTokens();
+        if (toolCalls == ToolCallFormat.MISTRAL) {
+            messages = lastNineOfIds(messages);
+        }
         return template.render(new ChatRequestContext(messages, tools, addGenerationPrompt,
                 sp.bos() >= 0 ? t.piece(sp.bos()) : null, sp.eos() >= 0 ? t.piece(sp.eos()) : null, kwargs, null));
+    }
+
+    /**
+     * The history with every tool-call id cut to its last 9 characters, as vLLM does for Mistral:
+     * Mistral's templates take back only 9-character ids, and clients keep ids of other shapes
+     * ({@code call_…} from OpenAI-style histories). Ours for Mistral are 9 characters already.
+     */
+    @SuppressWarnings("unchecked")
+    static List<Map<String, Object>> lastNineOfIds(List<Map<String, Object>> messages) {
+        List<Map<String, Object>> out = new java.util.ArrayList<>(messages.size());
+        for (Map<String, Object> m : messages) {
+            Map<String, Object> copy = new java.util.LinkedHashMap<>(m);
+            if (copy.get("tool_call_id") instanceof String id) {
+                copy.put("tool_call_id", lastNine(id));
+            }
+            if (copy.get("tool_calls") instanceof List<?> calls) {
+                List<Object> cut = new java.util.ArrayList<>(calls.size());
+                for (Object c : calls) {
+                    if (c instanceof Map<?, ?> call && call.get("id") instanceof String id) {
+                        Map<String, Object> cc = new java.util.LinkedHashMap<>((Map<String, Object>) call);
+                        cc.put("id", lastNine(id));
+                        cut.add(cc);
+                    } else {
+                        cut.add(c);
+                    }
+                }
+                copy.put("tool_calls", cut);
+            }
+            out.add(copy);
+        }
+        return out;
+    }
+
+    private static String lastNine(String id) {
+        return id.length() > 9 ? id.substring(id.length() - 9) : id;
     }
 
     @Override

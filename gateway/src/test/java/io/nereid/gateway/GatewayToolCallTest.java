@@ -98,7 +98,7 @@ class GatewayToolCallTest {
     }
 
     /** A call read from a response: name, arguments text. */
-    private record Call(String id, String name, String arguments) {
+    record Call(String id, String name, String arguments) {
     }
 
     private static void assertValidCall(Call c) throws Exception {
@@ -110,7 +110,7 @@ class GatewayToolCallTest {
     }
 
     /** The calls and finish reason of a whole response. */
-    private static List<Call> calls(HttpResponse<String> r, String[] finish) throws Exception {
+    static List<Call> calls(HttpResponse<String> r, String[] finish) throws Exception {
         assertEquals(200, r.statusCode(), r.body());
         JsonNode choice = JSON.readTree(r.body()).get("choices").get(0);
         finish[0] = choice.get("finish_reason").asText();
@@ -126,7 +126,7 @@ class GatewayToolCallTest {
     }
 
     /** The calls and finish reason of a stream, checking OpenAI's delta shapes. */
-    private static List<Call> streamedCalls(HttpResponse<String> r, String[] finish) throws Exception {
+    static List<Call> streamedCalls(HttpResponse<String> r, String[] finish) throws Exception {
         assertEquals(200, r.statusCode(), r.body());
         Map<Integer, String[]> calls = new TreeMap<>();   // index -> id, name, arguments
         for (String frame : r.body().split("\n\n")) {

@@ -95,7 +95,8 @@ final class OutputProcessor {
         TokenMatcher constraint = r.constraint == null ? null : r.constraint.matcher(eosIds);
         return new ChoiceOutput(new SamplingChain(q.sampling(), vocabSize, q.promptTokens(), seed, q.minTokens(), suppressed,
                 constraint), constraint,
-                new IncrementalDetokenizer(tokenizer, true, true), new StopStringMatcher(q.stop()));
+                new IncrementalDetokenizer(tokenizer, true, true, r.constraint == null ? new int[0] : r.constraint.specialTokens()),
+                new StopStringMatcher(q.stop()));
     }
 
     /**

@@ -7,10 +7,24 @@ package io.nereid.engine.structured;
 public final class CompiledConstraint {
 
     private final Automaton automaton;
+    private final int[] specialTokens;
 
     CompiledConstraint(Automaton automaton) {
+        this(automaton, new int[0]);
+    }
+
+    CompiledConstraint(Automaton automaton, int[] specialTokens) {
         this.automaton = automaton;
+        this.specialTokens = specialTokens.clone();
         automaton.mask(automaton.initial());   // the first token's mask, off the engine thread
+    }
+
+    /**
+     * The special (control) tokens the constraint writes ({@code [TOOL_CALLS]}): they belong to the
+     * output's text, which skips every other special token.
+     */
+    public int[] specialTokens() {
+        return specialTokens.clone();
     }
 
     /**

@@ -45,7 +45,10 @@ public final class Constraints {
                 return hit;
             }
         }
-        CompiledConstraint compiled = new CompiledConstraint(new Automaton(grammar(c), TokenTrie.of(tokenizer)));
+        TokenTrie trie = TokenTrie.of(tokenizer);
+        Grammar g = Grammar.of(trie.specialTexts(), b -> into(b, c));
+        int[] specials = g.specialTokens.stream().mapToInt(trie::specialId).sorted().toArray();
+        CompiledConstraint compiled = new CompiledConstraint(new Automaton(g, trie), specials);
         synchronized (cache) {
             cache.putIfAbsent(key, compiled);
             return cache.get(key);

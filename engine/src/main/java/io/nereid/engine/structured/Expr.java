@@ -8,8 +8,16 @@ import java.util.List;
 /**
  * A grammar expression over bytes, what the compilers (JSON Schema, regex, choice, GBNF) build and
  * {@link Grammar.Builder} lowers into rules. Immutable.
+ *
+ * <p>Byte {@value #SPECIAL} is never valid UTF-8 and belongs to no byte set the factories here make
+ * ({@link #range} stops below it): it only brackets a special token's text, {@link #special}, so a
+ * special (control) token is the one way to write that part of the grammar and no ordinary token
+ * can spell it (llguidance marks special tokens with the same byte).
  */
 sealed interface Expr {
+
+    /** The byte that brackets a special token's text; in no ordinary byte set. */
+    int SPECIAL = 0xFF;
 
     /** The empty string. */
     Expr EMPTY = new Seq(List.of());
@@ -98,15 +106,28 @@ sealed interface Expr {
     static Expr literal(byte[] bytes) {
         List<Expr> items = new ArrayList<>(bytes.length);
         for (byte b : bytes) {
+            if ((b & 0xFF) == SPECIAL) {
+                throw new GrammarException("byte 0xFF is not UTF-8 and cannot be written");
+            }
             items.add(range(b & 0xFF, b & 0xFF));
         }
         return seq(items);
     }
 
-    /** One byte in {@code [lo, hi]}. */
+    /**
+     * The special (control) token whose text is {@code text}: {@value #SPECIAL}, the text, {@value #SPECIAL}
+     * (see {@link TokenTrie}, which spells special tokens so).
+     */
+    static Expr special(String text) {
+        long[] mark = new long[4];
+        mark[SPECIAL >>> 6] |= 1L << (SPECIAL & 63);
+        return seq(new Bytes(mark), literal(text), new Bytes(mark));
+    }
+
+    /** One byte in {@code [lo, hi]}, {@link #SPECIAL} left out. */
     static Bytes range(int lo, int hi) {
         long[] bits = new long[4];
-        for (int b = lo; b <= hi; b++) {
+        for (int b = lo; b <= Math.min(hi, SPECIAL - 1); b++) {
             bits[b >>> 6] |= 1L << (b & 63);
         }
         return new Bytes(bits);

@@ -38,8 +38,12 @@ final class Grammar {
      * Automaton}).
      */
     final int[][] counted;
+    /** The texts of the special tokens the grammar writes ({@link Builder#token}). */
+    final java.util.Set<String> specialTokens;
 
-    private Grammar(int[] program, int[][] alternatives, long[][] sets, String[] names, int root, int[][] counted) {
+    private Grammar(int[] program, int[][] alternatives, long[][] sets, String[] names, int root, int[][] counted,
+            java.util.Set<String> specialTokens) {
+        this.specialTokens = java.util.Set.copyOf(specialTokens);
         this.program = program;
         this.alternatives = alternatives;
         this.sets = sets;
@@ -54,9 +58,14 @@ final class Grammar {
         return e <= -2 && (sets[-e - 2][b >>> 6] >>> (b & 63) & 1) != 0;
     }
 
-    /** The grammar whose start rule is {@code body}, written into a fresh builder. */
+    /** The grammar whose start rule is {@code body}, written into a fresh builder (no special tokens). */
     static Grammar of(java.util.function.Function<Builder, Expr> body) {
-        Builder b = new Builder();
+        return of(java.util.Set.of(), body);
+    }
+
+    /** The same for a vocabulary whose special tokens have the texts {@code specialTokens}. */
+    static Grammar of(java.util.Set<String> specialTokens, java.util.function.Function<Builder, Expr> body) {
+        Builder b = new Builder(specialTokens);
         int root = b.rule("root");
         b.define(root, body.apply(b));
         return b.build(root);
@@ -87,6 +96,33 @@ final class Grammar {
         private final Map<Chain, Integer> loose = new HashMap<>();   // the chain's rule without the count
         private record Chain(Expr item, boolean exact) {}
         private int elements;
+        private final java.util.Set<String> specials;
+        private final java.util.Set<String> usedSpecials = new java.util.TreeSet<>();
+
+        Builder() {
+            this(java.util.Set.of());
+        }
+
+        Builder(java.util.Set<String> specials) {
+            this.specials = specials;
+        }
+
+        /**
+         * {@code text} as the model writes it: the special token of that text where the vocabulary
+         * has one (no ordinary token may spell it then), else the text.
+         */
+        Expr token(String text) {
+            if (specials.contains(text)) {
+                usedSpecials.add(text);
+                return Expr.special(text);
+            }
+            return Expr.literal(text);
+        }
+
+        /** Whether the vocabulary has a special token {@code text}. */
+        boolean hasSpecial(String text) {
+            return specials.contains(text);
+        }
 
         /** A new rule, defined later with {@link #define}. */
         int rule(String name) {
@@ -167,7 +203,7 @@ final class Grammar {
                 }
             }
             return new Grammar(program, starts, sets.toArray(long[][]::new), names.toArray(String[]::new), root,
-                    counted.toArray(int[][]::new));
+                    counted.toArray(int[][]::new), usedSpecials);
         }
 
         private int totalAlternatives() {

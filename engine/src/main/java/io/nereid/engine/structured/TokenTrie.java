@@ -10,15 +10,19 @@ import java.util.WeakHashMap;
  * The byte strings of a vocabulary's ordinary tokens as a trie, laid out in preorder so that a
  * mask is one forward scan that skips every subtree whose prefix the grammar rejects: node
  * {@code n} is reached by byte {@link #label} from the nearest earlier node of depth
- * {@code depth - 1}, and its subtree ends before {@link #subtreeEnd}. Special (control) tokens
- * and tokens without bytes are not in it; the matcher treats EOS on its own.
+ * {@code depth - 1}, and its subtree ends before {@link #subtreeEnd}. A special (control) token
+ * is spelled {@link Expr#SPECIAL}, its text, {@link Expr#SPECIAL}, so that only a grammar that names
+ * it ({@link Expr#special}) allows it; ordinary tokens holding byte 0xFF (never UTF-8: the byte
+ * fallback {@code <0xFF>}) are left out, so none can spell a special one; so are tokens without
+ * bytes. The matcher treats EOS on its own.
  *
  * <p>Immutable and thread-safe; one per tokenizer ({@link #of}).
  */
 final class TokenTrie {
 
     /** No tokens: for automata that only check byte strings. */
-    static final TokenTrie EMPTY = new TokenTrie(0, new byte[1], new short[1], new int[] {1}, new int[2], new int[0], new byte[0][]);
+    static final TokenTrie EMPTY = new TokenTrie(0, new byte[1], new short[1], new int[] {1}, new int[2], new int[0], new byte[0][],
+            Map.of());
 
     /** {@link #tokenAt} of a node where several tokens end (the same bytes under different ids). */
     static final int SEVERAL = -1;
@@ -40,7 +44,8 @@ final class TokenTrie {
     final short[] height;     // per node: the length of the longest token in its subtree (0 for none)
     private final long[][] upTo;   // per length, made when first asked: the tokens of at most that many bytes
     final int maxDepth;
-    final byte[][] tokenBytes;   // per id; null for special tokens and tokens without bytes
+    final byte[][] tokenBytes;   // per id as the grammar spells it; null for tokens left out
+    private final Map<String, Integer> specialIds;   // special tokens by text (the first id of a text)
     final long[] subtreeBytes;   // 4 words per node: every byte on the edges of its subtree, its own label included
     final long[][] subtreeMask;  // per node with at least BULK tokens below it: those tokens as a bitset; else null
 
@@ -48,8 +53,9 @@ final class TokenTrie {
     static final int BULK = 2048;
 
     private TokenTrie(int vocabSize, byte[] label, short[] depth, int[] subtreeEnd, int[] tokenStart, int[] tokens,
-            byte[][] tokenBytes) {
+            byte[][] tokenBytes, Map<String, Integer> specialIds) {
         this.tokenBytes = tokenBytes;
+        this.specialIds = Map.copyOf(specialIds);
         this.subtreeBytes = new long[4 * label.length];
         // the subtree of n is n + 1 .. subtreeEnd[n] - 1 in preorder: fold each node into its parent, last first
         int[] parent = new int[label.length];
@@ -151,6 +157,16 @@ final class TokenTrie {
         return label.length;
     }
 
+    /** The id of the special token whose text is {@code text}, or -1. */
+    int specialId(String text) {
+        return specialIds.getOrDefault(text, -1);
+    }
+
+    /** The texts of the vocabulary's special tokens. */
+    java.util.Set<String> specialTexts() {
+        return specialIds.keySet();
+    }
+
     /** The trie of {@code tokenizer}'s vocabulary, built once per tokenizer. */
     static TokenTrie of(Tokenizer tokenizer) {
         return CACHE.computeIfAbsent(tokenizer, TokenTrie::build);
@@ -160,15 +176,24 @@ final class TokenTrie {
         int v = tokenizer.vocabSize();
         byte[][] bytes = new byte[v][];
         Integer[] order = new Integer[v];
+        Map<String, Integer> specials = new java.util.HashMap<>();
         int n = 0;
         for (int id = 0; id < v; id++) {
-            if (!tokenizer.isSpecial(id)) {
-                byte[] b = tokenizer.tokenBytes(id);
-                if (b.length > 0 && b.length <= Short.MAX_VALUE) {
-                    bytes[id] = b;
-                    order[n++] = id;
-                }
+            byte[] b = tokenizer.tokenBytes(id);
+            if (b.length == 0 || b.length > Short.MAX_VALUE - 2) {
+                continue;
             }
+            if (tokenizer.isSpecial(id)) {
+                specials.putIfAbsent(new String(b, java.nio.charset.StandardCharsets.UTF_8), id);
+                byte[] marked = new byte[b.length + 2];
+                marked[0] = marked[b.length + 1] = (byte) Expr.SPECIAL;
+                System.arraycopy(b, 0, marked, 1, b.length);
+                b = marked;
+            } else if (contains(b, (byte) Expr.SPECIAL)) {
+                continue;
+            }
+            bytes[id] = b;
+            order[n++] = id;
         }
         Integer[] ids = Arrays.copyOf(order, n);
         Arrays.sort(ids, (a, b) -> Arrays.compareUnsigned(bytes[a], bytes[b]));
@@ -224,6 +249,15 @@ final class TokenTrie {
         for (int k = 0; k < n; k++) {
             tokens[fill[tokenNode[k]]++] = ids[k];
         }
-        return new TokenTrie(v, label, depth, subtreeEnd, tokenStart, tokens, bytes);
+        return new TokenTrie(v, label, depth, subtreeEnd, tokenStart, tokens, bytes, specials);
+    }
+
+    private static boolean contains(byte[] b, byte x) {
+        for (byte y : b) {
+            if (y == x) {
+                return true;
+            }
+        }
+        return false;
     }
 }

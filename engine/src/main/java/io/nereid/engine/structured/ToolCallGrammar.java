@@ -7,12 +7,14 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The grammar of tool calls in a model's syntax ({@link ToolCallFormat}): each call is the
- * format's opening, {@code {"name": "NAME", "arguments": ARGS}} with ARGS the JSON its function's
- * parameter schema accepts (free whitespace inside), and its closing. Required: the output is the
- * calls and nothing else. Auto: any text that does not contain the format's opening, then
- * optionally the calls (for Hermes the text may be followed by {@code <tool_call>}; for bare-JSON
- * formats the calls come first or not at all). Stateless.
+ * The grammar of tool calls in a model's syntax ({@link ToolCallFormat}): the format's block
+ * opening, each call as its opening, {@code {"name": "NAME", "arguments": ARGS}} with ARGS the JSON
+ * its function's parameter schema accepts (free whitespace inside) and its closing, calls apart by
+ * the separator, the block's closing. The format's markers ({@code [TOOL_CALLS]}, {@code
+ * <tool_call>}) are the vocabulary's special tokens where it has them ({@link Grammar.Builder#token}).
+ * Required: the output is the calls and nothing else. Auto: any text that does not contain the
+ * format's opening, then optionally the calls (for bare-JSON formats the calls come first or not at
+ * all). Stateless.
  */
 final class ToolCallGrammar {
 
@@ -32,22 +34,48 @@ final class ToolCallGrammar {
             }
             Object schema = JsonSchemaCompiler.parse(t.parameters(), "the parameters of function '" + t.name() + "'");
             Expr args = JsonSchemaCompiler.into(b, schema, true, "function " + t.name());
-            calls.add(Expr.seq(Expr.literal(f.open() + f.head(t.name())), args, Expr.literal("}" + f.close())));
+            calls.add(Expr.seq(text(b, f, f.callOpen() + f.head(t.name())), args, text(b, f, "}" + f.callClose())));
         }
         if (calls.isEmpty()) {
             throw new GrammarException("tool_choice names function '" + c.forced() + "', which is not among the tools");
         }
         Expr call = new Expr.Ref(b.ruleFor("call", Expr.alt(calls)));
-        Expr sequence = c.parallel() ? Expr.seq(call, Expr.star(Expr.seq(Expr.literal(f.separator()), call))) : call;
+        Expr sequence = c.parallel() ? Expr.seq(call, Expr.star(Expr.seq(text(b, f, f.separator()), call))) : call;
+        Expr block = Expr.seq(text(b, f, f.blockOpen()), sequence, text(b, f, f.blockClose()));
         if (c.required()) {
-            return sequence;
+            return block;
         }
-        if (!f.open().isEmpty()) {
-            return Expr.seq(avoiding(b, f.open()), Expr.opt(sequence));
+        if (!f.opening().isEmpty()) {
+            // the text never spells the opening, so what reads the output back cannot mistake it for a call
+            return Expr.seq(avoiding(b, f.opening()), Expr.opt(block));
         }
         // bare JSON calls: they start the output, or the output is text that does not start with '{'
         Expr text = Expr.opt(Expr.seq(Expr.minus(Expr.range(0, 255), Expr.anyOf("{")), Expr.star(Expr.range(0, 255))));
-        return Expr.alt(sequence, text);
+        return Expr.alt(block, text);
+    }
+
+    /** {@code s} with each of the format's markers in it as {@link Grammar.Builder#token}. */
+    private static Expr text(Grammar.Builder b, ToolCallFormat f, String s) {
+        List<Expr> parts = new ArrayList<>();
+        int from = 0;
+        while (from < s.length()) {
+            int at = s.length();
+            String marker = null;
+            for (String m : f.markers()) {
+                int k = s.indexOf(m, from);
+                if (k >= 0 && k < at) {
+                    at = k;
+                    marker = m;
+                }
+            }
+            parts.add(Expr.literal(s.substring(from, at)));
+            if (marker == null) {
+                break;
+            }
+            parts.add(b.token(marker));
+            from = at + marker.length();
+        }
+        return Expr.seq(parts);
     }
 
     /**
@@ -73,7 +101,7 @@ final class ToolCallGrammar {
             List<Expr> options = new ArrayList<>();
             options.add(Expr.EMPTY);
             long[][] byNext = new long[n][4];
-            for (int c = 0; c < 256; c++) {
+            for (int c = 0; c < Expr.SPECIAL; c++) {
                 int k = j;
                 while (k >= 0 && (w[k] & 0xFF) != c) {
                     k = fail[k];

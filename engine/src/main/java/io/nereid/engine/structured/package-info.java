@@ -28,6 +28,14 @@
  * larger ones in the schema's order or required-first. Tool calls ({@code ToolCallGrammar}) and
  * thought-then-answer ({@code Constraint.AfterThinking}) are grammars over the same machinery.
  *
+ * <p>Special tokens: a grammar may name a special (control) token of the vocabulary ({@code
+ * Expr.special}, through {@code Grammar.Builder.token}: Mistral's {@code [TOOL_CALLS]}). The trie
+ * spells each special token as byte 0xFF, its text, 0xFF; 0xFF is never UTF-8 and in no ordinary
+ * byte set, and ordinary tokens holding it (the byte fallback {@code <0xFF>}) are left out, so a
+ * special token is allowed exactly where a grammar names it and no ordinary token can spell it.
+ * The output's text keeps the special tokens its constraint writes ({@code
+ * CompiledConstraint.specialTokens}), so what reads the output back sees them.
+ *
  * <p>Threading: compiled constraints and automata are thread-safe (the automaton synchronizes its
  * growing tables); matchers are per sequence, engine thread only.
  */

@@ -37,6 +37,7 @@ public final class IncrementalDetokenizer {
 
     private final Tokenizer tokenizer;
     private final boolean skipSpecial;
+    private final int[] keptSpecial;   // special tokens written as text even with skipSpecial (sorted)
     private final boolean stripsLeadingSpace;
 
     /** Held bytes of an incomplete character in {@code [0, heldLength)}; the rest is scratch space. */
@@ -64,8 +65,18 @@ public final class IncrementalDetokenizer {
      *                     from the prompt
      */
     public IncrementalDetokenizer(Tokenizer tokenizer, boolean skipSpecial, boolean continuation) {
+        this(tokenizer, skipSpecial, continuation, new int[0]);
+    }
+
+    /**
+     * @param keptSpecial special tokens written as their text even with {@code skipSpecial}: those
+     *                    a constraint writes as part of the output (Mistral's {@code [TOOL_CALLS]})
+     */
+    public IncrementalDetokenizer(Tokenizer tokenizer, boolean skipSpecial, boolean continuation, int[] keptSpecial) {
         this.tokenizer = Objects.requireNonNull(tokenizer, "tokenizer");
         this.skipSpecial = skipSpecial;
+        this.keptSpecial = keptSpecial.clone();
+        Arrays.sort(this.keptSpecial);
         this.stripsLeadingSpace = tokenizer.stripsLeadingSpace() && !continuation;
     }
 
@@ -80,7 +91,7 @@ public final class IncrementalDetokenizer {
             throw new IllegalStateException("push(" + tokenId + ") after flush(): the sequence has ended");
         }
         consumed++;
-        if (skipSpecial && tokenizer.isSpecial(tokenId)) {
+        if (skipSpecial && tokenizer.isSpecial(tokenId) && Arrays.binarySearch(keptSpecial, tokenId) < 0) {
             return "";
         }
         byte[] token = tokenizer.tokenBytes(tokenId);

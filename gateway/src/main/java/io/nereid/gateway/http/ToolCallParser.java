@@ -90,7 +90,7 @@ final class ToolCallParser {
     }
 
     private boolean content(StringBuilder out) {
-        String open = format.open();
+        String open = format.opening();
         if (open.isEmpty()) {
             // bare JSON calls: the output is a call when it starts with '{'
             String p = pending.toString();
@@ -128,8 +128,7 @@ final class ToolCallParser {
             return false;
         }
         name = m.group(1);
-        id = "call_" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong())
-                + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+        id = callId(format);
         pending.delete(0, m.end());
         arguments.setLength(0);
         depth = 0;
@@ -184,16 +183,33 @@ final class ToolCallParser {
         return false;
     }
 
-    /** After a call's arguments: its closing, then another call or the end. */
+    /** After a call's arguments: its closing, then another call (what comes between two) or the end. */
     private boolean tail() {
-        String next = format.open().isEmpty() ? "{" : format.open();
+        String next = format.between();
         int at = pending.indexOf(next);
         if (at < 0) {
             return false;
         }
-        pending.delete(0, at + (format.open().isEmpty() ? 0 : next.length()));
+        pending.delete(0, at + next.length());
         state = State.HEAD;
         return true;
+    }
+
+    /**
+     * A new call id: {@code call_} and 24 hex digits (OpenAI's shape), or for Mistral 9 letters and
+     * digits, the only ids its chat templates take back (vLLM's {@code MistralToolCall.generate_random_id}).
+     */
+    static String callId(ToolCallFormat format) {
+        ThreadLocalRandom r = ThreadLocalRandom.current();
+        if (format == ToolCallFormat.MISTRAL) {
+            String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+            StringBuilder b = new StringBuilder(9);
+            for (int i = 0; i < 9; i++) {
+                b.append(alphabet.charAt(r.nextInt(alphabet.length())));
+            }
+            return b.toString();
+        }
+        return "call_" + HexFormat.of().toHexDigits(r.nextLong()) + HexFormat.of().toHexDigits(r.nextInt());
     }
 
     /** How many characters at the end of {@code text} could be the beginning of {@code marker} (held back in a stream). */

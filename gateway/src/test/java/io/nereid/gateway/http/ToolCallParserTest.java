@@ -66,4 +66,26 @@ class ToolCallParserTest {
         assertEquals("content=Hello {not a call} streamed=Hello {not a call} | pieces=",
                 run(ToolCallFormat.LLAMA3_JSON, "Hello {not a call}", 2));
     }
+
+    @Test
+    void mistralCallsAreOneBlockAfterTheControlToken() {
+        String text = "Checking.[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": \"a], {b\"}}, "
+                + "{\"name\": \"now\", \"arguments\": {}}]";
+        String whole = run(ToolCallFormat.MISTRAL, text, text.length());
+        assertEquals("content=Checking. streamed=Checking. | get_weather {\"city\": \"a], {b\"} | now {} | pieces="
+                + "[0:get_weather]{\"city\": \"a], {b\"}[1:now]{}", whole);
+        for (int step = 1; step < 9; step++) {
+            assertEquals(whole, run(ToolCallFormat.MISTRAL, text, step), "pieces of " + step);
+        }
+        assertEquals("content=[TOOL streamed=[TOOL | pieces=", run(ToolCallFormat.MISTRAL, "[TOOL", 2), "a partial marker is content");
+    }
+
+    @Test
+    void mistralCallIdsAreNineLettersOrDigits() {
+        for (int i = 0; i < 50; i++) {
+            String id = ToolCallParser.callId(ToolCallFormat.MISTRAL);
+            assertEquals(true, id.matches("[A-Za-z0-9]{9}"), id);
+            assertEquals(true, ToolCallParser.callId(ToolCallFormat.HERMES).matches("call_[0-9a-f]{24}"));
+        }
+    }
 }
