@@ -46,7 +46,7 @@ public final class Constraints {
             }
         }
         TokenTrie trie = TokenTrie.of(tokenizer);
-        Grammar g = Grammar.of(trie.specialTexts(), b -> into(b, c));
+        Grammar g = Grammar.of(trie.specialIds(), b -> into(b, c));
         int[] specials = g.specialTokens.stream().mapToInt(trie::specialId).sorted().toArray();
         CompiledConstraint compiled = new CompiledConstraint(new Automaton(g, trie), specials);
         synchronized (cache) {

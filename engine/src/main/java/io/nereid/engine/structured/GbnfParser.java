@@ -170,6 +170,12 @@ final class GbnfParser {
             i++;
             return inner;
         }
+        if (c == '<') {
+            return token();
+        }
+        if (c == '!' && i + 1 < s.length() && s.charAt(i + 1) == '<') {
+            throw error("negated tokens (!<...>) are not supported: a byte grammar cannot say 'any one token but this'");
+        }
         if (isNameChar(c)) {
             int at = i;
             String name = name();
@@ -177,6 +183,45 @@ final class GbnfParser {
             return new Expr.Ref(rule(name));
         }
         throw error("unexpected '" + c + "'");
+    }
+
+    /**
+     * A special token, as llama.cpp's GBNF names one: {@code <[N]>} by id or {@code <text>} by its
+     * text ({@code <|end|>}). Only the vocabulary's special (control) tokens: an ordinary token's
+     * bytes can be spelled by other tokens too, so naming it would promise what the grammar cannot
+     * hold; write a string for those.
+     */
+    private Expr token() {
+        int at = i;
+        if (s.startsWith("<[", i)) {
+            int end = s.indexOf("]>", i);
+            if (end < 0) {
+                throw error("unterminated token id '<[...]>'");
+            }
+            String digits = s.substring(i + 2, end);
+            if (!digits.matches("[0-9]{1,9}")) {
+                throw error("a token id '<[N]>' takes a number, got '" + digits + "'");
+            }
+            String text = b.specialText(Integer.parseInt(digits));
+            if (text == null) {
+                throw error("token <[" + digits + "]> is not a special token of this model's vocabulary; only special"
+                        + " tokens can be named (write ordinary text as a string)");
+            }
+            i = end + 2;
+            return b.token(text);
+        }
+        int end = s.indexOf('>', i + 1);
+        if (end < 0) {
+            throw error("unexpected '<' (a token is written <[N]> or <text>)");
+        }
+        String text = s.substring(i, end + 1);
+        if (!b.hasSpecial(text)) {
+            i = at;
+            throw error("'" + text + "' is not a special token of this model's vocabulary; write it as a string \""
+                    + text + "\" to match its text");
+        }
+        i = end + 1;
+        return b.token(text);
     }
 
     private Expr chars(CharSet set) {

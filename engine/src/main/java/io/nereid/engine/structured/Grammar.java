@@ -60,11 +60,11 @@ final class Grammar {
 
     /** The grammar whose start rule is {@code body}, written into a fresh builder (no special tokens). */
     static Grammar of(java.util.function.Function<Builder, Expr> body) {
-        return of(java.util.Set.of(), body);
+        return of(Map.of(), body);
     }
 
-    /** The same for a vocabulary whose special tokens have the texts {@code specialTokens}. */
-    static Grammar of(java.util.Set<String> specialTokens, java.util.function.Function<Builder, Expr> body) {
+    /** The same for a vocabulary with the special tokens {@code specialTokens} (id by text). */
+    static Grammar of(Map<String, Integer> specialTokens, java.util.function.Function<Builder, Expr> body) {
         Builder b = new Builder(specialTokens);
         int root = b.rule("root");
         b.define(root, body.apply(b));
@@ -96,14 +96,14 @@ final class Grammar {
         private final Map<Chain, Integer> loose = new HashMap<>();   // the chain's rule without the count
         private record Chain(Expr item, boolean exact) {}
         private int elements;
-        private final java.util.Set<String> specials;
+        private final Map<String, Integer> specials;
         private final java.util.Set<String> usedSpecials = new java.util.TreeSet<>();
 
         Builder() {
-            this(java.util.Set.of());
+            this(Map.of());
         }
 
-        Builder(java.util.Set<String> specials) {
+        Builder(Map<String, Integer> specials) {
             this.specials = specials;
         }
 
@@ -112,16 +112,26 @@ final class Grammar {
          * has one (no ordinary token may spell it then), else the text.
          */
         Expr token(String text) {
-            if (specials.contains(text)) {
+            if (specials.containsKey(text)) {
                 usedSpecials.add(text);
                 return Expr.special(text);
             }
             return Expr.literal(text);
         }
 
+        /** The text of special token {@code id}, or null when {@code id} is not one. */
+        String specialText(int id) {
+            for (Map.Entry<String, Integer> e : specials.entrySet()) {
+                if (e.getValue() == id) {
+                    return e.getKey();
+                }
+            }
+            return null;
+        }
+
         /** Whether the vocabulary has a special token {@code text}. */
         boolean hasSpecial(String text) {
-            return specials.contains(text);
+            return specials.containsKey(text);
         }
 
         /** A new rule, defined later with {@link #define}. */

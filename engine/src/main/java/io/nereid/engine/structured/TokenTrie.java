@@ -162,9 +162,9 @@ final class TokenTrie {
         return specialIds.getOrDefault(text, -1);
     }
 
-    /** The texts of the vocabulary's special tokens. */
-    java.util.Set<String> specialTexts() {
-        return specialIds.keySet();
+    /** The vocabulary's special tokens: id by text (the first id of a text). */
+    Map<String, Integer> specialIds() {
+        return specialIds;
     }
 
     /** The trie of {@code tokenizer}'s vocabulary, built once per tokenizer. */

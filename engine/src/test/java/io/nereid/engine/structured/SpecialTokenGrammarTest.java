@@ -26,9 +26,10 @@ class SpecialTokenGrammarTest {
     private static final int TOOL_CALLS = 31_999;
     private static final int AVAILABLE_TOOLS = 31_998;
     private static final int INST = 31_997;
+    private static final int END = 31_996;
     private static final Tokenizer BASE = GrammarMatcherTest.tokenizer("llama-spm");
     private static final Tokenizer MISTRAL = new WithControlTokens(BASE,
-            Map.of(TOOL_CALLS, "[TOOL_CALLS]", AVAILABLE_TOOLS, "[AVAILABLE_TOOLS]", INST, "[INST]"));
+            Map.of(TOOL_CALLS, "[TOOL_CALLS]", AVAILABLE_TOOLS, "[AVAILABLE_TOOLS]", INST, "[INST]", END, "<|end|>"));
     private static final List<Constraint.Tool> TOOLS = List.of(new Constraint.Tool("get_weather",
             "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":[\"city\"],\"additionalProperties\":false}"));
     private static final int EOS = 2;
@@ -172,5 +173,27 @@ class SpecialTokenGrammarTest {
         assertEquals("[TOOL_CALLS][", kept.push(TOOL_CALLS) + kept.push(INST) + kept.push(p));
         IncrementalDetokenizer skipped = new IncrementalDetokenizer(MISTRAL, true, true);
         assertEquals("[", skipped.push(TOOL_CALLS) + skipped.push(p));
+    }
+
+    @Test
+    void gbnfNamesSpecialTokensByIdOrText() {
+        Constraints constraints = new Constraints(MISTRAL);
+        CompiledConstraint c = constraints.compile(new Constraint.Grammar("root ::= <[31999]> \"[\" [a-z]+ \"]\" <|end|>"));
+        assertArrayEquals(new int[] {END, TOOL_CALLS}, c.specialTokens());
+        TokenMatcher m = c.matcher(new int[] {EOS});
+        assertEquals(1, count(m.allowed()));
+        m.accept(TOOL_CALLS);
+        feed(m, MISTRAL, "[ok]");
+        assertTrue(m.allows(END));
+        assertFalse(m.allows(ordinary(MISTRAL, "<")), "the token, not its text");
+        m.accept(END);
+        assertTrue(m.terminated());
+        for (String[] bad : new String[][] {{"root ::= <[100]> \"x\"", "not a special token"},
+            {"root ::= <think>", "write it as a string \"<think>\""}, {"root ::= !<|end|> \"x\"", "negated tokens"},
+            {"root ::= <[x]>", "takes a number"}}) {
+            GrammarException e = org.junit.jupiter.api.Assertions.assertThrows(GrammarException.class,
+                    () -> constraints.compile(new Constraint.Grammar(bad[0])));
+            assertTrue(e.getMessage().contains(bad[1]), e.getMessage());
+        }
     }
 }
