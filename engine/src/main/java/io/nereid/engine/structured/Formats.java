@@ -13,6 +13,31 @@ final class Formats {
     static final String TIME = "([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])";
     static final String LABEL = "[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
     static final String HOST = LABEL + "(\\." + LABEL + ")*";
+    /**
+     * A URI reference (RFC 3986 section 4.1): a URI, or a relative reference whose first path
+     * segment holds no ':'. Characters as the RFC allows them (unreserved, sub-delims, percent
+     * escapes, ':' '@' in paths, '/' '?' in queries and fragments); an authority is userinfo, a
+     * registered name and a numeric port. IP-literal hosts ({@code [::1]}) are left out: fewer
+     * strings, never an invalid one.
+     */
+    static final String URI_REFERENCE;
+
+    static {
+        String u = "[A-Za-z0-9._~!$&'()*+,;=-]";
+        String pct = "%[0-9A-Fa-f]{2}";
+        String pchar = "(" + u + "|" + pct + "|[:@])";
+        String seg = pchar + "*";
+        String segNz = pchar + "+";
+        String segNzNc = "(" + u + "|" + pct + "|@)+";
+        String authority = "((" + u + "|" + pct + "|:)*@)?(" + u + "|" + pct + ")*(:[0-9]*)?";
+        String tail = "(\\?(" + pchar + "|[/?])*)?(#(" + pchar + "|[/?])*)?";
+        String abempty = "//" + authority + "(/" + seg + ")*";
+        String absolute = "/(" + segNz + "(/" + seg + ")*)?";
+        String uri = "[A-Za-z][A-Za-z0-9+.-]*:(" + abempty + "|" + absolute + "|" + segNz + "(/" + seg + ")*|)" + tail;
+        String relative = "(" + abempty + "|" + absolute + "|" + segNzNc + "(/" + seg + ")*|)" + tail;
+        URI_REFERENCE = "(" + uri + "|" + relative + ")";
+    }
+
     static final String OCTET = "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])";
     static final String IPV4 = OCTET + "(\\." + OCTET + "){3}";
     /**

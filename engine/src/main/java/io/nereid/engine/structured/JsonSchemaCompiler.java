@@ -57,19 +57,20 @@ final class JsonSchemaCompiler {
             "minProperties", "maxProperties", "dependencies", "dependentRequired", "propertyNames");
     private static final Set<String> ARRAY_KEYS = Set.of("items", "prefixItems", "additionalItems", "minItems",
             "maxItems", "uniqueItems");
-    private static final Map<String, String> FORMATS = Map.of(
-            "date", "^" + Formats.DATE + "$",
-            "time", "^" + Formats.TIME + "$",
-            "date-time", "^" + Formats.DATE + "[Tt]" + Formats.TIME + "$",
-            "uuid", "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
-            "email", "^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@" + Formats.HOST + "$",
-            "ipv4", "^" + Formats.IPV4 + "$",
-            "ipv6", "^" + Formats.IPV6 + "$",
-            "hostname", "^" + Formats.HOST + "$",
-            "uri", "^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]*$",
-            "json-pointer", "^(/([^~/]|~[01])*)*$");
+    private static final Map<String, String> FORMATS = Map.ofEntries(
+            Map.entry("date", "^" + Formats.DATE + "$"),
+            Map.entry("time", "^" + Formats.TIME + "$"),
+            Map.entry("date-time", "^" + Formats.DATE + "[Tt]" + Formats.TIME + "$"),
+            Map.entry("uuid", "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"),
+            Map.entry("email", "^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@" + Formats.HOST + "$"),
+            Map.entry("ipv4", "^" + Formats.IPV4 + "$"),
+            Map.entry("ipv6", "^" + Formats.IPV6 + "$"),
+            Map.entry("hostname", "^" + Formats.HOST + "$"),
+            Map.entry("uri", "^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]*$"),
+            Map.entry("uri-reference", "^" + Formats.URI_REFERENCE + "$"),
+            Map.entry("json-pointer", "^(/([^~/]|~[01])*)*$"));
     /** Formats validators assert but this compiler has no grammar for: refused rather than left unchecked. */
-    private static final Set<String> ASSERTED_FORMATS = Set.of("iri", "iri-reference", "uri-reference",
+    private static final Set<String> ASSERTED_FORMATS = Set.of("iri", "iri-reference",
             "uri-template", "idn-email", "idn-hostname", "regex", "relative-json-pointer", "duration", "color");
 
     /** Objects with at most this many declared properties accept them in any order. */

@@ -320,6 +320,19 @@ class GrammarMatcherTest {
         }
     }
 
+    /** {@code format: uri-reference}: RFC 3986 URIs and relative references, each JSON string whole. */
+    @Test
+    void uriReferenceFormatFollowsRfc3986() {
+        Automaton a = automaton(JsonSchemaCompiler.compile("{\"type\":\"string\",\"format\":\"uri-reference\"}", false));
+        for (String ok : List.of("", "#frag", "?q=1", "../a/b", "a/b:c", "/abs/path", "//host:80/p", "mailto:a@b.c",
+                "http://user:pw@host.com:8080/p/a%20t?q=a/b?c#f/x?", "urn:isbn:0451450523", "./x;y=1,2", "~user/(x)")) {
+            assertTrue(accepts(a, "\"" + ok + "\""), ok);
+        }
+        for (String bad : List.of("1a:b", "a b", "http://a:b:c", "%zz", "a#b#c", "<x>", "x\\\\y", "a{b}", "ht tp://x", "a|b")) {
+            assertFalse(accepts(a, "\"" + bad + "\""), bad);
+        }
+    }
+
     /**
      * {@code format: ipv6}: RFC 4291's forms, checked against the JDK's literal parser on random
      * hex-and-colon strings, and by hand for the dotted IPv4 endings and what Python's
