@@ -46,18 +46,22 @@ public final class Constraints {
             }
         }
         TokenTrie trie = TokenTrie.of(tokenizer);
-        Grammar g = Grammar.of(trie.specialIds(), b -> into(b, c));
-        int[] specials = g.specialTokens.stream().mapToInt(trie::specialId).sorted().toArray();
-        CompiledConstraint compiled = new CompiledConstraint(new Automaton(g, trie), specials);
+        Grammar g = grammar(c, trie.specialIds());
+        CompiledConstraint compiled = new CompiledConstraint(new Automaton(g, trie), g.specialTokens);
         synchronized (cache) {
             cache.putIfAbsent(key, compiled);
             return cache.get(key);
         }
     }
 
-    /** The byte grammar of {@code c}. */
+    /** The byte grammar of {@code c} for a vocabulary without special tokens. */
     static Grammar grammar(Constraint c) {
-        return Grammar.of(b -> into(b, c));
+        return grammar(c, Map.of());
+    }
+
+    /** The byte grammar of {@code c} for a vocabulary with {@code specialTokens} (id by text). */
+    static Grammar grammar(Constraint c, Map<String, Integer> specialTokens) {
+        return Grammar.of(specialTokens, b -> into(b, c));
     }
 
     /** {@code c} as an expression of {@code b}. */

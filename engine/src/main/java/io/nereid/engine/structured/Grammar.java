@@ -38,12 +38,12 @@ final class Grammar {
      * Automaton}).
      */
     final int[][] counted;
-    /** The texts of the special tokens the grammar writes ({@link Builder#token}). */
-    final java.util.Set<String> specialTokens;
+    /** The ids of the special tokens the grammar writes ({@link Builder#token}), ascending. */
+    final int[] specialTokens;
 
     private Grammar(int[] program, int[][] alternatives, long[][] sets, String[] names, int root, int[][] counted,
-            java.util.Set<String> specialTokens) {
-        this.specialTokens = java.util.Set.copyOf(specialTokens);
+            int[] specialTokens) {
+        this.specialTokens = specialTokens;
         this.program = program;
         this.alternatives = alternatives;
         this.sets = sets;
@@ -97,7 +97,7 @@ final class Grammar {
         private record Chain(Expr item, boolean exact) {}
         private int elements;
         private final Map<String, Integer> specials;
-        private final java.util.Set<String> usedSpecials = new java.util.TreeSet<>();
+        private final java.util.SortedSet<Integer> usedSpecials = new java.util.TreeSet<>();
 
         Builder() {
             this(Map.of());
@@ -112,8 +112,9 @@ final class Grammar {
          * has one (no ordinary token may spell it then), else the text.
          */
         Expr token(String text) {
-            if (specials.containsKey(text)) {
-                usedSpecials.add(text);
+            Integer id = specials.get(text);
+            if (id != null) {
+                usedSpecials.add(id);
                 return Expr.special(text);
             }
             return Expr.literal(text);
@@ -213,7 +214,7 @@ final class Grammar {
                 }
             }
             return new Grammar(program, starts, sets.toArray(long[][]::new), names.toArray(String[]::new), root,
-                    counted.toArray(int[][]::new), usedSpecials);
+                    counted.toArray(int[][]::new), usedSpecials.stream().mapToInt(Integer::intValue).toArray());
         }
 
         private int totalAlternatives() {

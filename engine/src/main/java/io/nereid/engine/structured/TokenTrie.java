@@ -157,11 +157,6 @@ final class TokenTrie {
         return label.length;
     }
 
-    /** The id of the special token whose text is {@code text}, or -1. */
-    int specialId(String text) {
-        return specialIds.getOrDefault(text, -1);
-    }
-
     /** The vocabulary's special tokens: id by text (the first id of a text). */
     Map<String, Integer> specialIds() {
         return specialIds;

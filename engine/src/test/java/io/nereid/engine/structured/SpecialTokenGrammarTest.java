@@ -94,7 +94,7 @@ class SpecialTokenGrammarTest {
     }
 
     /** Feeds {@code text} a byte-fallback token per byte (every vocabulary can spell any text so). */
-    private static void feed(TokenMatcher m, Tokenizer t, String text) {
+    private static void feed(TokenMatcher m, String text) {
         for (byte b : text.getBytes(StandardCharsets.UTF_8)) {
             m.accept(3 + (b & 0xFF));   // <0x00> is id 3 in the Llama 2 vocabulary
         }
@@ -113,15 +113,15 @@ class SpecialTokenGrammarTest {
         m.accept(TOOL_CALLS);
         assertTrue(m.allows(ordinary(MISTRAL, "[")));
         assertFalse(m.allows(TOOL_CALLS), "one block of calls");
-        feed(m, MISTRAL, "[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Pa");
+        feed(m, "[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Pa");
         long[] inString = m.allowed();
         assertFalse(has(inString, TOOL_CALLS), "no special token inside a string");
         assertFalse(has(inString, AVAILABLE_TOOLS));
         assertFalse(has(inString, 3 + 0xFF), "<0xFF> is no ordinary byte: it could spell a marker");
         assertTrue(has(inString, 3 + 0xC3), "other byte-fallback tokens stay");
-        feed(m, MISTRAL, "ris\"}}, {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}");
+        feed(m, "ris\"}}, {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}");
         assertFalse(m.accepting(), "the block is closed by ']'");
-        feed(m, MISTRAL, "]");
+        feed(m, "]");
         assertTrue(m.accepting());
         assertTrue(m.terminated());
     }
@@ -137,10 +137,10 @@ class SpecialTokenGrammarTest {
         assertFalse(has(first, AVAILABLE_TOOLS), "special tokens the grammar does not name are never allowed");
         assertFalse(has(first, INST));
         assertTrue(count(first) > 30_000, "text");
-        feed(m, MISTRAL, "Let me look.");
+        feed(m, "Let me look.");
         assertTrue(m.allows(TOOL_CALLS));
         m.accept(TOOL_CALLS);
-        feed(m, MISTRAL, "[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}]");
+        feed(m, "[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}]");
         assertTrue(m.terminated(), "parallel_tool_calls false: one call");
     }
 
@@ -151,7 +151,7 @@ class SpecialTokenGrammarTest {
         assertArrayEquals(new int[0], c.specialTokens());
         TokenMatcher m = c.matcher(new int[] {EOS});
         assertTrue(m.allows(ordinary(BASE, "[")));
-        feed(m, BASE, "[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": \"x\"}}]");
+        feed(m, "[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": \"x\"}}]");
         assertTrue(m.terminated());
     }
 
@@ -183,7 +183,7 @@ class SpecialTokenGrammarTest {
         TokenMatcher m = c.matcher(new int[] {EOS});
         assertEquals(1, count(m.allowed()));
         m.accept(TOOL_CALLS);
-        feed(m, MISTRAL, "[ok]");
+        feed(m, "[ok]");
         assertTrue(m.allows(END));
         assertFalse(m.allows(ordinary(MISTRAL, "<")), "the token, not its text");
         m.accept(END);
