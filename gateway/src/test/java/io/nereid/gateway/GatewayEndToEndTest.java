@@ -295,9 +295,8 @@ class GatewayEndToEndTest {
                 + "\"max_tokens\":100000}"), 400).get("code").asText());
         assertEquals("context_length_exceeded", error(post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"x\","
                 + "\"max_tokens\":100000,\"stream\":true}"), 400).get("code").asText());
-        assertEquals("unsupported_parameter", error(post("/v1/chat/completions", "{\"model\":\"stories260K\",\"messages\":"
-                + "[{\"role\":\"user\",\"content\":\"x\"}],\"functions\":[{\"name\":\"f\"}]}"), 400)
-                .get("code").asText());
+        assertEquals("unsupported_parameter", error(post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"x\","
+                + "\"suffix\":\"y\"}"), 400).get("code").asText());
         error(get("/v1/nothing"), 404);
         HttpResponse<String> ok = post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\","
                 + "\"temperature\":0,\"max_tokens\":3}");

@@ -34,19 +34,25 @@ public final class ChatCompletion {
 
     /**
      * The assistant's message; {@code refusal} is always null (Nereid never refuses); {@code tool_calls}
-     * only when the model called tools (then {@code content} is the text before the calls, or null).
+     * only when the model called tools (then {@code content} is the text before the calls, or null);
+     * {@code function_call} instead when the request sent the deprecated {@code functions}.
      */
     public record Message(@JsonProperty("role") String role, @JsonProperty("content") String content,
             @JsonProperty("refusal") String refusal,
             @JsonInclude(JsonInclude.Include.NON_NULL) @JsonProperty("tool_calls") List<ToolCall> toolCalls,
-            @JsonInclude(JsonInclude.Include.NON_NULL) @JsonProperty("reasoning_content") String reasoningContent) {
+            @JsonInclude(JsonInclude.Include.NON_NULL) @JsonProperty("reasoning_content") String reasoningContent,
+            @JsonInclude(JsonInclude.Include.NON_NULL) @JsonProperty("function_call") FunctionCall functionCall) {
 
         public Message(String role, String content, String refusal) {
-            this(role, content, refusal, null, null);
+            this(role, content, refusal, null, null, null);
         }
 
         public Message(String role, String content, String refusal, List<ToolCall> toolCalls) {
-            this(role, content, refusal, toolCalls, null);
+            this(role, content, refusal, toolCalls, null, null);
+        }
+
+        public Message(String role, String content, String refusal, List<ToolCall> toolCalls, String reasoningContent) {
+            this(role, content, refusal, toolCalls, reasoningContent, null);
         }
     }
 
@@ -95,14 +101,19 @@ public final class ChatCompletion {
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Delta(@JsonProperty("role") String role, @JsonProperty("content") String content,
             @JsonProperty("tool_calls") List<ToolCallDelta> toolCalls,
-            @JsonProperty("reasoning_content") String reasoningContent) {
+            @JsonProperty("reasoning_content") String reasoningContent,
+            @JsonProperty("function_call") FunctionDelta functionCall) {
 
         public Delta(String role, String content) {
-            this(role, content, null, null);
+            this(role, content, null, null, null);
         }
 
         public Delta(String role, String content, List<ToolCallDelta> toolCalls) {
-            this(role, content, toolCalls, null);
+            this(role, content, toolCalls, null, null);
+        }
+
+        public Delta(String role, String content, List<ToolCallDelta> toolCalls, String reasoningContent) {
+            this(role, content, toolCalls, reasoningContent, null);
         }
     }
 }

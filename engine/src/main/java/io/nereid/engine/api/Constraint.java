@@ -59,17 +59,29 @@ public sealed interface Constraint {
      * with {@code parallel}) and nothing else; without, the model may write text and, once it
      * opens a call, the call is constrained (a lazy grammar). {@code forced} names the one
      * function allowed (tool_choice naming a function), or is null for any of {@code tools}.
+     * {@code answer}, when not null and the calls are not required, is what the output must be when it
+     * is not calls ({@code response_format} sent with tools): the output is then either the calls or
+     * the answer, nothing before the calls.
      */
-    record ToolCalls(ToolCallFormat format, List<Tool> tools, String forced, boolean required, boolean parallel)
-            implements Constraint {
+    record ToolCalls(ToolCallFormat format, List<Tool> tools, String forced, boolean required, boolean parallel,
+            Constraint answer) implements Constraint {
         public ToolCalls {
             tools = List.copyOf(tools);
+        }
+
+        /** Calls and free text (no constraint on an answer that is not a call). */
+        public ToolCalls(ToolCallFormat format, List<Tool> tools, String forced, boolean required, boolean parallel) {
+            this(format, tools, forced, required, parallel, null);
         }
 
         @Override
         public String key() {
             StringBuilder b = new StringBuilder("tools:").append(format).append(':').append(forced).append(':')
                     .append(required).append(':').append(parallel);
+            if (answer != null) {
+                String a = answer.key();
+                b.append(":answer:").append(a.length()).append(':').append(a);
+            }
             for (Tool t : tools) {
                 b.append(':').append(t.name().length()).append(':').append(t.name()).append(t.parameters().length())
                         .append(':').append(t.parameters());

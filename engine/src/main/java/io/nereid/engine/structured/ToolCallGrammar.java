@@ -14,7 +14,8 @@ import java.util.List;
  * <tool_call>}) are the vocabulary's special tokens where it has them ({@link Grammar.Builder#token}).
  * Required: the output is the calls and nothing else. Auto: any text that does not contain the
  * format's opening, then optionally the calls (for bare-JSON formats the calls come first or not at
- * all). Stateless.
+ * all); with an answer constraint ({@code response_format} sent with tools), the calls or that answer.
+ * Stateless.
  */
 final class ToolCallGrammar {
 
@@ -44,6 +45,10 @@ final class ToolCallGrammar {
         Expr block = Expr.seq(text(b, f, f.blockOpen()), sequence, text(b, f, f.blockClose()));
         if (c.required()) {
             return block;
+        }
+        if (c.answer() != null) {
+            // response_format with tools: the calls, or the answer in its format (no text before a call)
+            return Expr.alt(block, Constraints.into(b, c.answer()));
         }
         if (!f.opening().isEmpty()) {
             // the text never spells the opening, so what reads the output back cannot mistake it for a call

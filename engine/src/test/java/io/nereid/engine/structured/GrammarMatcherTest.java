@@ -3,6 +3,7 @@ package io.nereid.engine.structured;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -491,6 +492,26 @@ class GrammarMatcherTest {
         GrammarException e = assertThrows(GrammarException.class, () -> Constraints.grammar(new Constraint.ToolCalls(
                 io.nereid.engine.api.ToolCallFormat.HERMES, tools, "missing", true, false)));
         assertTrue(e.getMessage().contains("'missing'"), e.getMessage());
+        // response_format with tools: the calls, or the answer in its format; nothing before a call
+        Constraint answer = new Constraint.JsonSchema("{\"type\":\"object\",\"properties\":{\"ok\":{\"type\":\"boolean\"}},"
+                + "\"required\":[\"ok\"],\"additionalProperties\":false}", false);
+        for (io.nereid.engine.api.ToolCallFormat f : List.of(io.nereid.engine.api.ToolCallFormat.HERMES,
+                io.nereid.engine.api.ToolCallFormat.LLAMA3_JSON)) {
+            Automaton formatted = automaton(Constraints.grammar(new Constraint.ToolCalls(f, tools, null, false, true, answer)));
+            String c = f == io.nereid.engine.api.ToolCallFormat.HERMES ? call
+                    : "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}";
+            assertTrue(accepts(formatted, "{\"ok\":true}"), f + ": the answer");
+            assertTrue(accepts(formatted, c), f + ": a call");
+            assertFalse(accepts(formatted, "Sure: {\"ok\":true}"), f + ": text is not the answer's format");
+            assertFalse(accepts(formatted, "{\"ok\":1}"), f + ": the answer follows its schema");
+            assertFalse(accepts(formatted, "{\"ok\":true}" + c), f + ": the answer, or calls");
+        }
+        Automaton forced = automaton(Constraints.grammar(new Constraint.ToolCalls(
+                io.nereid.engine.api.ToolCallFormat.HERMES, tools, null, true, true, answer)));
+        assertFalse(accepts(forced, "{\"ok\":true}"), "required: calls only");
+        assertTrue(accepts(forced, call));
+        assertNotEquals(new Constraint.ToolCalls(io.nereid.engine.api.ToolCallFormat.HERMES, tools, null, false, true, answer).key(),
+                new Constraint.ToolCalls(io.nereid.engine.api.ToolCallFormat.HERMES, tools, null, false, true).key());
     }
 
     @Test

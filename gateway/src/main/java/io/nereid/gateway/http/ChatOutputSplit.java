@@ -23,14 +23,26 @@ final class ChatOutputSplit {
     private final ReasoningParser reasoning;   // null without a reasoning parser
     private final ToolCallParser toolCalls;    // null without tools
 
-    /** Null when there is nothing to split: no reasoning parser and no tool format. */
-    static ChatOutputSplit of(ReasoningParser.Format reasoning, ToolCallFormat tools) {
-        return reasoning == null && tools == null ? null : new ChatOutputSplit(reasoning, tools);
+    private final boolean functionCall;       // the deprecated functions: the call is a function_call
+
+    /**
+     * Null when there is nothing to split: no reasoning parser and no tool format. {@code
+     * functionCall}: the request sent the deprecated {@code functions} (its call is reported as a
+     * {@code function_call}).
+     */
+    static ChatOutputSplit of(ReasoningParser.Format reasoning, ToolCallFormat tools, boolean functionCall) {
+        return reasoning == null && tools == null ? null : new ChatOutputSplit(reasoning, tools, functionCall);
     }
 
-    private ChatOutputSplit(ReasoningParser.Format reasoning, ToolCallFormat tools) {
+    private ChatOutputSplit(ReasoningParser.Format reasoning, ToolCallFormat tools, boolean functionCall) {
         this.reasoning = reasoning == null ? null : new ReasoningParser(reasoning);
         this.toolCalls = tools == null ? null : new ToolCallParser(tools);
+        this.functionCall = functionCall;
+    }
+
+    /** Whether the call is reported in the deprecated {@code function_call} shape. */
+    boolean functionCall() {
+        return functionCall;
     }
 
     /** The next text; {@code last}: the choice ended with it (what was held back comes out). */
@@ -76,8 +88,12 @@ final class ChatOutputSplit {
         return toolCalls != null ? toolCalls.content() : reasoning != null ? reasoning.content() : "";
     }
 
-    /** The finish reason as OpenAI reports it: {@code tool_calls} for a choice that stopped after calling tools. */
+    /**
+     * The finish reason as OpenAI reports it: {@code tool_calls} for a choice that stopped after
+     * calling tools ({@code function_call} for the deprecated functions).
+     */
     String finishReason(String engineReason) {
-        return "stop".equals(engineReason) && !calls().isEmpty() ? "tool_calls" : engineReason;
+        return "stop".equals(engineReason) && !calls().isEmpty() ? functionCall ? "function_call" : "tool_calls"
+                : engineReason;
     }
 }

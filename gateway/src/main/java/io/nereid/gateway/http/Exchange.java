@@ -93,7 +93,8 @@ final class Exchange implements StepEventPump.Receiver, AdmissionService.Respond
             choices[i] = new ChoiceState(request.echoLogprobs() ? "" : echoes.get(i / n).text());
             if (request.kind() == Kind.CHAT) {
                 choices[i].split = ChatOutputSplit.of(request.reasoning(),
-                        request.readsToolCalls() ? request.tools().format() : null);
+                        request.readsToolCalls() ? request.tools().format() : null,
+                        request.tools() != null && request.tools().legacy());
             }
         }
         this.promptTokens = new int[echoes.size()];
@@ -228,7 +229,7 @@ final class Exchange implements StepEventPump.Receiver, AdmissionService.Respond
         if (p.isEmpty() && finish == null && lp == null) {
             return null;
         }
-        return chunks.content(i, p.content(), p.reasoning(), p.calls(), lp, finish, c.stopReason);
+        return chunks.content(i, p.content(), p.reasoning(), p.calls(), c.split.functionCall(), lp, finish, c.stopReason);
     }
 
     /** {@code choices[i].logprobs} for these tokens of choice {@code i} (null when not requested). */
@@ -272,8 +273,11 @@ final class Exchange implements StepEventPump.Receiver, AdmissionService.Respond
                         if (!c.split.calls().isEmpty()) {
                             content = content.strip().isEmpty() ? null : content.strip();
                         }
-                        message = new ChatCompletion.Message("assistant", content, null,
-                                c.split.calls().isEmpty() ? null : c.split.calls(), c.split.reasoning());
+                        List<ChatCompletion.ToolCall> calls = c.split.calls().isEmpty() ? null : c.split.calls();
+                        message = c.split.functionCall()
+                                ? new ChatCompletion.Message("assistant", content, null, null, c.split.reasoning(),
+                                        calls == null ? null : calls.get(0).function())
+                                : new ChatCompletion.Message("assistant", content, null, calls, c.split.reasoning());
                         finish = c.split.finishReason(finish);
                     }
                     out.add(new ChatCompletion.Choice(i, message, logprobsJson(i, c.logprobs()), finish, c.stopReason));

@@ -475,6 +475,14 @@ final class OpenAiRoutes {
 
         @Override
         public List<Prompt> prepare() {
+            if (req.tools() != null && req.tools().answer() != null && req.readsToolCalls()) {
+                StructuredOutputs.Parsed answer = req.tools().answer();
+                try {
+                    model.engine().prepare(answer.constraint());   // alone first, so that its faults name its field
+                } catch (RequestValidationException e) {
+                    throw ApiException.invalid(answer.param(), e.getMessage());
+                }
+            }
             if (req.structured() != null) {
                 try {
                     model.engine().prepare(req.structured().constraint());   // compiled here, not on the event loop

@@ -43,6 +43,9 @@ public record ParsedRequest(Kind kind, String model, List<Map<String, Object>> m
     /** This request with the model's tool-call syntax known: its calls are constrained and read back. */
     ParsedRequest withToolFormat(io.nereid.engine.api.ToolCallFormat format) {
         ToolsRequest t = tools.withFormat(format);
+        if (t.active() && structured != null) {
+            t = t.withAnswer(structured);   // response_format with tools: an answer that is not a call follows it
+        }
         return new ParsedRequest(kind, model, messages, prompts, promptTokens, sampling, stop, stopTokenIds, maxTokens,
                 minTokens, ignoreEos, n, stream, includeUsage, priority, logprobs, echo, promptLogprobs, ignoredFields,
                 t.active() ? new StructuredOutputs.Parsed(t.constraint(), "tools") : structured, t, reasoning, templateKwargs);

@@ -1,6 +1,7 @@
 package io.nereid.gateway.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nereid.engine.api.RequestValidationException;
 import io.nereid.engine.api.SamplingParams;
 import io.nereid.gateway.http.ParsedRequest.Kind;
@@ -31,16 +32,16 @@ public final class RequestValidator {
             "stop_token_ids", "n", "min_tokens", "ignore_eos", "stream", "stream_options", "user", "priority",
             "logit_bias", "logprobs", "echo", "prompt_logprobs");
     /** Known, not implemented: a 400 unless absent, null, false, empty or the neutral value. */
-    static final Set<String> UNSUPPORTED = Set.of("functions", "function_call", "suffix", "best_of", "audio",
+    static final Set<String> UNSUPPORTED = Set.of("suffix", "best_of", "audio",
             "modalities", "prediction", "reasoning_effort", "web_search_options", "guided_whitespace_pattern");
     /** Fields only chat takes (completions ignores them as unknown). */
     static final Set<String> CHAT_ONLY = Set.of("top_logprobs", "tools", "tool_choice", "parallel_tool_calls",
-            "chat_template_kwargs");
+            "functions", "function_call", "chat_template_kwargs");
     /** Most prompts one completions request may batch (each generated with {@code n} choices). */
     static final int MAX_PROMPTS = 64;
     private static final String PROMPT_SHAPES = "'prompt' must be a string, an array of token ids, or a non-empty array"
             + " of strings or of token-id arrays (a batch of up to " + MAX_PROMPTS + " prompts)";
-    private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant", "tool");
+    private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant", "tool", "function");
 
     private RequestValidator() {
     }
@@ -174,9 +175,6 @@ public final class RequestValidator {
                 optInt(body, "priority", 0), logprobs, echo, promptLogprobs == null ? -1 : promptLogprobs,
                 List.copyOf(ignored), StructuredOutputs.parse(body), kind == Kind.CHAT ? ToolsRequest.parse(body) : null, null,
                 kind == Kind.CHAT ? templateKwargs(body) : Map.of());
-        if (parsed.tools() != null && parsed.tools().active() && parsed.structured() != null) {
-            throw ApiException.unsupported(parsed.structured().param(), "together with tools (send one of them)");
-        }
         // The engine's own checks of every option, now, before the prompt is rendered and tokenized: against
         // a one-token prompt, and with no max_tokens as many as min_tokens asks for (the real request is
         // checked again once its prompt and max_tokens are known).
@@ -272,6 +270,7 @@ public final class RequestValidator {
             throw ApiException.invalid("messages", "'messages' must be a non-empty array");
         }
         List<Map<String, Object>> out = new ArrayList<>();
+        String lastFunctionCall = null;   // the id given to the latest assistant function_call (legacy functions)
         for (int i = 0; i < m.size(); i++) {
             String at = "messages[" + i + "]";
             JsonNode msg = m.get(i);
@@ -285,6 +284,40 @@ public final class RequestValidator {
             if (!ROLES.contains(role.asText())) {
                 throw ApiException.invalid(at + ".role", at + ".role must be one of " + ROLES + ", got '"
                         + role.asText() + "'");
+            }
+            if (role.asText().equals("function") || msg.hasNonNull("function_call")) {
+                // the deprecated functions' history, as the tool calls and tool messages the templates know
+                if (role.asText().equals("function")) {
+                    if (!msg.path("name").isTextual()) {
+                        throw ApiException.invalid(at + ".name", at + ".name is required: the function whose result this is");
+                    }
+                    Map<String, Object> result = new LinkedHashMap<>();
+                    result.put("role", "tool");
+                    result.put("content", content(msg.get("content"), at + ".content"));
+                    result.put("name", msg.get("name").asText());
+                    result.put("tool_call_id", lastFunctionCall != null ? lastFunctionCall : legacyCallId(i));
+                    out.add(result);
+                    continue;
+                }
+                if (!role.asText().equals("assistant")) {
+                    throw ApiException.invalid(at + ".function_call", "only assistant messages carry function_call");
+                }
+                if (msg.hasNonNull("tool_calls")) {
+                    throw ApiException.invalid(at + ".function_call", at + " has both function_call and tool_calls");
+                }
+                JsonNode fc = msg.get("function_call");
+                if (!fc.isObject() || !fc.path("name").isTextual()) {
+                    throw ApiException.invalid(at + ".function_call", at + ".function_call must be {\"name\", \"arguments\"}");
+                }
+                lastFunctionCall = legacyCallId(i);
+                ObjectNode call = SseChunks.JSON.createObjectNode().put("id", lastFunctionCall).put("type", "function");
+                call.set("function", fc);
+                Map<String, Object> converted = new LinkedHashMap<>();
+                converted.put("role", "assistant");
+                converted.put("content", msg.hasNonNull("content") ? content(msg.get("content"), at + ".content") : null);
+                converted.put("tool_calls", toolCalls(SseChunks.JSON.createArrayNode().add(call), at + ".function_call"));
+                out.add(converted);
+                continue;
             }
             Map<String, Object> converted = new LinkedHashMap<>();
             converted.put("role", role.asText());
@@ -309,6 +342,14 @@ public final class RequestValidator {
             out.add(converted);
         }
         return out;
+    }
+
+    /**
+     * The id a legacy {@code function_call} in message {@code i} goes by in the template: the
+     * deprecated API has none, templates such as Mistral's want one (9 letters and digits).
+     */
+    private static String legacyCallId(int i) {
+        return String.format("fn%07d", i);
     }
 
     /**

@@ -84,7 +84,7 @@ final class ResponsesExchange implements StepEventPump.Receiver, AdmissionServic
         this.pump = new StepEventPump(context, rq.stream ? response : null, 1, 1, metrics, stallTimeout);
         this.context = context;
         this.stallTimeout = stallTimeout;
-        this.split = ChatOutputSplit.of(chat.reasoning(), chat.readsToolCalls() ? chat.tools().format() : null);
+        this.split = ChatOutputSplit.of(chat.reasoning(), chat.readsToolCalls() ? chat.tools().format() : null, false);
         this.logprobFormat = rq.logprobs ? logprobFormat : null;
     }
 

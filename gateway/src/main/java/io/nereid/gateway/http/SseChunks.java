@@ -77,8 +77,28 @@ public final class SseChunks {
     /** Chat with tools or reasoning: content, reasoning and tool-call deltas (each may be empty) in one chunk. */
     public String content(int choice, String text, String reasoning, List<ChatCompletion.ToolCallDelta> toolCalls,
             Object logprobs, String finishReason, Object stopReason) {
+        return content(choice, text, reasoning, toolCalls, false, logprobs, finishReason, stopReason);
+    }
+
+    /**
+     * The same; {@code asFunctionCall}: the request sent the deprecated {@code functions}, so its one
+     * call streams as {@code delta.function_call} (the name with the first fragment, then arguments).
+     */
+    public String content(int choice, String text, String reasoning, List<ChatCompletion.ToolCallDelta> toolCalls,
+            boolean asFunctionCall, Object logprobs, String finishReason, Object stopReason) {
+        ChatCompletion.FunctionDelta function = null;
+        if (asFunctionCall && !toolCalls.isEmpty()) {
+            String name = null;
+            StringBuilder arguments = new StringBuilder();
+            for (ChatCompletion.ToolCallDelta d : toolCalls) {
+                name = name == null ? d.function().name() : name;
+                arguments.append(d.function().arguments() == null ? "" : d.function().arguments());
+            }
+            function = new ChatCompletion.FunctionDelta(name, arguments.toString());
+            toolCalls = List.of();
+        }
         ChatCompletion.Delta delta = new ChatCompletion.Delta(null, text.isEmpty() ? null : text,
-                toolCalls.isEmpty() ? null : toolCalls, reasoning.isEmpty() ? null : reasoning);
+                toolCalls.isEmpty() ? null : toolCalls, reasoning.isEmpty() ? null : reasoning, function);
         return event(new ChatCompletion.Chunk(id, created, model,
                 List.of(new ChatCompletion.ChunkChoice(choice, delta, logprobs, finishReason, stopReason)), null));
     }

@@ -242,8 +242,22 @@ class RequestValidatorTest {
     @Test
     void unsupportedFieldsSaySo() {
         ApiException e = assertThrows(ApiException.class, () -> chat("{\"model\":\"m\",\"messages\":[{\"role\":\"user\","
-                + "\"content\":\"x\"}],\"functions\":[{}]}"));
+                + "\"content\":\"x\"}],\"best_of\":2}"));
         assertTrue(e.getMessage().contains("not supported by Nereid yet"), e.getMessage());
+    }
+
+    @Test
+    void deprecatedFunctionsAreToolsWithOneCall() throws Exception {
+        ParsedRequest r = chat("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],"
+                + "\"functions\":[{\"name\":\"f\",\"parameters\":{\"type\":\"object\"}}],\"function_call\":{\"name\":\"f\"}}");
+        assertTrue(r.tools().legacy());
+        assertEquals("f", r.tools().named());
+        assertTrue(!r.tools().parallel(), "the deprecated API has room for one call");
+        assertEquals("functions[0]", assertThrows(ApiException.class, () -> chat("{\"model\":\"m\",\"messages\":"
+                + "[{\"role\":\"user\",\"content\":\"x\"}],\"functions\":[3]}")).param());
+        assertEquals("messages[1].function_call", assertThrows(ApiException.class, () -> chat("{\"model\":\"m\",\"messages\":"
+                + "[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"user\",\"content\":\"y\",\"function_call\":"
+                + "{\"name\":\"f\"}}]}")).param());
     }
 
     @Test
