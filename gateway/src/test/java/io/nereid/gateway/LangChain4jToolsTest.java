@@ -29,7 +29,9 @@ import org.junit.jupiter.api.Timeout;
 /**
  * LangChain4j's OpenAI client against our tools support: a {@code @Tool} method's specification
  * (strict: every parameter required, no other keys) sent with tool_choice required, the call read back by LangChain4j (whole and streamed) and
- * executed on the method with the arguments the grammar forced into its parameter schema.
+ * executed on the method with the arguments the grammar forced into its parameter schema; and
+ * LangChain4j's AiServices: a {@code @Tool} it runs itself, and a typed answer (a record) it asks
+ * for as a JSON-schema {@code response_format} and parses.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class LangChain4jToolsTest {
@@ -66,6 +68,60 @@ class LangChain4jToolsTest {
     }
 
     public enum City { PARIS, ROME, OSLO }
+
+    /** A tool whose result AiServices hands back at once (no second model turn): the loop stays bounded. */
+    public static class Forecast {
+        volatile String called;
+
+        @Tool(value = "The forecast for a city", returnBehavior = dev.langchain4j.agent.tool.ReturnBehavior.IMMEDIATE)
+        public String forecast(@P("the city") City city, @P("days ahead, 1 to 3") int days) {
+            called = city + " " + days;
+            return "sunny";
+        }
+    }
+
+    interface Assistant {
+        dev.langchain4j.service.Result<String> chat(String message);
+    }
+
+    /** What AiServices asks the model for as a JSON-schema answer (response_format). */
+    public record Weather(City city, boolean raining, int degrees) {
+    }
+
+    interface Extractor {
+        Weather extract(String text);
+    }
+
+    @Test
+    void aiServicesRunsAToolTheModelCalls() {
+        for (int seed = 1; seed <= 2; seed++) {
+            OpenAiChatModel model = OpenAiChatModel.builder().baseUrl(server.url("/v1")).apiKey("unused").modelName("m")
+                    .timeout(Duration.ofSeconds(60)).seed(seed).temperature(1.0).maxTokens(400).strictTools(true)
+                    .defaultRequestParameters(dev.langchain4j.model.openai.OpenAiChatRequestParameters.builder()
+                            .toolChoice(ToolChoice.REQUIRED).build())
+                    .build();
+            Forecast tools = new Forecast();
+            Assistant assistant = dev.langchain4j.service.AiServices.builder(Assistant.class).chatModel(model).tools(tools).build();
+            dev.langchain4j.service.Result<String> r = assistant.chat("What is the forecast for Oslo?");
+            assertFalse(r.toolExecutions().isEmpty(), r.toString());
+            assertEquals("forecast", r.toolExecutions().get(0).request().name());
+            assertTrue(tools.called != null, "AiServices ran the @Tool method on the model's arguments");
+            assertEquals("sunny", r.toolExecutions().get(0).result());
+        }
+    }
+
+    @Test
+    void aiServicesGetsATypedAnswerThroughResponseFormat() {
+        for (int seed = 1; seed <= 3; seed++) {
+            OpenAiChatModel model = OpenAiChatModel.builder().baseUrl(server.url("/v1")).apiKey("unused").modelName("m")
+                    .timeout(Duration.ofSeconds(60)).seed(seed).temperature(1.0).maxTokens(300)
+                    .supportedCapabilities(dev.langchain4j.model.chat.Capability.RESPONSE_FORMAT_JSON_SCHEMA)
+                    .strictJsonSchema(true).build();
+            Extractor extractor = dev.langchain4j.service.AiServices.create(Extractor.class, model);
+            Weather w = extractor.extract("In Rome it rains at 14 degrees.");
+            assertTrue(w != null && w.city() != null, "a Weather parsed by LangChain4j from the constrained JSON: " + w);
+        }
+    }
 
     private static ChatRequest request(long seed) {
         return ChatRequest.builder().messages(UserMessage.from("Does it rain in Paris, or what time is it there?"))
