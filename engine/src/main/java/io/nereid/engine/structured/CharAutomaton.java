@@ -236,7 +236,7 @@ final class CharAutomaton {
             throw new IllegalArgumentException("automata over different character classes");
         }
         int dead = -1;
-        Map<Long, Integer> ids = new HashMap<>();
+        LongIntMap ids = new LongIntMap(64);
         List<long[]> pairs = new ArrayList<>();
         List<int[]> nx = new ArrayList<>();
         ids.put(0L, 0);
@@ -253,8 +253,8 @@ final class CharAutomaton {
                     continue;
                 }
                 long key = ((long) ta << 32) | (tb & 0xffffffffL);
-                Integer id = ids.get(key);
-                if (id == null) {
+                int id = ids.get(key);
+                if (id < 0) {
                     if (pairs.size() >= MAX_DFA_STATES) {
                         throw new GrammarException(source + " with " + o.source + ": over " + MAX_DFA_STATES
                                 + " automaton states");
@@ -345,6 +345,8 @@ final class CharAutomaton {
                     + (max < 0 ? "" : max) + " characters");
         }
         Map<Integer, Integer> rules = new HashMap<>();
+        // the same character sets recur at every count of a state: each is encoded once (and then shares its rule)
+        Map<CharSet, Expr> encoded = new HashMap<>();
         ArrayDeque<Integer> todo = new ArrayDeque<>();
         int start = rules.computeIfAbsent(0, p -> b.rule("chars"));
         todo.add(0);
@@ -372,7 +374,7 @@ final class CharAutomaton {
                     rules.put(target, r);
                     todo.add(target);
                 }
-                Expr chars = encode.apply(e.getValue());
+                Expr chars = encoded.computeIfAbsent(e.getValue(), encode);
                 if (chars != null) {
                     options.add(Expr.seq(chars, new Expr.Ref(r)));
                 }

@@ -230,9 +230,9 @@ final class Grammar {
             List<Expr> options = e instanceof Expr.Alt a ? a.options() : List.of(e);
             int[][] alts = new int[options.size()][];
             for (int i = 0; i < alts.length; i++) {
-                List<Integer> out = new ArrayList<>();
+                IntList out = new IntList();
                 flatten(options.get(i), out, names.get(r));
-                alts[i] = out.stream().mapToInt(Integer::intValue).toArray();
+                alts[i] = out.toArray();
                 elements += alts[i].length;
                 if (elements > MAX_PROGRAM) {
                     throw new GrammarException("the constraint is too large (over " + MAX_PROGRAM + " grammar elements)");
@@ -241,7 +241,7 @@ final class Grammar {
             lowered.set(r, alts);
         }
 
-        private void flatten(Expr e, List<Integer> out, String owner) {
+        private void flatten(Expr e, IntList out, String owner) {
             switch (e) {
                 case Expr.Seq s -> {
                     for (Expr item : s.items()) {
@@ -266,7 +266,7 @@ final class Grammar {
             }
         }
 
-        private void repeat(Expr.Repeat rep, List<Integer> out, String owner) {
+        private void repeat(Expr.Repeat rep, IntList out, String owner) {
             Expr item = rep.item();
             if (!(item instanceof Expr.Bytes || item instanceof Expr.Ref)) {
                 item = new Expr.Ref(ruleFor(owner + "-item", item));
@@ -449,6 +449,23 @@ final class Grammar {
                 }
             }
             return true;
+        }
+    }
+
+    /** A growable list of ints: an alternative's elements while it is lowered (no boxing). */
+    private static final class IntList {
+        private int[] items = new int[8];
+        private int size;
+
+        void add(int v) {
+            if (size == items.length) {
+                items = Arrays.copyOf(items, 2 * size);
+            }
+            items[size++] = v;
+        }
+
+        int[] toArray() {
+            return Arrays.copyOf(items, size);
         }
     }
 }
