@@ -15,7 +15,10 @@ import java.util.Map;
  *
  * <p>A mask is one preorder scan of the {@link TokenTrie} that skips every subtree the grammar
  * rejects and takes whole every subtree whose bytes all lead back to the same state (inside a JSON
- * string, nearly the whole vocabulary at once). Masks are cached per state (within a memory
+ * string, nearly the whole vocabulary at once). A state that most bytes take to one state looping
+ * on most bytes (the opening quote of a JSON string and its body) starts instead from the tokens
+ * spelled with those bytes alone, computed once per byte set for the vocabulary
+ * ({@link TokenTrie#within}), and walks only where spellings leave the set. Masks are cached per state (within a memory
  * budget), so a state the output returns to costs nothing the second time. States inside counted
  * repetitions ({@code maxLength}, {@code {m,n}}, {@code maxItems}) would each cost a full scan,
  * since every item moves to a new state: their masks derive instead from the same position in the
@@ -168,16 +171,130 @@ final class Automaton {
         // the state and its transition row (null until needed) at each depth of the current path
         int[] at = new int[trie.maxDepth + 1];
         int[][] rowAt = new int[trie.maxDepth + 1][];
+        if (!shortcut(state, limit, at, rowAt, m)) {
+            at[0] = state;
+            rowAt[0] = row(state);
+            walk(1, trie.nodes(), limit, at, rowAt, m);
+        }
+        m = Arrays.copyOf(m, maskWords);
+        if (maskBytes + 8L * maskWords <= MASK_BUDGET_BYTES) {
+            masks[state] = m;
+            maskBytes += 8L * maskWords;
+        }
+        return m;
+    }
+
+    /** A state's first bytes and its loop bytes must both number this many for {@link #shortcut}. */
+    static final int SHORTCUT_BYTES = 64;
+
+    /**
+     * The mask of {@code state} when most bytes take it to one state {@code next} that loops on
+     * most bytes {@code L} (inside a JSON string): the tokens spelled with {@code L} alone
+     * ({@link TokenTrie#within}, shared by every grammar) are allowed as far as their first byte
+     * leads to {@code next}; first bytes in {@code L} that lead elsewhere have their tokens taken
+     * out again and are walked; the rest is walked below the exits. False, having done nothing,
+     * when the state is not like that.
+     */
+    private boolean shortcut(int state, int limit, int[] at, int[][] rowAt, long[] m) {
+        int[] t = fullRow(state);
+        int next = dominant(t);
+        if (next == DEAD || count(t, next) < SHORTCUT_BYTES) {
+            return false;
+        }
+        int[] nt = fullRow(next);
+        long[] loop = new long[4];
+        for (int b = 0; b < Expr.SPECIAL; b++) {
+            if (nt[b] == next) {
+                loop[b >>> 6] |= 1L << b;
+            }
+        }
+        if (Long.bitCount(loop[0]) + Long.bitCount(loop[1]) + Long.bitCount(loop[2]) + Long.bitCount(loop[3]) < SHORTCUT_BYTES) {
+            return false;
+        }
+        TokenTrie.Within w = trie.within(loop);
+        long[] tokens = w.tokens();
+        for (int i = 0; i < m.length; i++) {
+            m[i] |= tokens[i];
+        }
+        int[] first = trie.firstNodes();
         at[0] = state;
-        rowAt[0] = row(state);
+        rowAt[0] = t;
+        for (int b = 0; b < Expr.SPECIAL; b++) {
+            int c = first[b];
+            if (c != 0 && (loop[b >>> 6] >>> b & 1) != 0 && t[b] != next) {
+                // a first byte in L that leads elsewhere: within's tokens below it do not hold here
+                trie.clearWithin(c, loop, m);
+                walk(c, trie.subtreeEnd[c], 0, at, rowAt, m);   // all of it: the clearing took short tokens too
+            }
+        }
+        int[] exits = w.exits();
+        byte[] exitFirst = w.exitFirst();
+        for (int i = 0; i < exits.length; i++) {
+            int x = exits[i];
+            int d = trie.depth[x];
+            if (trie.height[x] <= limit) {
+                continue;
+            }
+            if (d == 1) {
+                walk(x, trie.subtreeEnd[x], limit, at, rowAt, m);   // parent: the root, in state
+            } else if (t[exitFirst[i] & 0xFF] == next) {
+                at[d - 1] = next;   // its ancestors' bytes took state to next, which they loop on
+                rowAt[d - 1] = nt;
+                walk(x, trie.subtreeEnd[x], limit, at, rowAt, m);
+            }   // else below a first byte that leads elsewhere: walked whole above
+        }
+        return true;
+    }
+
+    /** The transition row of {@code state} with every ordinary byte's next state computed. */
+    private int[] fullRow(int state) {
+        int[] t = row(state);
+        for (int b = 0; b < Expr.SPECIAL; b++) {
+            if (t[b] == UNKNOWN) {
+                step(state, b);
+            }
+        }
+        return t;
+    }
+
+    /** The state most ordinary bytes lead to in row {@code t} (all computed), or {@link #DEAD}. */
+    private static int dominant(int[] t) {
+        int best = DEAD, bestCount = 0;
+        for (int b = 0; b < Expr.SPECIAL && Expr.SPECIAL - b > bestCount; b++) {
+            int s = t[b];
+            if (s != DEAD && s != best) {
+                int c = count(t, s);
+                if (c > bestCount) {
+                    best = s;
+                    bestCount = c;
+                }
+            }
+        }
+        return best;
+    }
+
+    /** How many ordinary bytes row {@code t} takes to {@code s}. */
+    private static int count(int[] t, int s) {
+        int c = 0;
+        for (int b = 0; b < Expr.SPECIAL; b++) {
+            c += t[b] == s ? 1 : 0;
+        }
+        return c;
+    }
+
+    /**
+     * Adds to {@code m} the allowed tokens among trie nodes {@code [from, to)}, a preorder range
+     * whose parents' states are in {@code at} by depth ({@code rowAt}: their rows, or null); skips
+     * subtrees with no token longer than {@code limit} (known already).
+     */
+    private void walk(int from, int to, int limit, int[] at, int[][] rowAt, long[] m) {
         byte[] label = trie.label;
         short[] depth = trie.depth;
         short[] height = trie.height;
         int[] end = trie.subtreeEnd;
         int[] tokenAt = trie.tokenAt;
-        int n = 1;
-        int count = trie.nodes();
-        while (n < count) {
+        int n = from;
+        while (n < to) {
             if (height[n] <= limit) {
                 n = end[n];   // no token below is longer than the limit: known already
                 continue;
@@ -213,12 +330,6 @@ final class Automaton {
             }
             n++;
         }
-        m = Arrays.copyOf(m, maskWords);
-        if (maskBytes + 8L * maskWords <= MASK_BUDGET_BYTES) {
-            masks[state] = m;
-            maskBytes += 8L * maskWords;
-        }
-        return m;
     }
 
     /**

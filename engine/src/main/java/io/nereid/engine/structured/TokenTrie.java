@@ -3,6 +3,7 @@ package io.nereid.engine.structured;
 import io.nereid.engine.tokenizer.Tokenizer;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.WeakHashMap;
 
@@ -41,6 +42,7 @@ final class TokenTrie {
      */
     final int[] tokenAt;
     final int noToken;
+    private final int[] firstNodes;
     final short[] height;     // per node: the length of the longest token in its subtree (0 for none)
     private final long[][] upTo;   // per length, made when first asked: the tokens of at most that many bytes
     final int maxDepth;
@@ -99,6 +101,10 @@ final class TokenTrie {
         this.tokens = tokens;
         this.maxDepth = maxDepthOf(depth);
         this.upTo = new long[maxDepth + 1][];
+        this.firstNodes = new int[256];
+        for (int n = 1; n < label.length; n = subtreeEnd[n]) {
+            firstNodes[label[n] & 0xFF] = n;
+        }
         this.tokenAt = new int[label.length];
         this.noToken = 64 * words;
         for (int n = 0; n < label.length; n++) {
@@ -128,6 +134,95 @@ final class TokenTrie {
             upTo[length] = m;
         }
         return m;
+    }
+
+    /**
+     * The tokens spelled with bytes of one set only, and the nodes where a spelling first leaves
+     * the set (each such node's label outside it, its ancestors' labels inside).
+     *
+     * @param tokens    bitset over ids, with {@link #noToken}'s word: OR it into a walk's mask as it is
+     * @param exits     in preorder
+     * @param exitFirst per exit: the label of its depth-1 ancestor (itself at depth 1)
+     */
+    record Within(long[] tokens, int[] exits, byte[] exitFirst) {
+    }
+
+    /** {@link #within} by byte set (4 words), most recently used last; bounded. */
+    private final Map<List<Long>, Within> withinCache = new java.util.LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<List<Long>, Within> eldest) {
+            return size() > 32;
+        }
+    };
+
+    /**
+     * {@link Within} for the byte set {@code set} (4 words), made once per set by one scan of the
+     * nodes whose spelling stays in it. A state that most bytes take to one looping state (the
+     * opening quote of a JSON string, then its body: every byte but the quote, the backslash and
+     * control bytes) gets most of its mask from this, whatever grammar the states come from.
+     */
+    Within within(long[] set) {
+        List<Long> key = List.of(set[0], set[1], set[2], set[3]);
+        synchronized (withinCache) {
+            Within w = withinCache.get(key);
+            if (w != null) {
+                return w;
+            }
+        }
+        long[] in = new long[(vocabSize + 63) / 64 + 1];
+        int[] exits = new int[256];
+        byte[] first = new byte[256];
+        int k = 0;
+        byte top = 0;
+        for (int n = 1; n < label.length; ) {
+            int b = label[n] & 0xFF;
+            if (depth[n] == 1) {
+                top = label[n];
+            }
+            if ((set[b >>> 6] >>> b & 1) != 0) {
+                int id = tokenAt[n];
+                if (id >= 0) {
+                    in[id >>> 6] |= 1L << id;
+                } else {
+                    addTokensAt(n, in);
+                }
+                n++;
+            } else {
+                if (k == exits.length) {
+                    exits = Arrays.copyOf(exits, 2 * k);
+                    first = Arrays.copyOf(first, 2 * k);
+                }
+                first[k] = top;
+                exits[k++] = n;
+                n = subtreeEnd[n];
+            }
+        }
+        Within w = new Within(in, Arrays.copyOf(exits, k), Arrays.copyOf(first, k));
+        synchronized (withinCache) {
+            withinCache.put(key, w);
+        }
+        return w;
+    }
+
+    /** Clears in {@code mask} the tokens below node {@code n} (itself included) spelled with bytes of {@code set} only, from {@code n} down. */
+    void clearWithin(int n, long[] set, long[] mask) {
+        for (int x = n, end = subtreeEnd[n]; x < end; ) {
+            int b = label[x] & 0xFF;
+            if ((set[b >>> 6] >>> b & 1) != 0) {
+                for (int k = tokenStart[x]; k < tokenStart[x + 1]; k++) {
+                    int id = tokens[k];
+                    mask[id >>> 6] &= ~(1L << id);
+                }
+                x++;
+            } else {
+                x = subtreeEnd[x];
+            }
+        }
+    }
+
+    /** The depth-1 nodes (the first bytes of tokens), by byte; 0 for a byte no token starts with. */
+    int[] firstNodes() {
+        return firstNodes;
     }
 
     /** Sets in {@code mask} the bit of every token in node {@code n}'s subtree, itself included. */
