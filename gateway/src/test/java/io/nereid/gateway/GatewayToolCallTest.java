@@ -407,6 +407,10 @@ class GatewayToolCallTest {
         Map<String, Object> bad = legacyRequest(1, false, null);
         bad.put("functions", List.of(Map.of("name", "a b")));
         assertRefused(bad, "functions[0].name", "must be a string of 1 to 64");
+        Map<String, Object> badSchema = legacyRequest(1, false, "auto");
+        badSchema.put("functions", List.of(Map.of("name", "f", "parameters",
+                Map.of("type", "object", "not", Map.of("required", List.of("a", "b"))))));
+        assertRefused(badSchema, "functions", "'not'");
         Map<String, Object> noName = legacyRequest(1, false, null);
         noName.put("messages", List.of(Map.of("role", "function", "content", "x")));
         assertRefused(noName, "messages[0].name", "is required");

@@ -157,7 +157,7 @@ final class OpenAiRoutes {
         }
         if (req.tools() != null && req.tools().active()) {
             if (model.toolCallFormat() == null) {
-                throw ApiException.invalid("tools", "this model's chat template shows no tool-call syntax (Hermes"
+                throw ApiException.invalid(req.tools().toolsField(), "this model's chat template shows no tool-call syntax (Hermes"
                         + " <tool_call>, Llama 3 JSON, Mistral [TOOL_CALLS]); start the server with --tool-call-parser"
                         + " hermes|llama3_json|mistral");
             }

@@ -48,7 +48,7 @@ public record ParsedRequest(Kind kind, String model, List<Map<String, Object>> m
         }
         return new ParsedRequest(kind, model, messages, prompts, promptTokens, sampling, stop, stopTokenIds, maxTokens,
                 minTokens, ignoreEos, n, stream, includeUsage, priority, logprobs, echo, promptLogprobs, ignoredFields,
-                t.active() ? new StructuredOutputs.Parsed(t.constraint(), "tools") : structured, t, reasoning, templateKwargs);
+                t.active() ? new StructuredOutputs.Parsed(t.constraint(), t.toolsField()) : structured, t, reasoning, templateKwargs);
     }
 
     /** Whether tool calls are read back out of the output. */
