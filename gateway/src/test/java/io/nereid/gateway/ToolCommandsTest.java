@@ -69,6 +69,7 @@ class ToolCommandsTest {
                 + " invalidation errors [0-3], timeouts [0-3]"), lines.getLast());
         String json = java.nio.file.Files.readString(report);
         assertTrue(json.contains("\"total\":{\"schemas\":3,"), json);
+        assertTrue(json.contains("\"slowest_ttfm\":[{\"file\":\"") && json.contains("\"slowest_tbm\":[{\"file\":\""), json);
         assertEquals(64, run("structured-bench", dir.toString()));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("--tokenizer and at least one DIR are required"));
     }

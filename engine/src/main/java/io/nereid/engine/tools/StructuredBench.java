@@ -31,7 +31,8 @@ public final class StructuredBench {
     /**
      * What to run: MaskBench files in {@code dirs} with {@code tokenizer} (a tokenizer.json, a directory
      * holding one, or a GGUF file), JSON compact or with {@code flexibleWhitespace}, {@code timeoutMs}
-     * per schema, the JSON report to {@code json} (null: none), at most {@code limit} files (an even
+     * per schema, the JSON report to {@code json} (null: none; the tallies, the 25 slowest schemas to
+     * compile and to mask, the failures with their causes), at most {@code limit} files (an even
      * sample across the sorted files).
      */
     public record Options(Path tokenizer, boolean flexibleWhitespace, long timeoutMs, Path json, int limit, List<Path> dirs) {
@@ -123,6 +124,8 @@ public final class StructuredBench {
             Map<String, Tally> splits = new TreeMap<>();
             Tally total = new Tally();
             List<MaskBench.Result> failures = new ArrayList<>();
+            Slowest slowCompiles = new Slowest();
+            Slowest slowMasks = new Slowest();
             for (Path f : files) {
                 MaskBench.Result r = MaskBench.run(f, tokenizer, free, timeoutMs);
                 splits.computeIfAbsent(r.split(), k -> new Tally()).add(r);
@@ -130,10 +133,16 @@ public final class StructuredBench {
                 if (r.outcome() != MaskBench.Outcome.PASSING) {
                     failures.add(r);
                 }
+                slowCompiles.offer(r.file(), r.ttfmMicros());
+                long worst = 0;
+                for (long t : r.tbmNanos()) {
+                    worst = Math.max(worst, t);
+                }
+                slowMasks.offer(r.file(), worst / 1000);
             }
             print(out, splits, total);
             if (json != null) {
-                Files.writeString(json, report(splits, total, failures, tokenizerPath, free));
+                Files.writeString(json, report(splits, total, failures, tokenizerPath, free, slowCompiles, slowMasks));
                 out.println("report: " + json);
             }
             int n = total.schemas;
@@ -184,8 +193,36 @@ public final class StructuredBench {
         out.println("(times in µs, one thread; TTFM = compile + first mask, TBM = each later mask)");
     }
 
+    /** The schemas with the largest values seen (compile + first mask, or their slowest later mask), at most {@link #N}. */
+    private static final class Slowest {
+        static final int N = 25;
+        private final java.util.PriorityQueue<Map.Entry<String, Long>> top =
+                new java.util.PriorityQueue<>(Map.Entry.comparingByValue());
+
+        void offer(String file, long micros) {
+            if (micros < 0) {
+                return;   // did not compile
+            }
+            top.add(Map.entry(file, micros));
+            if (top.size() > N) {
+                top.poll();
+            }
+        }
+
+        void json(StringBuilder b) {
+            List<Map.Entry<String, Long>> sorted = new ArrayList<>(top);
+            sorted.sort(Map.Entry.<String, Long>comparingByValue().reversed());
+            b.append('[');
+            for (int k = 0; k < sorted.size(); k++) {
+                b.append(k > 0 ? "," : "").append("{\"file\":").append(Json.quote(sorted.get(k).getKey()))
+                        .append(",\"us\":").append(sorted.get(k).getValue()).append('}');
+            }
+            b.append(']');
+        }
+    }
+
     private static String report(Map<String, Tally> splits, Tally total, List<MaskBench.Result> failures, String tokenizer,
-            boolean free) {
+            boolean free, Slowest slowCompiles, Slowest slowMasks) {
         StringBuilder b = new StringBuilder("{\"tokenizer\":").append(Json.quote(tokenizer)).append(",\"whitespace\":")
                 .append(Json.quote(free ? "flexible" : "compact")).append(",\"splits\":{");
         int i = 0;
@@ -195,6 +232,10 @@ public final class StructuredBench {
         }
         b.append("},\"total\":");
         tally(b, total);
+        b.append(",\"slowest_ttfm\":");
+        slowCompiles.json(b);
+        b.append(",\"slowest_tbm\":");
+        slowMasks.json(b);
         b.append(",\"failures\":[");
         for (int k = 0; k < failures.size(); k++) {
             MaskBench.Result r = failures.get(k);
