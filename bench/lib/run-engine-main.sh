@@ -18,5 +18,6 @@ trap 'rm -rf "$work"' EXIT
   -XX:CompileCommand=quiet "-XX:CompileCommand=dontinline,io.nereid.engine.cpu.tensor.*::dot" \
   "-XX:CompileCommand=dontinline,io.nereid.engine.cpu.tensor.*::dot4" \
   "-XX:CompileCommand=dontinline,io.nereid.engine.cpu.tensor.*::dot4Tokens" \
+  "-XX:CompileCommand=dontinline,io.nereid.engine.cpu.tensor.*::dot4Tokens2Rows" \
   "-XX:CompileCommand=dontinline,io.nereid.engine.cpu.tensor.*::dequantize" \
   -cp "$root/engine/target/test-classes:$root/engine/target/classes:$(cat "$work/cp.txt")" "$@"

@@ -84,6 +84,17 @@ interface RowKernel {
         }
     }
 
+    /**
+     * {@link #dot4Tokens} for two rows, the one at {@code offset} into {@code out[outOff..outOff+3]}
+     * and the next ({@code offset + rowBytes}) into {@code out[outOff+4..outOff+7]}: the same bits
+     * as two calls, for kernels whose two rows share the loads of the four tokens' inputs.
+     */
+    default void dot4Tokens2Rows(MemorySegment w, long offset, long rowBytes, float[] x, int xOff, int xStride, int n,
+            float[] out, int outOff) {
+        dot4Tokens(w, offset, x, xOff, xStride, n, out, outOff);
+        dot4Tokens(w, offset + rowBytes, x, xOff, xStride, n, out, outOff + 4);
+    }
+
     /** {@code dst[dstOff + i] = w[i]} for {@code i < n}. */
     void dequantize(MemorySegment w, long offset, float[] dst, int dstOff, int n);
 }

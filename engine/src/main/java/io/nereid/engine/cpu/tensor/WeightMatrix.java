@@ -266,8 +266,18 @@ public final class WeightMatrix {
             return;
         }
         if (tokens < FEW_TOKENS && !scalar) {
-            float[] four = scratch != null && scratch.length >= 4 ? scratch : new float[4];
-            for (int r = rowStart; r < rowEnd; r++) {
+            float[] four = scratch != null && scratch.length >= 8 ? scratch : new float[8];
+            int r = rowStart;
+            if (tokens == 4) {
+                for (; r + 2 <= rowEnd; r += 2) { // two rows at a time share the four inputs' loads
+                    kernel.dot4Tokens2Rows(kernelData, r * kernelRowBytes, kernelRowBytes, x, 0, cols, cols, four, 0);
+                    for (int k = 0; k < 4; k++) {
+                        out[k * rows + r] = four[k];
+                        out[k * rows + r + 1] = four[4 + k];
+                    }
+                }
+            }
+            for (; r < rowEnd; r++) {
                 int t = 0;
                 for (; t + 4 <= tokens; t += 4) {
                     kernel.dot4Tokens(kernelData, r * kernelRowBytes, x, t * cols, cols, cols, four, 0);

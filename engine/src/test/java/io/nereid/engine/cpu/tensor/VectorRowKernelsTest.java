@@ -177,6 +177,30 @@ class VectorRowKernelsTest {
     }
 
     /**
+     * Four tokens against two rows ({@code dot4Tokens2Rows}) give each row the bits of four tokens
+     * against that row alone ({@code dot4Tokens}), interpreted and after C2 compiled both: the
+     * batch-invariant order holds through the two-row kernel.
+     */
+    @ParameterizedTest
+    @MethodSource("allTypes")
+    void twoRowsOfFourTokensAreTwoCallsOfFourTokens(GgmlType type) {
+        int n = 2 * Math.max(type.blockSize(), 32);
+        Random random = new Random(31 + type.ordinal());
+        WeightMatrix w = WeightMatrix.of(type, new long[] {n, 2}, MemorySegment.ofArray(TestRows.randomRow(type, 2 * n, random)));
+        float[] x = TestRows.gaussian(random, 4 * n, 1f);
+        float[] pair = new float[8];
+        float[] alone = new float[8];
+        for (int c = 0; c < 20_000; c++) {
+            w.matmul(x, 4, pair, 0, 2);
+            w.matmul(x, 4, alone, 0, 1);
+            w.matmul(x, 4, alone, 1, 2);
+            if (!Arrays.equals(pair, alone)) {
+                assertArrayEquals(alone, pair, type + ": two rows at once are each row alone, call " + c);
+            }
+        }
+    }
+
+    /**
      * {@link Q4_KPacked}, {@link Q5_KPacked} and {@link Q6_KPacked}, which the vector kernels of
      * those formats bind a matrix to: decoding a repacked row gives the specification's bits, and
      * {@code dot4Tokens} gives each token {@code dot}'s bits (interpreted and, after 20,000 calls,
