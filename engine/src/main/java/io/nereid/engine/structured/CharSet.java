@@ -1,6 +1,7 @@
 package io.nereid.engine.structured;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -40,12 +41,12 @@ final class CharSet {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof CharSet c && java.util.Arrays.equals(ranges, c.ranges);
+        return o instanceof CharSet c && Arrays.equals(ranges, c.ranges);
     }
 
     @Override
     public int hashCode() {
-        return java.util.Arrays.hashCode(ranges);
+        return Arrays.hashCode(ranges);
     }
 
     boolean isEmpty() {
@@ -90,7 +91,7 @@ final class CharSet {
                 out[n++] = hi;
             }
         }
-        return new CharSet(n == out.length ? out : java.util.Arrays.copyOf(out, n));
+        return new CharSet(n == out.length ? out : Arrays.copyOf(out, n));
     }
 
     CharSet complement() {
@@ -108,7 +109,7 @@ final class CharSet {
             out[n++] = next;
             out[n++] = MAX;
         }
-        return new CharSet(java.util.Arrays.copyOf(out, n));
+        return new CharSet(Arrays.copyOf(out, n));
     }
 
     CharSet minus(CharSet o) {

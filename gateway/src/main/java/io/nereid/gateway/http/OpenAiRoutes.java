@@ -475,22 +475,30 @@ final class OpenAiRoutes {
 
         @Override
         public List<Prompt> prepare() {
-            if (req.tools() != null && req.tools().answer() != null && req.readsToolCalls()) {
-                StructuredOutputs.Parsed answer = req.tools().answer();
-                try {
-                    model.engine().prepare(answer.constraint());   // alone first, so that its faults name its field
-                } catch (RequestValidationException e) {
-                    throw ApiException.invalid(answer.param(), e.getMessage());
-                }
-            }
             if (req.structured() != null) {
                 try {
                     model.engine().prepare(req.structured().constraint());   // compiled here, not on the event loop
                 } catch (RequestValidationException e) {
-                    throw req.invalid(e);
+                    throw refusedConstraint(e);
                 }
             }
             return prompts(req);
+        }
+
+        /**
+         * The 400 for a constraint the engine refused. Tools sent with a response_format compile as one
+         * constraint; only when that fails is the answer's format compiled alone, to name the field at fault.
+         */
+        private ApiException refusedConstraint(RequestValidationException e) {
+            StructuredOutputs.Parsed answer = req.tools() == null ? null : req.tools().answer();
+            if (answer != null && req.readsToolCalls()) {
+                try {
+                    model.engine().prepare(answer.constraint());
+                } catch (RequestValidationException inAnswer) {
+                    return ApiException.invalid(answer.param(), inAnswer.getMessage());
+                }
+            }
+            return req.invalid(e);
         }
 
         @Override

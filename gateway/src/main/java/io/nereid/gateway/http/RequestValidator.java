@@ -285,38 +285,13 @@ public final class RequestValidator {
                 throw ApiException.invalid(at + ".role", at + ".role must be one of " + ROLES + ", got '"
                         + role.asText() + "'");
             }
-            if (role.asText().equals("function") || msg.hasNonNull("function_call")) {
-                // the deprecated functions' history, as the tool calls and tool messages the templates know
-                if (role.asText().equals("function")) {
-                    if (!msg.path("name").isTextual()) {
-                        throw ApiException.invalid(at + ".name", at + ".name is required: the function whose result this is");
-                    }
-                    Map<String, Object> result = new LinkedHashMap<>();
-                    result.put("role", "tool");
-                    result.put("content", content(msg.get("content"), at + ".content"));
-                    result.put("name", msg.get("name").asText());
-                    result.put("tool_call_id", lastFunctionCall != null ? lastFunctionCall : legacyCallId(i));
-                    out.add(result);
-                    continue;
-                }
-                if (!role.asText().equals("assistant")) {
-                    throw ApiException.invalid(at + ".function_call", "only assistant messages carry function_call");
-                }
-                if (msg.hasNonNull("tool_calls")) {
-                    throw ApiException.invalid(at + ".function_call", at + " has both function_call and tool_calls");
-                }
-                JsonNode fc = msg.get("function_call");
-                if (!fc.isObject() || !fc.path("name").isTextual()) {
-                    throw ApiException.invalid(at + ".function_call", at + ".function_call must be {\"name\", \"arguments\"}");
-                }
+            if (role.asText().equals("function")) {
+                out.add(functionResult(msg, at, lastFunctionCall != null ? lastFunctionCall : legacyCallId(i)));
+                continue;
+            }
+            if (msg.hasNonNull("function_call")) {
                 lastFunctionCall = legacyCallId(i);
-                ObjectNode call = SseChunks.JSON.createObjectNode().put("id", lastFunctionCall).put("type", "function");
-                call.set("function", fc);
-                Map<String, Object> converted = new LinkedHashMap<>();
-                converted.put("role", "assistant");
-                converted.put("content", msg.hasNonNull("content") ? content(msg.get("content"), at + ".content") : null);
-                converted.put("tool_calls", toolCalls(SseChunks.JSON.createArrayNode().add(call), at + ".function_call"));
-                out.add(converted);
+                out.add(functionCall(msg, role.asText(), at, lastFunctionCall));
                 continue;
             }
             Map<String, Object> converted = new LinkedHashMap<>();
@@ -342,6 +317,40 @@ public final class RequestValidator {
             out.add(converted);
         }
         return out;
+    }
+
+    /** A deprecated {@code function} message (a function's result) as the tool message templates know. */
+    private static Map<String, Object> functionResult(JsonNode msg, String at, String callId) {
+        if (!msg.path("name").isTextual()) {
+            throw ApiException.invalid(at + ".name", at + ".name is required: the function whose result this is");
+        }
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("role", "tool");
+        result.put("content", content(msg.get("content"), at + ".content"));
+        result.put("name", msg.get("name").asText());
+        result.put("tool_call_id", callId);
+        return result;
+    }
+
+    /** An assistant message with a deprecated {@code function_call}, as one tool call with id {@code callId}. */
+    private static Map<String, Object> functionCall(JsonNode msg, String role, String at, String callId) {
+        if (!role.equals("assistant")) {
+            throw ApiException.invalid(at + ".function_call", "only assistant messages carry function_call");
+        }
+        if (msg.hasNonNull("tool_calls")) {
+            throw ApiException.invalid(at + ".function_call", at + " has both function_call and tool_calls");
+        }
+        JsonNode fc = msg.get("function_call");
+        if (!fc.isObject() || !fc.path("name").isTextual()) {
+            throw ApiException.invalid(at + ".function_call", at + ".function_call must be {\"name\", \"arguments\"}");
+        }
+        ObjectNode call = SseChunks.JSON.createObjectNode().put("id", callId).put("type", "function");
+        call.set("function", fc);
+        Map<String, Object> converted = new LinkedHashMap<>();
+        converted.put("role", "assistant");
+        converted.put("content", msg.hasNonNull("content") ? content(msg.get("content"), at + ".content") : null);
+        converted.put("tool_calls", toolCalls(SseChunks.JSON.createArrayNode().add(call), at + ".function_call"));
+        return converted;
     }
 
     /**

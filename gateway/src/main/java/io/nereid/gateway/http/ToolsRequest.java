@@ -63,8 +63,12 @@ record ToolsRequest(List<Map<String, Object>> definitions, List<Constraint.Tool>
                 forced() || answer == null ? null : answer.constraint());
     }
 
-    /** The field names as the request spelled them: {@code tools} / {@code tool_choice} or the legacy ones. */
+    /** The field the request sent its tools in: {@code tools}, or the deprecated {@code functions}. */
     String toolsField() {
+        return toolsField(legacy);
+    }
+
+    private static String toolsField(boolean legacy) {
         return legacy ? "functions" : "tools";
     }
 
@@ -102,12 +106,12 @@ record ToolsRequest(List<Map<String, Object>> definitions, List<Constraint.Tool>
 
     @SuppressWarnings("unchecked")
     private static ToolsRequest parse(JsonNode tools, JsonNode choice, JsonNode parallel, boolean legacy) {
-        String toolsField = legacy ? "functions" : "tools";
+        String toolsField = toolsField(legacy);
         String choiceField = legacy ? "function_call" : "tool_choice";
         if (parallel != null && !parallel.isNull() && !parallel.isBoolean()) {
             throw ApiException.invalid("parallel_tool_calls", "'parallel_tool_calls' must be a boolean");
         }
-        if (tools == null || tools.isNull() || (tools.isArray() && tools.isEmpty())) {
+        if (!present(tools)) {
             if (choice != null && !choice.isNull() && !(choice.isTextual() && choice.asText().equals("none"))) {
                 throw ApiException.invalid(choiceField, "'" + choiceField + "' is only allowed when '" + toolsField
                         + "' are specified");
