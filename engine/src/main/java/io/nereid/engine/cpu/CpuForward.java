@@ -35,9 +35,19 @@ public final class CpuForward {
     private final ThreadLocal<Scratch> scratch;
     private Activations buffers;   // grown by forward, on the engine thread
 
-    /** Per-thread space, made on a thread's first use and kept: nothing is allocated per step. */
-    private record Scratch(float[] rows, float[] scores) {
+    /**
+     * Per-thread space, made on a thread's first use and kept: nothing is allocated per step.
+     * {@code scores}: {@link #RUN} x group rows of {@code maxPositions}, one per query of an
+     * attention task; {@code row}: widened K or V rows; the int arrays: a task's queries.
+     */
+    private record Scratch(float[] rows, float[] scores, float[] row, int[] qOffs, int[] counts) {
     }
+
+    /**
+     * Consecutive tokens of one sequence whose attention runs as one task per KV head, with the
+     * heads of its GQA group: each K/V row is widened once for up to {@code RUN * group} queries.
+     */
+    private static final int RUN = 4;
 
     /**
      * @param batchInvariant every matmul in the one reduction order of {@link WeightMatrix}, so a
@@ -59,8 +69,10 @@ public final class CpuForward {
         }
         this.rope = RopeTables.fromFrequencies(maxPositions, config.ropeDim(), frequencies);
         int widest = Math.max(Math.max(config.dim(), config.qDim()), config.ffnDim());
+        int queries = RUN * (config.heads() / config.kvHeads());
         this.scratch = ThreadLocal.withInitial(() -> new Scratch(new float[WeightMatrix.scratchSize(widest)],
-                new float[maxPositions]));
+                new float[queries * maxPositions], new float[KernelSupport.QUERIES_ROWS * config.headDim()],
+                new int[queries], new int[queries]));
         this.buffers = new Activations(0);
     }
 
@@ -78,6 +90,8 @@ public final class CpuForward {
         final float[] up;
         final int[] sliceOf;
         final int[] posOf;
+        /** Where each attention run starts: up to {@link #RUN} consecutive tokens of one slice. */
+        final int[] runStart;
         /** The matmul inputs' converted forms (Q8_0, Q8_K, F16, ...), one input at a time. */
         final MatmulInput.Buffers inputs;
 
@@ -94,6 +108,7 @@ public final class CpuForward {
             up = new float[capacity * c.ffnDim()];
             sliceOf = new int[capacity];
             posOf = new int[capacity];
+            runStart = new int[capacity + 1];
             inputs = new MatmulInput.Buffers(capacity * Math.max(Math.max(c.dim(), c.qDim()), c.ffnDim()));
         }
     }
@@ -326,16 +341,34 @@ public final class CpuForward {
     private void attention(List<Slice> slices, int[] sliceOf, int[] posOf, KvStorage kv, int layer, float[] q,
             float[] out, int n) {
         int heads = c.heads();
-        int group = heads / c.kvHeads();
+        int kvHeads = c.kvHeads();
+        int group = heads / kvHeads;
         float scale = (float) (1.0 / Math.sqrt(c.headDim()));
-        runner.run(0, n * heads, 4, (from, to) -> {
-            float[] scores = scratch.get().scores();
+        int[] runStart = buffers.runStart;
+        int runs = 0;
+        for (int t = 0; t < n; runs++) {
+            runStart[runs] = t;
+            int end = Math.min(n, t + RUN);
+            for (t++; t < end && sliceOf[t] == sliceOf[t - 1]; t++) {
+                // consecutive tokens of one slice: consecutive positions of one sequence
+            }
+        }
+        runStart[runs] = n;
+        runner.run(0, runs * kvHeads, 1, (from, to) -> {
+            Scratch s = scratch.get();
             for (int task = from; task < to; task++) {
-                int t = task / heads;
-                int h = task % heads;
-                int off = t * c.qDim() + h * c.headDim();
-                kv.attention(k, layer, q, off, slices.get(sliceOf[t]).blockTable(), posOf[t] + 1, h / group, scale,
-                        scores, out, off);
+                int run = task / kvHeads;
+                int kvHead = task % kvHeads;
+                int queries = 0;
+                for (int t = runStart[run]; t < runStart[run + 1]; t++) {
+                    for (int h = kvHead * group; h < (kvHead + 1) * group; h++, queries++) {
+                        s.qOffs()[queries] = t * c.qDim() + h * c.headDim();
+                        s.counts()[queries] = posOf[t] + 1;
+                    }
+                }
+                int[] table = slices.get(sliceOf[runStart[run]]).blockTable();
+                kv.attentionQueries(k, layer, q, s.qOffs(), s.counts(), queries, table, kvHead, scale, s.scores(),
+                        maxPositions, s.row(), out, s.qOffs());
             }
         });
     }

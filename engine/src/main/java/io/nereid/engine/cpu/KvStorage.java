@@ -130,6 +130,27 @@ public final class KvStorage {
         }
     }
 
+    /**
+     * {@link #attention} of several queries over {@code kvHead} of one sequence (see
+     * {@link KernelSupport#attentionF16Queries}): query {@code i} at {@code q[qOffs[i]]} over the
+     * first {@code counts[i]} positions into {@code out[outOffs[i]]}, each with the bits of its
+     * own {@code attention} call.
+     */
+    void attentionQueries(KernelSupport k, int layer, float[] q, int[] qOffs, int[] counts, int queries,
+            int[] blockTable, int kvHead, float scale, float[] scores, int scoresStride, float[] row, float[] out,
+            int[] outOffs) {
+        switch (planes) {
+            case F32Planes p -> {
+                for (int i = 0; i < queries; i++) {
+                    k.attention(q, qOffs[i], p.keys()[layer], p.values()[layer], blockTable, counts[i], blockSize,
+                            kvHeads, kvHead, headDim, scale, scores, out, outOffs[i]);
+                }
+            }
+            case F16Planes p -> k.attentionF16Queries(q, qOffs, counts, queries, p.keys()[layer], p.values()[layer],
+                    blockTable, blockSize, kvHeads, kvHead, headDim, scale, scores, scoresStride, row, out, outOffs);
+        }
+    }
+
     /** Bytes held: 2 (K, V) x layers x blocks x heads x slots x headDim x element bytes. */
     public long bytes() {
         return 2L * layers * elementsPerLayer * precision.bytes();

@@ -12,6 +12,9 @@ package io.nereid.engine.cpu.kernel;
  */
 public interface KernelSupport {
 
+    /** K or V rows {@link #attentionF16Queries} widens at a time: its {@code row} scratch holds this many. */
+    int QUERIES_ROWS = 16;
+
     /** {@code sum(a[aOff + i] * b[bOff + i])} for {@code i < n}. */
     float dot(float[] a, int aOff, float[] b, int bOff, int n);
 
@@ -63,4 +66,25 @@ public interface KernelSupport {
     void attentionF16(float[] q, int qOff, short[] keys, short[] values, int[] blockTable, int numTokens,
             int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores, float[] out,
             int outOff);
+
+    /**
+     * {@link #attentionF16} of several queries that read the same KV head of one sequence (the
+     * heads of a GQA group, consecutive tokens of a prompt): query {@code i} at
+     * {@code q[qOffs[i]]} over the first {@code counts[i]} positions, into
+     * {@code out[outOffs[i]]}; the same bits as one {@code attentionF16} call per query. A
+     * vector implementation widens each K and V row once for all the queries instead of once
+     * per query.
+     *
+     * @param scores scratch of at least {@code queries * scoresStride} floats, {@code scoresStride}
+     *     at least the largest count
+     * @param row scratch of at least {@link #QUERIES_ROWS} {@code * headDim} floats
+     */
+    default void attentionF16Queries(float[] q, int[] qOffs, int[] counts, int queries, short[] keys, short[] values,
+            int[] blockTable, int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores,
+            int scoresStride, float[] row, float[] out, int[] outOffs) {
+        for (int i = 0; i < queries; i++) {
+            attentionF16(q, qOffs[i], keys, values, blockTable, counts[i], blockSize, numKvHeads, kvHead, headDim,
+                    scale, scores, out, outOffs[i]);
+        }
+    }
 }

@@ -38,6 +38,22 @@ public final class LaneSums {
             ((1L << LANES / 4) - 1) * ((1L << LANES / 4) | (1L << 3 * LANES / 4)));
 
     /*
+     * Where sum16 stores a tile's sums from: at 512 bits lanes 4t..4t+3 are token t's, at 256 bits
+     * lanes 0..3 and 4..7 tokens 2g and 2g + 1 of the g-th vector. Each masked store writes only
+     * its token's four floats; its offset (the row minus the first lane) is never below zero and
+     * its vector never past the last token's row, since rows are at least four apart, so C2's
+     * intrinsic takes the store (a store reaching past the array would take the slow path).
+     * Stored straight from the register: storing the vector to scratch and copying its floats
+     * out one by one stalled on store-to-load forwarding (7 % of a pp512 in JFR).
+     */
+    private static final VectorMask<Float> QUARTER_0 = lanes(0, 4);
+    private static final VectorMask<Float> QUARTER_1 = lanes(4, 8);
+    private static final VectorMask<Float> QUARTER_2 = lanes(8, 12);
+    private static final VectorMask<Float> QUARTER_3 = lanes(12, 16);
+    private static final VectorMask<Float> HALF_0 = lanes(0, 4);
+    private static final VectorMask<Float> HALF_1 = lanes(4, 8);
+
+    /*
      * Two-vector selections for sum16: at half-width h, lane p takes element (p / h) * 2h + p % h
      * (LO) or that plus h (HI) of the concatenation of two vectors, so that LO + HI adds lane i
      * and lane i + h of every 2h-lane chunk, and packs the two vectors' chunk sums into one.
@@ -52,6 +68,15 @@ public final class LaneSums {
     private static final FloatVector HI_1 = pairIndexes(1, 1);
 
     private LaneSums() {
+    }
+
+    /** Lanes {@code [from, to)} clipped to the width (empty where the width has fewer; then unused). */
+    private static VectorMask<Float> lanes(int from, int to) {
+        long bits = 0;
+        for (int i = from; i < Math.min(to, LANES); i++) {
+            bits |= 1L << i;
+        }
+        return VectorMask.fromLong(W.floats(), bits);
     }
 
     private static FloatVector pairIndexes(int h, int plus) {
@@ -106,7 +131,7 @@ public final class LaneSums {
     /**
      * The sums, as {@link #sum(FloatVector)} adds them, of the sixteen vectors stored at
      * {@code lanes[off + k * L]} (k = 4t + j: token t, row j of a tile), into
-     * {@code out[outOff + t * outStride + j]}; overwrites {@code lanes[off, off + 16)}.
+     * {@code out[outOff + t * outStride + j]} ({@code outStride >= 4}).
      *
      * <p>Not four {@link #sum4}: those extract lanes one by one, and four of them inlined into a
      * tile kernel pass C2's node budget, which then leaves calls out of line and boxes their
@@ -118,6 +143,7 @@ public final class LaneSums {
      */
     public static void sum16(float[] lanes, int off, float[] out, int outOff, int outStride) {
         int l = LANES;
+        int o1 = outOff + outStride, o2 = o1 + outStride, o3 = o2 + outStride;
         if (l == 16) {
             FloatVector c0 = pair(lanes, off, LO_8, HI_8), c1 = pair(lanes, off + 2 * l, LO_8, HI_8);
             FloatVector c2 = pair(lanes, off + 4 * l, LO_8, HI_8), c3 = pair(lanes, off + 6 * l, LO_8, HI_8);
@@ -126,23 +152,31 @@ public final class LaneSums {
             FloatVector d0 = pair(c0, c1, LO_4, HI_4), d1 = pair(c2, c3, LO_4, HI_4);
             FloatVector d2 = pair(c4, c5, LO_4, HI_4), d3 = pair(c6, c7, LO_4, HI_4);
             FloatVector e0 = pair(d0, d1, LO_2, HI_2), e1 = pair(d2, d3, LO_2, HI_2);
-            pair(e0, e1, LO_1, HI_1).intoArray(lanes, off);
+            FloatVector sums = pair(e0, e1, LO_1, HI_1);
+            // token t's four sums, lanes 4t..4t+3, stored straight to its row (masked stores,
+            // always within out: see storeQuarters)
+            sums.intoArray(out, outOff, QUARTER_0);
+            sums.intoArray(out, o1 - 4, QUARTER_1);
+            sums.intoArray(out, o2 - 8, QUARTER_2);
+            sums.intoArray(out, o3 - 12, QUARTER_3);
         } else if (l == 8) {
             for (int g = 0; g < 2; g++) {   // tokens 2g and 2g + 1
                 int o = off + g * 8 * l;
                 FloatVector c0 = pair(lanes, o, LO_4, HI_4), c1 = pair(lanes, o + 2 * l, LO_4, HI_4);
                 FloatVector c2 = pair(lanes, o + 4 * l, LO_4, HI_4), c3 = pair(lanes, o + 6 * l, LO_4, HI_4);
                 FloatVector d0 = pair(c0, c1, LO_2, HI_2), d1 = pair(c2, c3, LO_2, HI_2);
-                pair(d0, d1, LO_1, HI_1).intoArray(lanes, off + g * 8);
+                FloatVector sums = pair(d0, d1, LO_1, HI_1);
+                int first = g == 0 ? outOff : o2;
+                sums.intoArray(out, first, HALF_0);
+                sums.intoArray(out, first + outStride - 4, HALF_1);
             }
         } else {
             for (int t = 0; t < 4; t++) {
                 int o = off + t * 4 * l;
                 FloatVector c0 = pair(lanes, o, LO_2, HI_2), c1 = pair(lanes, o + 2 * l, LO_2, HI_2);
-                pair(c0, c1, LO_1, HI_1).intoArray(lanes, off + t * 4);
+                pair(c0, c1, LO_1, HI_1).intoArray(out, outOff + t * outStride);
             }
         }
-        copyOut(lanes, off, out, outOff, outStride);
     }
 
     /** The two vectors stored at {@code lanes[off]} and {@code lanes[off + L]}, paired. */
@@ -155,14 +189,4 @@ public final class LaneSums {
         return lo.selectFrom(x, y).add(hi.selectFrom(x, y));
     }
 
-    /** The sixteen sums at {@code sums[off]}, four per token, to their tokens' rows of {@code out}. */
-    private static void copyOut(float[] sums, int off, float[] out, int outOff, int outStride) {
-        for (int t = 0; t < 4; t++) {   // four floats: arraycopy's call costs more than the copy
-            int o = outOff + t * outStride, s = off + 4 * t;
-            out[o] = sums[s];
-            out[o + 1] = sums[s + 1];
-            out[o + 2] = sums[s + 2];
-            out[o + 3] = sums[s + 3];
-        }
-    }
 }

@@ -298,73 +298,199 @@ final class VectorMathKernels implements KernelSupport {
         }
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: {@link #attentionF16Queries} of one query, with its scratch allocated (the forward
+     * pass calls that with its own).
+     */
     @Override
     public void attentionF16(float[] q, int qOff, short[] keys, short[] values, int[] blockTable, int numTokens,
             int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores, float[] out,
             int outOff) {
-        int lanes = W.floats().length();
-        if (headDim < lanes) {
-            SCALAR.attentionF16(q, qOff, keys, values, blockTable, numTokens, blockSize, numKvHeads, kvHead, headDim,
-                    scale, scores, out, outOff);
+        attentionF16Queries(q, new int[] {qOff}, new int[] {numTokens}, 1, keys, values, blockTable, blockSize,
+                numKvHeads, kvHead, headDim, scale, scores, numTokens, new float[QUERIES_ROWS * headDim], out,
+                new int[] {outOff});
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: llama.cpp's roundings to F16 (see {@link ScalarKernels#attentionF16}) in two
+     * passes over the positions, {@value KernelSupport#QUERIES_ROWS} at a time: their K (then V)
+     * rows are widened once into {@code row} for every query that reaches them (exactly, so the
+     * order of the queries and how they are grouped change no bit). Scores four positions at a
+     * time, each a dot in two FMA chains whose lanes are added up with the other three's
+     * ({@link LaneSums#sum4}, the same pairs as {@code sum}); the output accumulated in
+     * registers across the positions, a strip of four vectors at a time.
+     */
+    @Override
+    public void attentionF16Queries(float[] q, int[] qOffs, int[] counts, int queries, short[] keys, short[] values,
+            int[] blockTable, int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores,
+            int scoresStride, float[] row, float[] out, int[] outOffs) {
+        if (headDim < W.floats().length()) {
+            for (int i = 0; i < queries; i++) {
+                SCALAR.attentionF16(q, qOffs[i], keys, values, blockTable, counts[i], blockSize, numKvHeads, kvHead,
+                        headDim, scale, scores, out, outOffs[i]);
+            }
             return;
         }
-        // The same two block-by-block passes as attention, with halves widened in registers, and
-        // llama.cpp's roundings to F16 (see ScalarKernels#attentionF16): out holds the query.
-        ScalarKernels.roundToF16(q, qOff, out, outOff, headDim);
-        for (int t = 0, b = 0; t < numTokens; b++) {
-            int row = rowOffset(blockTable[b], numKvHeads, kvHead, blockSize, headDim);
-            for (int end = Math.min(numTokens, t + blockSize); t < end; t++, row += headDim) {
-                scores[t] = dotF16(out, outOff, keys, row, headDim) * scale;
+        int longest = 0;
+        for (int i = 0; i < queries; i++) {
+            ScalarKernels.roundToF16(q, qOffs[i], out, outOffs[i], headDim);   // out holds the query, as there
+            longest = Math.max(longest, counts[i]);
+        }
+        for (int t0 = 0; t0 < longest; t0 += Math.min(KernelSupport.QUERIES_ROWS, blockSize - t0 % blockSize)) {
+            int n = widen(keys, blockTable, t0, longest, blockSize, numKvHeads, kvHead, headDim, row);
+            for (int i = 0; i < queries; i++) {
+                scoreRows(out, outOffs[i], row, Math.min(n, counts[i] - t0), headDim, scale, scores,
+                        i * scoresStride + t0);
             }
         }
-        softmax(scores, 0, numTokens);
-        ScalarKernels.roundToF16(scores, 0, scores, 0, numTokens);
-        java.util.Arrays.fill(out, outOff, outOff + headDim, 0f);
-        for (int t = 0, b = 0; t < numTokens; b++) {
-            int row = rowOffset(blockTable[b], numKvHeads, kvHead, blockSize, headDim);
-            for (int end = Math.min(numTokens, t + blockSize); t < end; t++, row += headDim) {
-                axpyF16(scores[t], values, row, out, outOff, headDim);
+        for (int i = 0; i < queries; i++) {
+            softmax(scores, i * scoresStride, counts[i]);
+            ScalarKernels.roundToF16(scores, i * scoresStride, scores, i * scoresStride, counts[i]);
+            java.util.Arrays.fill(out, outOffs[i], outOffs[i] + headDim, 0f);
+        }
+        for (int t0 = 0; t0 < longest; t0 += Math.min(KernelSupport.QUERIES_ROWS, blockSize - t0 % blockSize)) {
+            int n = widen(values, blockTable, t0, longest, blockSize, numKvHeads, kvHead, headDim, row);
+            for (int i = 0; i < queries; i++) {
+                addRows(scores, i * scoresStride + t0, row, Math.min(n, counts[i] - t0), headDim, out, outOffs[i]);
             }
         }
     }
 
-    /** {@code sum(q[i] * k[i])} with {@code k} in binary16; {@code n >= lanes}. */
-    private float dotF16(float[] q, int qOff, short[] k, int kOff, int n) {
+    /**
+     * The rows of positions {@code [t0, t0 + n)} widened into {@code dst}, {@code headDim} floats
+     * each, {@code n} as many as fit ({@value KernelSupport#QUERIES_ROWS}) before the block or the sequence
+     * ends; returns {@code n}.
+     */
+    private int widen(short[] a, int[] blockTable, int t0, int longest, int blockSize, int numKvHeads, int kvHead,
+            int headDim, float[] dst) {
+        int slot = t0 % blockSize;
+        int n = Math.min(Math.min(KernelSupport.QUERIES_ROWS, blockSize - slot), longest - t0);
+        int from = rowOffset(blockTable[t0 / blockSize], numKvHeads, kvHead, blockSize, headDim) + slot * headDim;
+        int lanes = W.floats().length();
+        int bound = W.floats().loopBound(headDim);
+        for (int t = 0, r = 0; t < n; t++, r += headDim) {
+            int i = 0;
+            for (; i < bound; i += lanes) {
+                halfToFloat(a, from + r + i).intoArray(dst, r + i);
+            }
+            for (; i < headDim; i++) {
+                dst[r + i] = Float.float16ToFloat(a[from + r + i]);
+            }
+        }
+        return n;
+    }
+
+    /**
+     * {@code scores[at + t] = dot(query, row t) * scale} for {@code t < n} (none when
+     * {@code n <= 0}), four rows at a time.
+     */
+    private void scoreRows(float[] q, int qOff, float[] rows, int n, int headDim, float scale, float[] scores, int at) {
         VectorSpecies<Float> f = W.floats();
         int lanes = f.length();
-        // Two accumulators, not four: each FMA here waits on a widening of several dependent
-        // integer ops anyway, which hides most of the FMA latency (see dotBody for the reason).
+        int limit = f.loopBound(headDim);
+        int unrolled = limit - limit % (2 * lanes);
+        int t = 0;
+        for (; t + 4 <= n; t += 4) {
+            int r0 = t * headDim, r1 = r0 + headDim, r2 = r1 + headDim, r3 = r2 + headDim;
+            FloatVector a0 = FloatVector.zero(f), a1 = a0, a2 = a0, a3 = a0;
+            FloatVector b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+            int d = 0;
+            for (; d < unrolled; d += 2 * lanes) {
+                FloatVector x = load(q, qOff + d), y = load(q, qOff + d + lanes);
+                a0 = fma(x, load(rows, r0 + d), a0);
+                b0 = fma(y, load(rows, r0 + d + lanes), b0);
+                a1 = fma(x, load(rows, r1 + d), a1);
+                b1 = fma(y, load(rows, r1 + d + lanes), b1);
+                a2 = fma(x, load(rows, r2 + d), a2);
+                b2 = fma(y, load(rows, r2 + d + lanes), b2);
+                a3 = fma(x, load(rows, r3 + d), a3);
+                b3 = fma(y, load(rows, r3 + d + lanes), b3);
+            }
+            for (; d < limit; d += lanes) {
+                FloatVector x = load(q, qOff + d);
+                a0 = fma(x, load(rows, r0 + d), a0);
+                a1 = fma(x, load(rows, r1 + d), a1);
+                a2 = fma(x, load(rows, r2 + d), a2);
+                a3 = fma(x, load(rows, r3 + d), a3);
+            }
+            LaneSums.sum4(a0.add(b0), a1.add(b1), a2.add(b2), a3.add(b3), scores, at + t);
+            for (int j = 0; j < 4; j++) {
+                float sum = scores[at + t + j];
+                for (int e = limit, r = (t + j) * headDim; e < headDim; e++) { // a head size not a multiple of L
+                    sum += q[qOff + e] * rows[r + e];
+                }
+                scores[at + t + j] = sum * scale;
+            }
+        }
+        for (; t < n; t++) {
+            scores[at + t] = dotF32(q, qOff, rows, t * headDim, headDim) * scale;
+        }
+    }
+
+    /**
+     * {@code y += p[at + t] * row t} for {@code t < n} (none when {@code n <= 0}), row after row,
+     * each lane one FMA per row: {@code y} held in registers four vectors at a time across the rows.
+     */
+    private void addRows(float[] p, int at, float[] rows, int n, int headDim, float[] y, int yOff) {
+        VectorSpecies<Float> f = W.floats();
+        int lanes = f.length();
+        int d = 0;
+        for (; d + 4 * lanes <= headDim; d += 4 * lanes) {
+            FloatVector y0 = load(y, yOff + d), y1 = load(y, yOff + d + lanes);
+            FloatVector y2 = load(y, yOff + d + 2 * lanes), y3 = load(y, yOff + d + 3 * lanes);
+            for (int t = 0, r = d; t < n; t++, r += headDim) {
+                FloatVector a = FloatVector.broadcast(f, p[at + t]);
+                y0 = fma(a, load(rows, r), y0);
+                y1 = fma(a, load(rows, r + lanes), y1);
+                y2 = fma(a, load(rows, r + 2 * lanes), y2);
+                y3 = fma(a, load(rows, r + 3 * lanes), y3);
+            }
+            y0.intoArray(y, yOff + d);
+            y1.intoArray(y, yOff + d + lanes);
+            y2.intoArray(y, yOff + d + 2 * lanes);
+            y3.intoArray(y, yOff + d + 3 * lanes);
+        }
+        for (int bound = f.loopBound(headDim); d < bound; d += lanes) {
+            FloatVector y0 = load(y, yOff + d);
+            for (int t = 0, r = d; t < n; t++, r += headDim) {
+                y0 = fma(FloatVector.broadcast(f, p[at + t]), load(rows, r), y0);
+            }
+            y0.intoArray(y, yOff + d);
+        }
+        for (; d < headDim; d++) { // a head size not a multiple of L
+            for (int t = 0; t < n; t++) {
+                y[yOff + d] += p[at + t] * rows[t * headDim + d];
+            }
+        }
+    }
+
+    /** {@code sum(q[i] * k[kOff + i])} in two FMA chains, {@link #scoreRows}' order for one row. */
+    private float dotF32(float[] q, int qOff, float[] k, int kOff, int n) {
+        VectorSpecies<Float> f = W.floats();
+        int lanes = f.length();
         FloatVector acc0 = FloatVector.zero(f);
         FloatVector acc1 = FloatVector.zero(f);
         int limit = f.loopBound(n);
         int i = 0;
         for (int unrolled = limit - limit % (2 * lanes); i < unrolled; i += 2 * lanes) {
-            acc0 = fma(load(q, qOff + i), halfToFloat(k, kOff + i), acc0);
-            acc1 = fma(load(q, qOff + i + lanes), halfToFloat(k, kOff + i + lanes), acc1);
+            acc0 = fma(load(q, qOff + i), load(k, kOff + i), acc0);
+            acc1 = fma(load(q, qOff + i + lanes), load(k, kOff + i + lanes), acc1);
         }
         for (; i < limit; i += lanes) {
-            acc0 = fma(load(q, qOff + i), halfToFloat(k, kOff + i), acc0);
+            acc0 = fma(load(q, qOff + i), load(k, kOff + i), acc0);
         }
         float sum = sum(acc0.add(acc1));
         for (; i < n; i++) {
-            sum += q[qOff + i] * Float.float16ToFloat(k[kOff + i]);
+            sum += q[qOff + i] * k[kOff + i];
         }
         return sum;
     }
 
-    /** {@code y[i] += alpha * x[i]} with {@code x} in binary16; {@code n >= lanes}. */
-    private void axpyF16(float alpha, short[] x, int xOff, float[] y, int yOff, int n) {
-        VectorSpecies<Float> f = W.floats();
-        int lanes = f.length();
-        FloatVector va = FloatVector.broadcast(f, alpha);
-        int i = 0;
-        for (int bound = f.loopBound(n); i < bound; i += lanes) {
-            fma(va, halfToFloat(x, xOff + i), load(y, yOff + i)).intoArray(y, yOff + i);
-        }
-        for (; i < n; i++) {
-            y[yOff + i] += alpha * Float.float16ToFloat(x[xOff + i]);
-        }
-    }
+
 
     /**
      * {@code lanes} binary16 values from {@code a[off]}, widened to float exactly as

@@ -193,7 +193,7 @@ class VectorMathKernelsTest {
         List<Arguments> shapes = new ArrayList<>();
         for (int numTokens : new int[] {1, 13, 33, 100}) {
             for (int headDim : new int[] {8, 64, 128}) {
-                for (int blockSize : new int[] {16, 32}) {
+                for (int blockSize : new int[] {16, 24, 32}) {
                     for (int numKvHeads : new int[] {1, 4}) {
                         shapes.add(Arguments.of(numTokens, headDim, blockSize, numKvHeads));
                     }
@@ -288,6 +288,61 @@ class VectorMathKernelsTest {
         PagedCase c = PagedCase.random(numTokens, headDim, blockSize, numKvHeads);
         // Same inputs once widened, so the same rounding bound as the F32 kernels.
         assertAttentionClose(c.runF16(SCALAR), c.runF16(vector), c.tolerance());
+    }
+
+    /**
+     * Several queries over one KV head at once (the heads of a GQA group, consecutive tokens of a
+     * prompt) give each query the bits of its own {@code attentionF16} call: the forward pass
+     * groups them by how the step's tokens fall, so anything else would make a token's logits
+     * depend on the step it is in. (That call's values are checked against the scalar kernel
+     * above.)
+     */
+    @ParameterizedTest(name = "tokens={0} headDim={1} blockSize={2} kvHeads={3}")
+    @MethodSource("attentionShapes")
+    void attentionF16QueriesAreEachQuerysOwnCall(int numTokens, int headDim, int blockSize, int numKvHeads) {
+        PagedCase c = PagedCase.random(numTokens, headDim, blockSize, numKvHeads);
+        short[] hk = toHalves(c.keys());
+        short[] hv = toHalves(c.values());
+        Random r = new Random(numTokens * 17L + headDim);
+        int run = Math.min(4, numTokens);
+        int group = 3;
+        int queries = run * group;
+        float[] q = new float[OFF + queries * headDim];
+        for (int i = 0; i < q.length; i++) {
+            q[i] = r.nextFloat() * 2 - 1;
+        }
+        int[] qOffs = new int[queries];
+        int[] counts = new int[queries];
+        int[] outOffs = new int[queries];
+        for (int t = 0, i = 0; t < run; t++) {
+            for (int h = 0; h < group; h++, i++) {
+                qOffs[i] = OFF + i * headDim;
+                counts[i] = numTokens - run + 1 + t;   // consecutive positions, the last one the longest
+                outOffs[i] = 2 * OFF + (queries - 1 - i) * headDim;   // in another order than the queries
+            }
+        }
+        int stride = numTokens + 5;
+        float[] together = new float[2 * OFF + queries * headDim + OFF];
+        Arrays.fill(together, GUARD);
+        float[] rows = new float[KernelSupport.QUERIES_ROWS * headDim];
+        vector.attentionF16Queries(q, qOffs, counts, queries, hk, hv, c.blockTable(), blockSize, numKvHeads,
+                c.kvHead(), headDim, c.scale(), new float[queries * stride], stride, rows, together, outOffs);
+        for (int i = 0; i < queries; i++) {
+            float[] alone = new float[headDim];
+            vector.attentionF16(q, qOffs[i], hk, hv, c.blockTable(), counts[i], blockSize, numKvHeads, c.kvHead(),
+                    headDim, c.scale(), new float[numTokens], alone, 0);
+            for (int d = 0; d < headDim; d++) {
+                assertEquals(Float.floatToRawIntBits(alone[d]), Float.floatToRawIntBits(together[outOffs[i] + d]),
+                        "query " + i + " (" + counts[i] + " positions) element " + d + ": " + alone[d] + " alone, "
+                                + together[outOffs[i] + d] + " together");
+            }
+        }
+        for (int g = 0; g < 2 * OFF; g++) {
+            assertEquals(GUARD, together[g], "before the outputs");
+        }
+        for (int g = together.length - OFF; g < together.length; g++) {
+            assertEquals(GUARD, together[g], "after the outputs");
+        }
     }
 
     /** All 65536 bit patterns: zeros, subnormals, normals, infinities and NaNs. */
