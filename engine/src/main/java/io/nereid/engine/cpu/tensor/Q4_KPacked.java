@@ -128,7 +128,7 @@ final class Q4_KPacked implements RowKernel {
     @Override
     public float dotFast(MemorySegment w, long offset, float[] x, int xOff, int n) {
         float[] sums = new float[n / 32];
-        subBlockSums(x, xOff, n, sums);
+        subBlockSums(x, xOff, n, sums, 0);
         return dotWithSums(w, offset, x, xOff, n, sums);
     }
 
@@ -137,10 +137,64 @@ final class Q4_KPacked implements RowKernel {
     public void dotFastRows(MemorySegment w, long offset, long rowBytes, int rows, float[] x, int xOff, int n,
             float[] out, int outOff, float[] scratch) {
         float[] sums = scratch != null && scratch.length >= n / 32 ? scratch : new float[n / 32];
-        subBlockSums(x, xOff, n, sums);
+        subBlockSums(x, xOff, n, sums, 0);
         for (int r = 0; r < rows; r++) {
             out[outOff + r] = dotWithSums(w, offset + r * rowBytes, x, xOff, n, sums);
         }
+    }
+
+    /**
+     * {@inheritDoc} The two inputs' 32-weight sums go to {@code scratch[0, n / 16)}; each group's
+     * quants are taken apart once for both tokens, each token summed in {@link #dotWithSums}'
+     * chains and order.
+     */
+    @Override
+    public void dotFastRows2Tokens(MemorySegment w, long offset, long rowBytes, int rows, float[] x, int xOff,
+            int xStride, int n, float[] out, int outOff, int outStride, float[] scratch) {
+        int half = n / 32;
+        float[] sums = scratch != null && scratch.length >= 2 * half ? scratch : new float[2 * half];
+        subBlockSums(x, xOff, n, sums, 0);
+        subBlockSums(x, xOff + xStride, n, sums, half);
+        for (int r = 0; r < rows; r++) {
+            dotWithSums2(w, offset + r * rowBytes, x, xOff, xOff + xStride, n, sums, half, out, outOff + r,
+                    outOff + outStride + r);
+        }
+    }
+
+    /** {@link #dotWithSums} of one row for two inputs (their sums at {@code sums[0]} and {@code sums[half]}). */
+    private static void dotWithSums2(MemorySegment w, long offset, float[] x, int xa, int xb, int n, float[] sums,
+            int half, float[] out, int oa, int ob) {
+        VectorSpecies<Float> f = W.floats();
+        FloatVector a0 = FloatVector.zero(f), a1 = a0, b0 = a0, b1 = a0;
+        FloatVector m = a0, mb = a0;
+        for (int b = 0; b < n / QK_K; b++) {
+            long block = offset + (long) b * BLOCK_BYTES;
+            for (int g = 0; g < 4; g++) {
+                long qs = block + 32L * g;
+                int xl = b * QK_K + 64 * g;
+                FloatVector lo = FloatVector.zero(f), hi = lo, lo2 = lo, hi2 = lo;
+                for (int i = 0; i < 32; i += f.length()) {
+                    IntVector q = W.loadInts(w, qs + i);
+                    FloatVector ql = (FloatVector) q.and(0x0F).convert(VectorOperators.I2F, 0);
+                    FloatVector qh = (FloatVector) q.lanewise(VectorOperators.LSHR, 4).and(0x0F)
+                            .convert(VectorOperators.I2F, 0);
+                    lo = ql.fma(FloatVector.fromArray(f, x, xa + xl + i), lo);
+                    hi = qh.fma(FloatVector.fromArray(f, x, xa + xl + 32 + i), hi);
+                    lo2 = ql.fma(FloatVector.fromArray(f, x, xb + xl + i), lo2);
+                    hi2 = qh.fma(FloatVector.fromArray(f, x, xb + xl + 32 + i), hi2);
+                }
+                FloatVector s0 = FloatVector.broadcast(f, scale(w, block, 2 * g));
+                FloatVector s1 = FloatVector.broadcast(f, scale(w, block, 2 * g + 1));
+                a0 = lo.fma(s0, a0);
+                a1 = hi.fma(s1, a1);
+                b0 = lo2.fma(s0, b0);
+                b1 = hi2.fma(s1, b1);
+            }
+            m = mins(w, block + MINS, sums, 8 * b, m);
+            mb = mins(w, block + MINS, sums, half + 8 * b, mb);
+        }
+        out[oa] = LaneSums.sum(a0.add(a1)) - LaneSums.sum(m);
+        out[ob] = LaneSums.sum(b0.add(b1)) - LaneSums.sum(mb);
     }
 
     /**
@@ -160,15 +214,15 @@ final class Q4_KPacked implements RowKernel {
         return m;
     }
 
-    /** {@code sums[s] = x[xOff + 32s] + ... + x[xOff + 32s + 31]}, in lanes then across them. */
-    static void subBlockSums(float[] x, int xOff, int n, float[] sums) {
+    /** {@code sums[at + s] = x[xOff + 32s] + ... + x[xOff + 32s + 31]}, in lanes then across them. */
+    static void subBlockSums(float[] x, int xOff, int n, float[] sums, int at) {
         VectorSpecies<Float> f = W.floats();
         for (int s = 0; s < n / 32; s++) {
             FloatVector v = FloatVector.fromArray(f, x, xOff + 32 * s);
             for (int i = f.length(); i < 32; i += f.length()) {
                 v = v.add(FloatVector.fromArray(f, x, xOff + 32 * s + i));
             }
-            sums[s] = LaneSums.sum(v);
+            sums[at + s] = LaneSums.sum(v);
         }
     }
 

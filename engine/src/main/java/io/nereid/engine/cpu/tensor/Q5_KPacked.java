@@ -121,7 +121,7 @@ final class Q5_KPacked implements RowKernel {
     @Override
     public float dotFast(MemorySegment w, long offset, float[] x, int xOff, int n) {
         float[] sums = new float[n / 32];
-        Q4_KPacked.subBlockSums(x, xOff, n, sums);
+        Q4_KPacked.subBlockSums(x, xOff, n, sums, 0);
         return dotWithSums(w, offset, x, xOff, n, sums);
     }
 
@@ -130,7 +130,7 @@ final class Q5_KPacked implements RowKernel {
     public void dotFastRows(MemorySegment w, long offset, long rowBytes, int rows, float[] x, int xOff, int n,
             float[] out, int outOff, float[] scratch) {
         float[] sums = scratch != null && scratch.length >= n / 32 ? scratch : new float[n / 32];
-        Q4_KPacked.subBlockSums(x, xOff, n, sums);
+        Q4_KPacked.subBlockSums(x, xOff, n, sums, 0);
         for (int r = 0; r < rows; r++) {
             out[outOff + r] = dotWithSums(w, offset + r * rowBytes, x, xOff, n, sums);
         }

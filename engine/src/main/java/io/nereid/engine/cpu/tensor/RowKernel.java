@@ -72,6 +72,23 @@ interface RowKernel {
     }
 
     /**
+     * {@link #dotFastRows} for two tokens at once: {@code out[outOff + r]} for the input at
+     * {@code xOff} and {@code out[outOff + outStride + r]} for the one at {@code xOff + xStride},
+     * each the bits of {@code dotFast}. What a step of two or three tokens runs on in the faster
+     * order (a speculative verification of one or two drafts, a decode step of two sequences):
+     * kernels that decode each weight once for both tokens override it, since a one-token dot is
+     * compute-bound (the second token's pass over rows still in cache measured as slow as the
+     * first).
+     *
+     * @param scratch as for {@link #dotFastRows}
+     */
+    default void dotFastRows2Tokens(MemorySegment w, long offset, long rowBytes, int rows, float[] x, int xOff,
+            int xStride, int n, float[] out, int outOff, int outStride, float[] scratch) {
+        dotFastRows(w, offset, rowBytes, rows, x, xOff, n, out, outOff, scratch);
+        dotFastRows(w, offset, rowBytes, rows, x, xOff + xStride, n, out, outOff + outStride, scratch);
+    }
+
+    /**
      * One row against four vectors, each weight decoded once:
      * {@code out[outOff + t] = dot(w, offset, x, xOff + t * xStride, n)} for {@code t < 4}, the
      * same bits. What a matmul of a few tokens (a decode step of a few sequences) runs on: the

@@ -37,8 +37,9 @@ public final class WeightMatrix {
     static final int FEW_TOKENS = 5;
 
     /**
-     * Rows a matmul of two or three tokens in the faster order hands each token at a time
-     * ({@link RowKernel#dotFastRows}): small enough to stay in L1 or L2 for the next token.
+     * Rows a matmul of three tokens in the faster order hands the first two
+     * ({@link RowKernel#dotFastRows2Tokens}) and then the third ({@link RowKernel#dotFastRows}):
+     * small enough to stay in L1 or L2 for the third.
      */
     static final int FAST_RUN = 16;
 
@@ -253,14 +254,20 @@ public final class WeightMatrix {
         float[] x = input.values(MatmulInput.Form.of(type));
         boolean scalar = kernel == RowKernels.scalar(type);
         if (!scalar && !batchInvariant && tokens < 4) {
-            // each token against a run of rows in the kernel's own loop; the run stays in cache
-            // for the next token, so the weights still stream from memory once per step
-            int run = tokens == 1 ? rowEnd - rowStart : FAST_RUN;
+            // two tokens at once (each weight decoded once for both), a third against the same run
+            // of rows, which stays in cache for it, so the weights stream from memory once per step
+            int run = tokens < 3 ? rowEnd - rowStart : FAST_RUN;
             for (int r0 = rowStart; r0 < rowEnd; r0 += run) {
                 int n = Math.min(run, rowEnd - r0);
-                for (int t = 0; t < tokens; t++) {
-                    kernel.dotFastRows(kernelData, r0 * kernelRowBytes, kernelRowBytes, n, x, t * cols, cols, out,
-                            t * rows + r0, scratch);
+                long at = r0 * kernelRowBytes;
+                if (tokens >= 2) {
+                    kernel.dotFastRows2Tokens(kernelData, at, kernelRowBytes, n, x, 0, cols, cols, out, r0, rows,
+                            scratch);
+                }
+                if (tokens != 2) {
+                    int t = tokens - 1;
+                    kernel.dotFastRows(kernelData, at, kernelRowBytes, n, x, t * cols, cols, out, t * rows + r0,
+                            scratch);
                 }
             }
             return;

@@ -201,6 +201,40 @@ class VectorRowKernelsTest {
     }
 
     /**
+     * In the faster order a step of two or three tokens ({@code dotFastRows2Tokens}, then
+     * {@code dotFastRows} for a third) gives each token the bits it gets alone, interpreted and
+     * after C2 compiled the kernels: a speculative verification of one or two drafts scores them
+     * exactly as plain decoding would.
+     */
+    @ParameterizedTest
+    @MethodSource("allTypes")
+    void twoOrThreeTokensInTheFasterOrderAreEachTokenAlone(GgmlType type) {
+        int n = 2 * Math.max(type.blockSize(), 32);
+        int rows = 5;
+        Random random = new Random(47 + type.ordinal());
+        WeightMatrix w = WeightMatrix.of(type, new long[] {n, rows},
+                MemorySegment.ofArray(TestRows.randomRow(type, rows * n, random)));
+        float[] x = TestRows.gaussian(random, 3 * n, 1f);
+        float[] scratch = new float[WeightMatrix.scratchSize(n)];
+        float[] together = new float[3 * rows];
+        float[] alone = new float[3 * rows];
+        float[] one = new float[rows];
+        for (int c = 0; c < 20_000; c++) {
+            int tokens = 2 + c % 2;
+            w.matmul(MatmulInput.of(x, tokens, n), together, 0, rows, c % 3 == 0 ? null : scratch, false);
+            for (int t = 0; t < tokens; t++) {
+                w.matmul(MatmulInput.of(Arrays.copyOfRange(x, t * n, (t + 1) * n), 1, n), one, 0, rows, scratch,
+                        false);
+                System.arraycopy(one, 0, alone, t * rows, rows);
+            }
+            if (!Arrays.equals(together, 0, tokens * rows, alone, 0, tokens * rows)) {
+                assertArrayEquals(Arrays.copyOf(alone, tokens * rows), Arrays.copyOf(together, tokens * rows),
+                        type + ": " + tokens + " tokens at once are each token alone, call " + c);
+            }
+        }
+    }
+
+    /**
      * {@link Q4_KPacked}, {@link Q5_KPacked} and {@link Q6_KPacked}, which the vector kernels of
      * those formats bind a matrix to: decoding a repacked row gives the specification's bits, and
      * {@code dot4Tokens} gives each token {@code dot}'s bits (interpreted and, after 20,000 calls,
