@@ -89,6 +89,19 @@ interface RowKernel {
     }
 
     /**
+     * {@link #dotFastRows2Tokens} for three tokens (inputs {@code xStride} apart, outputs
+     * {@code outStride} apart), each the bits of {@code dotFast}: a speculative verification of two
+     * drafts. By default two tokens together, then the third against the same rows.
+     *
+     * @param scratch as for {@link #dotFastRows}
+     */
+    default void dotFastRows3Tokens(MemorySegment w, long offset, long rowBytes, int rows, float[] x, int xOff,
+            int xStride, int n, float[] out, int outOff, int outStride, float[] scratch) {
+        dotFastRows2Tokens(w, offset, rowBytes, rows, x, xOff, xStride, n, out, outOff, outStride, scratch);
+        dotFastRows(w, offset, rowBytes, rows, x, xOff + 2 * xStride, n, out, outOff + 2 * outStride, scratch);
+    }
+
+    /**
      * One row against four vectors, each weight decoded once:
      * {@code out[outOff + t] = dot(w, offset, x, xOff + t * xStride, n)} for {@code t < 4}, the
      * same bits. What a matmul of a few tokens (a decode step of a few sequences) runs on: the

@@ -37,9 +37,9 @@ public final class WeightMatrix {
     static final int FEW_TOKENS = 5;
 
     /**
-     * Rows a matmul of three tokens in the faster order hands the first two
-     * ({@link RowKernel#dotFastRows2Tokens}) and then the third ({@link RowKernel#dotFastRows}):
-     * small enough to stay in L1 or L2 for the third.
+     * Rows a matmul of three tokens in the faster order hands the kernel at a time
+     * ({@link RowKernel#dotFastRows3Tokens}), which may run two tokens and then the third over
+     * them: small enough to stay in L1 or L2 for the third.
      */
     static final int FAST_RUN = 16;
 
@@ -254,20 +254,18 @@ public final class WeightMatrix {
         float[] x = input.values(MatmulInput.Form.of(type));
         boolean scalar = kernel == RowKernels.scalar(type);
         if (!scalar && !batchInvariant && tokens < 4) {
-            // two tokens at once (each weight decoded once for both), a third against the same run
-            // of rows, which stays in cache for it, so the weights stream from memory once per step
+            // two or three tokens at once (each weight decoded once for all, where the kernel can);
+            // a kernel that runs a third token alone gets runs of rows that stay in cache for it
             int run = tokens < 3 ? rowEnd - rowStart : FAST_RUN;
             for (int r0 = rowStart; r0 < rowEnd; r0 += run) {
                 int n = Math.min(run, rowEnd - r0);
                 long at = r0 * kernelRowBytes;
-                if (tokens >= 2) {
-                    kernel.dotFastRows2Tokens(kernelData, at, kernelRowBytes, n, x, 0, cols, cols, out, r0, rows,
-                            scratch);
-                }
-                if (tokens != 2) {
-                    int t = tokens - 1;
-                    kernel.dotFastRows(kernelData, at, kernelRowBytes, n, x, t * cols, cols, out, t * rows + r0,
-                            scratch);
+                switch (tokens) {
+                    case 1 -> kernel.dotFastRows(kernelData, at, kernelRowBytes, n, x, 0, cols, out, r0, scratch);
+                    case 2 -> kernel.dotFastRows2Tokens(kernelData, at, kernelRowBytes, n, x, 0, cols, cols, out, r0,
+                            rows, scratch);
+                    default -> kernel.dotFastRows3Tokens(kernelData, at, kernelRowBytes, n, x, 0, cols, cols, out, r0,
+                            rows, scratch);
                 }
             }
             return;
