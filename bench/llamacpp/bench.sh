@@ -13,7 +13,7 @@ set -euo pipefail
 version=3.22.1
 dir=${NEREID_LLAMACPP_DIR:-$HOME/.cache/nereid/node-llama-cpp}
 here=$(cd "$(dirname "$0")" && pwd)
-[ $# -ge 1 ] || { sed -n 5p "$0" | sed 's/^# *//' >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bench/llamacpp/bench.sh MODEL.gguf [THREADS] [PP] [TG] [REPS]" >&2; exit 2; }
 command -v node >/dev/null && command -v npm >/dev/null || { echo "bench.sh: needs node and npm" >&2; exit 1; }
 if [ ! -d "$dir/node_modules/@node-llama-cpp/linux-x64" ]; then
   mkdir -p "$dir"

@@ -36,11 +36,31 @@ public final class CpuForward {
     private Activations buffers;   // grown by forward, on the engine thread
 
     /**
-     * Per-thread space, made on a thread's first use and kept: nothing is allocated per step.
-     * {@code scores}: {@link #RUN} x group rows of {@code maxPositions}, one per query of an
-     * attention task; {@code row}: widened K or V rows; the int arrays: a task's queries.
+     * Per-thread space, made on a thread's first use and kept: nothing is allocated per step but
+     * the attention scores' growth. {@code row}: widened K or V rows; {@code qOffs}, {@code counts}:
+     * an attention task's queries.
      */
-    private record Scratch(float[] rows, float[] scores, float[] row, int[] qOffs, int[] counts) {
+    private static final class Scratch {
+        final float[] rows;
+        final float[] row;
+        final int[] qOffs;
+        final int[] counts;
+        private float[] scores = new float[0];
+
+        Scratch(float[] rows, float[] row, int queries) {
+            this.rows = rows;
+            this.row = row;
+            this.qOffs = new int[queries];
+            this.counts = new int[queries];
+        }
+
+        /** At least {@code size} floats, grown (doubling) when a task needs more than any before on this thread. */
+        float[] scores(int size) {
+            if (scores.length < size) {
+                scores = new float[Math.max(size, 2 * scores.length)];
+            }
+            return scores;
+        }
     }
 
     /**
@@ -71,8 +91,7 @@ public final class CpuForward {
         int widest = Math.max(Math.max(config.dim(), config.qDim()), config.ffnDim());
         int queries = RUN * (config.heads() / config.kvHeads());
         this.scratch = ThreadLocal.withInitial(() -> new Scratch(new float[WeightMatrix.scratchSize(widest)],
-                new float[queries * maxPositions], new float[KernelSupport.QUERIES_ROWS * config.headDim()],
-                new int[queries], new int[queries]));
+                new float[KernelSupport.QUERIES_ROWS * config.headDim()], queries));
         this.buffers = new Activations(0);
     }
 
@@ -212,7 +231,7 @@ public final class CpuForward {
                 }
             });
             writeKv(slices, sliceOf, posOf, kv, l, kk, v, n);
-            attention(slices, sliceOf, posOf, kv, l, q, a.att, n);
+            attention(slices, sliceOf, posOf, a.runStart, kv, l, q, a.att, n);
             matmul(layer.wo(), MatmulInput.of(a.att, n, c.qDim(), a.inputs), a.proj);
             addInto(x, a.proj, n * dim);
             rmsNorm(xb, x, layer.ffnNorm(), n);
@@ -285,7 +304,7 @@ public final class CpuForward {
     /** Rows {@code [GROUP * from, GROUP * to)} of {@code m}, clipped to its rows. */
     private void matmulGroups(WeightMatrix m, MatmulInput in, float[] out, int from, int to) {
         if (from < to) {
-            m.matmul(in, out, GROUP * from, Math.min(m.rows(), GROUP * to), scratch.get().rows(), batchInvariant);
+            m.matmul(in, out, GROUP * from, Math.min(m.rows(), GROUP * to), scratch.get().rows, batchInvariant);
         }
     }
 
@@ -338,13 +357,12 @@ public final class CpuForward {
         }
     }
 
-    private void attention(List<Slice> slices, int[] sliceOf, int[] posOf, KvStorage kv, int layer, float[] q,
-            float[] out, int n) {
+    private void attention(List<Slice> slices, int[] sliceOf, int[] posOf, int[] runStart, KvStorage kv, int layer,
+            float[] q, float[] out, int n) {
         int heads = c.heads();
         int kvHeads = c.kvHeads();
         int group = heads / kvHeads;
         float scale = (float) (1.0 / Math.sqrt(c.headDim()));
-        int[] runStart = buffers.runStart;
         int runs = 0;
         for (int t = 0; t < n; runs++) {
             runStart[runs] = t;
@@ -362,13 +380,14 @@ public final class CpuForward {
                 int queries = 0;
                 for (int t = runStart[run]; t < runStart[run + 1]; t++) {
                     for (int h = kvHead * group; h < (kvHead + 1) * group; h++, queries++) {
-                        s.qOffs()[queries] = t * c.qDim() + h * c.headDim();
-                        s.counts()[queries] = posOf[t] + 1;
+                        s.qOffs[queries] = t * c.qDim() + h * c.headDim();
+                        s.counts[queries] = posOf[t] + 1;
                     }
                 }
+                int longest = posOf[runStart[run + 1] - 1] + 1;   // the run's last token sees the most
                 int[] table = slices.get(sliceOf[runStart[run]]).blockTable();
-                kv.attentionQueries(k, layer, q, s.qOffs(), s.counts(), queries, table, kvHead, scale, s.scores(),
-                        maxPositions, s.row(), out, s.qOffs());
+                kv.attentionQueries(k, layer, q, s.qOffs, s.counts, queries, table, kvHead, scale,
+                        s.scores(queries * longest), longest, s.row, out, s.qOffs);
             }
         });
     }

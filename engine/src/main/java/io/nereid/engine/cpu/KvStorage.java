@@ -116,25 +116,11 @@ public final class KvStorage {
     }
 
     /**
-     * {@link KernelSupport#attention} (or its F16 twin) of one query head over the first
-     * {@code numTokens} positions of the sequence with {@code blockTable}, in {@code layer}.
-     * Safe to call concurrently once the step's writes are done.
-     */
-    void attention(KernelSupport k, int layer, float[] q, int qOff, int[] blockTable, int numTokens, int kvHead,
-            float scale, float[] scores, float[] out, int outOff) {
-        switch (planes) {
-            case F32Planes p -> k.attention(q, qOff, p.keys()[layer], p.values()[layer], blockTable, numTokens,
-                    blockSize, kvHeads, kvHead, headDim, scale, scores, out, outOff);
-            case F16Planes p -> k.attentionF16(q, qOff, p.keys()[layer], p.values()[layer], blockTable, numTokens,
-                    blockSize, kvHeads, kvHead, headDim, scale, scores, out, outOff);
-        }
-    }
-
-    /**
-     * {@link #attention} of several queries over {@code kvHead} of one sequence (see
+     * {@link KernelSupport#attention} (or its F16 twin) of several query heads over
+     * {@code kvHead} of one sequence with {@code blockTable}, in {@code layer} (see
      * {@link KernelSupport#attentionF16Queries}): query {@code i} at {@code q[qOffs[i]]} over the
      * first {@code counts[i]} positions into {@code out[outOffs[i]]}, each with the bits of its
-     * own {@code attention} call.
+     * own call. Safe to call concurrently once the step's writes are done.
      */
     void attentionQueries(KernelSupport k, int layer, float[] q, int[] qOffs, int[] counts, int queries,
             int[] blockTable, int kvHead, float scale, float[] scores, int scoresStride, float[] row, float[] out,

@@ -26,7 +26,8 @@ class KvStorageTest {
     /** Attention of a zero query over {@code numTokens} of {@code block}: the mean of their V rows. */
     private static float[] meanValue(KvStorage kv, int layer, int head, int block, int numTokens) {
         float[] out = new float[4];
-        kv.attention(K, layer, new float[4], 0, new int[] {block}, numTokens, head, 1f, new float[numTokens], out, 0);
+        kv.attentionQueries(K, layer, new float[4], new int[] {0}, new int[] {numTokens}, 1, new int[] {block}, head, 1f,
+                new float[numTokens], numTokens, new float[KernelSupport.QUERIES_ROWS * 4], out, new int[] {0});
         return out;
     }
 

@@ -46,12 +46,10 @@ public final class LaneSums {
      * Stored straight from the register: storing the vector to scratch and copying its floats
      * out one by one stalled on store-to-load forwarding (7 % of a pp512 in JFR).
      */
-    private static final VectorMask<Float> QUARTER_0 = lanes(0, 4);
-    private static final VectorMask<Float> QUARTER_1 = lanes(4, 8);
-    private static final VectorMask<Float> QUARTER_2 = lanes(8, 12);
-    private static final VectorMask<Float> QUARTER_3 = lanes(12, 16);
-    private static final VectorMask<Float> HALF_0 = lanes(0, 4);
-    private static final VectorMask<Float> HALF_1 = lanes(4, 8);
+    private static final VectorMask<Float> FOUR_0 = lanes(0, 4);
+    private static final VectorMask<Float> FOUR_1 = lanes(4, 8);
+    private static final VectorMask<Float> FOUR_2 = lanes(8, 12);
+    private static final VectorMask<Float> FOUR_3 = lanes(12, 16);
 
     /*
      * Two-vector selections for sum16: at half-width h, lane p takes element (p / h) * 2h + p % h
@@ -154,11 +152,11 @@ public final class LaneSums {
             FloatVector e0 = pair(d0, d1, LO_2, HI_2), e1 = pair(d2, d3, LO_2, HI_2);
             FloatVector sums = pair(e0, e1, LO_1, HI_1);
             // token t's four sums, lanes 4t..4t+3, stored straight to its row (masked stores,
-            // always within out: see storeQuarters)
-            sums.intoArray(out, outOff, QUARTER_0);
-            sums.intoArray(out, o1 - 4, QUARTER_1);
-            sums.intoArray(out, o2 - 8, QUARTER_2);
-            sums.intoArray(out, o3 - 12, QUARTER_3);
+            // always within out: see the masks' comment)
+            sums.intoArray(out, outOff, FOUR_0);
+            sums.intoArray(out, o1 - 4, FOUR_1);
+            sums.intoArray(out, o2 - 8, FOUR_2);
+            sums.intoArray(out, o3 - 12, FOUR_3);
         } else if (l == 8) {
             for (int g = 0; g < 2; g++) {   // tokens 2g and 2g + 1
                 int o = off + g * 8 * l;
@@ -167,8 +165,8 @@ public final class LaneSums {
                 FloatVector d0 = pair(c0, c1, LO_2, HI_2), d1 = pair(c2, c3, LO_2, HI_2);
                 FloatVector sums = pair(d0, d1, LO_1, HI_1);
                 int first = g == 0 ? outOff : o2;
-                sums.intoArray(out, first, HALF_0);
-                sums.intoArray(out, first + outStride - 4, HALF_1);
+                sums.intoArray(out, first, FOUR_0);
+                sums.intoArray(out, first + outStride - 4, FOUR_1);
             }
         } else {
             for (int t = 0; t < 4; t++) {

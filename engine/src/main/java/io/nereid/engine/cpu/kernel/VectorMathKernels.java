@@ -340,8 +340,8 @@ final class VectorMathKernels implements KernelSupport {
             ScalarKernels.roundToF16(q, qOffs[i], out, outOffs[i], headDim);   // out holds the query, as there
             longest = Math.max(longest, counts[i]);
         }
-        for (int t0 = 0; t0 < longest; t0 += Math.min(KernelSupport.QUERIES_ROWS, blockSize - t0 % blockSize)) {
-            int n = widen(keys, blockTable, t0, longest, blockSize, numKvHeads, kvHead, headDim, row);
+        for (int t0 = 0, n; t0 < longest; t0 += n) {
+            n = widen(keys, blockTable, t0, longest, blockSize, numKvHeads, kvHead, headDim, row);
             for (int i = 0; i < queries; i++) {
                 scoreRows(out, outOffs[i], row, Math.min(n, counts[i] - t0), headDim, scale, scores,
                         i * scoresStride + t0);
@@ -352,8 +352,8 @@ final class VectorMathKernels implements KernelSupport {
             ScalarKernels.roundToF16(scores, i * scoresStride, scores, i * scoresStride, counts[i]);
             java.util.Arrays.fill(out, outOffs[i], outOffs[i] + headDim, 0f);
         }
-        for (int t0 = 0; t0 < longest; t0 += Math.min(KernelSupport.QUERIES_ROWS, blockSize - t0 % blockSize)) {
-            int n = widen(values, blockTable, t0, longest, blockSize, numKvHeads, kvHead, headDim, row);
+        for (int t0 = 0, n; t0 < longest; t0 += n) {
+            n = widen(values, blockTable, t0, longest, blockSize, numKvHeads, kvHead, headDim, row);
             for (int i = 0; i < queries; i++) {
                 addRows(scores, i * scoresStride + t0, row, Math.min(n, counts[i] - t0), headDim, out, outOffs[i]);
             }
