@@ -7,7 +7,9 @@ import io.nereid.engine.cpu.kernel.VectorWidth;
 import io.nereid.engine.gguf.GgmlType;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -37,6 +39,9 @@ final class Q5_KPacked implements RowKernel {
 
     /** This JVM's width, a static final so that every species read from it is a constant. */
     private static final VectorWidth W = VectorWidth.current();
+
+    /** Where the width has more than eight lanes (512 bits), the lanes a super-block's eight mins fill. */
+    private static final VectorMask<Float> EIGHT = VectorMask.fromLong(W.floats(), 0xFFL);
 
     private Q5_KPacked() {
     }
@@ -159,7 +164,7 @@ final class Q5_KPacked implements RowKernel {
                 a0 = a1;
                 a1 = t;
             }
-            m = Q4_KPacked.mins(w, block + MINS, sums, 8 * b, m);
+            m = mins(w, block + MINS, sums, 8 * b, m);
         }
         return LaneSums.sum(a0.add(a1)) - LaneSums.sum(m);
     }
@@ -200,5 +205,22 @@ final class Q5_KPacked implements RowKernel {
                 }
             }
         }
+    }
+
+    /**
+     * {@code m + mins[j] * sums[s0 + j]} lane by lane for {@code j < 8}, the eight float mins of a
+     * super-block at {@code at} (several vectors below eight lanes, a masked one above).
+     */
+    private static FloatVector mins(MemorySegment w, long at, float[] sums, int s0, FloatVector m) {
+        VectorSpecies<Float> f = W.floats();
+        if (f.length() > 8) { // constant per JVM: the branch folds
+            return FloatVector.fromMemorySegment(f, w, at, ByteOrder.LITTLE_ENDIAN, EIGHT)
+                    .fma(FloatVector.fromArray(f, sums, s0, EIGHT), m);
+        }
+        for (int j = 0; j < 8; j += f.length()) {
+            m = FloatVector.fromMemorySegment(f, w, at + 4L * j, ByteOrder.LITTLE_ENDIAN)
+                    .fma(FloatVector.fromArray(f, sums, s0 + j), m);
+        }
+        return m;
     }
 }
