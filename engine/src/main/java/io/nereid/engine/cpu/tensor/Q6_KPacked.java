@@ -1,7 +1,5 @@
 package io.nereid.engine.cpu.tensor;
 
-import static io.nereid.engine.cpu.tensor.KScales.QK_K;
-
 import io.nereid.engine.cpu.kernel.LaneSums;
 import io.nereid.engine.cpu.kernel.VectorWidth;
 import io.nereid.engine.gguf.GgmlType;
@@ -11,27 +9,34 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * Q6_K repacked once, when its matrix is bound, for the Vector API kernels: per super-block its
- * 256 quants minus 32 as int8 in element order, then its sixteen sub-block scales
- * {@code d * scale} as floats; 320 bytes in place of 210 (1.25 bytes a weight in place of 0.82).
+ * Q6_K repacked once, when its matrix is bound, for the Vector API kernels: per group of four
+ * 16-weight sub-blocks, 80 bytes: their 64 quants minus 32 as int8 in element order, then their
+ * four scales {@code d * scale} as floats; four groups, 320 bytes, a super-block in place of 210
+ * (1.25 bytes a weight in place of 0.82).
  *
  * <p>Why: Q6_K's own layout takes every weight apart from two bit fields in different places
  * ({@code ql}'s nibble, {@code qh}'s two bits, see {@link Q6_KFormat}), which C2 compiles to about
  * twenty instructions per vector with bounds checks (1.35 G weights/s a thread here, the slowest
  * format, and the output matrix of the Q4_0 and Q4_K_M files people download). Repacked, a vector
- * of weights is one 8-byte load widened to floats, as Q8_0's. The decoded weights are
- * {@link Q6_KFormat}'s bit for bit ({@code (d * scale) * q}), and {@link #dot} /
+ * of weights is one 8-byte load widened to floats, as Q8_0's. Groups of a uniform 80 bytes (rather
+ * than a super-block's quants followed by its sixteen scales) make a row one flat loop whose
+ * addresses are affine in its counter, as {@link Q4_KPacked}'s, so C2 hoists its bounds checks;
+ * every 16-byte load stays inside a cache line (80 is 16 times an odd number). The decoded weights
+ * are {@link Q6_KFormat}'s bit for bit ({@code (d * scale) * q}), and {@link #dot} /
  * {@link #dot4Tokens} keep the batch-invariant order the original layout's vector kernel had, so
- * repacking changed no result; only {@link #dotFast} sums differently (each sub-block's {@code q * x}, scaled
- * once). The packed copy is off-heap, freed with its matrix; the mapped file's Q6_K pages are no
- * longer read, so the page cache may drop them.
+ * repacking changed no result; only {@link #dotFast} sums differently (each sub-block's
+ * {@code q * x}, scaled once). The packed copy is off-heap, freed with its matrix; the mapped
+ * file's Q6_K pages are no longer read, so the page cache may drop them.
  */
 final class Q6_KPacked implements RowKernel {
 
     static final Q6_KPacked INSTANCE = new Q6_KPacked();
 
-    /** Packed bytes per super-block: 256 int8 quants, then 16 float scales. */
-    static final int BLOCK_BYTES = QK_K + 16 * 4;
+    /** Packed bytes per group of four sub-blocks: 64 int8 quants, then 4 float scales. */
+    private static final int GROUP_BYTES = 64 + 4 * 4;
+
+    /** Packed bytes per super-block: its four groups. */
+    static final int BLOCK_BYTES = 4 * GROUP_BYTES;
 
     /** This JVM's width, a static final so that every species read from it is a constant. */
     private static final VectorWidth W = VectorWidth.current();
@@ -52,17 +57,19 @@ final class Q6_KPacked implements RowKernel {
 
     /** {@code src}'s {@code blocks} Q6_K super-blocks packed into {@code dst}, {@code blocks * BLOCK_BYTES} long. */
     static void pack(MemorySegment src, long blocks, MemorySegment dst) {
-        byte[] quants = new byte[QK_K];
+        byte[] quants = new byte[64];
         for (long b = 0; b < blocks; b++) {
             long in = b * Q6_KFormat.BLOCK_BYTES;
-            long out = b * BLOCK_BYTES;
-            for (int i = 0; i < QK_K; i++) {
-                quants[i] = (byte) Q6_KFormat.quant(src, in, i);
-            }
-            MemorySegment.copy(quants, 0, dst, ValueLayout.JAVA_BYTE, out, QK_K);
             float d = Bytes.f16(src, in + 208);
-            for (int s = 0; s < 16; s++) {
-                dst.set(Bytes.FLOAT, out + QK_K + 4L * s, d * Bytes.s8(src, in + 192 + s));
+            for (int g = 0; g < 4; g++) {
+                long out = b * BLOCK_BYTES + (long) GROUP_BYTES * g;
+                for (int i = 0; i < 64; i++) {
+                    quants[i] = (byte) Q6_KFormat.quant(src, in, 64 * g + i);
+                }
+                MemorySegment.copy(quants, 0, dst, ValueLayout.JAVA_BYTE, out, 64);
+                for (int s = 0; s < 4; s++) {
+                    dst.set(Bytes.FLOAT, out + 64 + 4L * s, d * Bytes.s8(src, in + 192 + 4 * g + s));
+                }
             }
         }
     }
@@ -71,28 +78,39 @@ final class Q6_KPacked implements RowKernel {
         return W.toFloats(W.loadBytes(w, at));
     }
 
-    /** The scale of weight {@code i}'s sub-block. */
-    private static float scale(MemorySegment w, long block, int i) {
-        return w.get(Bytes.FLOAT, block + QK_K + 4L * (i / 16));
+    /** The scale of weight {@code i}'s sub-block ({@code i < 64}) in the group at {@code group}. */
+    private static float scale(MemorySegment w, long group, int i) {
+        return w.get(Bytes.FLOAT, group + 64 + 4L * (i / 16));
     }
 
-    /** Weights {@code i..i+L} of a block decoded, as the format: {@code q * (d * scale)}. */
-    private static FloatVector weights(MemorySegment w, long block, int i) {
-        return quants(w, block + i).mul(scale(w, block, i));
+    /** Weights {@code i..i+L} of a group decoded, as the format: {@code q * (d * scale)}. */
+    private static FloatVector weights(MemorySegment w, long group, int i) {
+        return quants(w, group + i).mul(scale(w, group, i));
     }
 
     @Override
     public float dot(MemorySegment w, long offset, float[] x, int xOff, int n) {
         VectorSpecies<Float> f = W.floats();
         FloatVector acc = FloatVector.zero(f);
-        for (int b = 0; b < n / QK_K; b++) {
-            long block = offset + (long) b * BLOCK_BYTES;
-            int x0 = xOff + b * QK_K;
-            for (int i = 0; i < QK_K; i += f.length()) {
-                acc = weights(w, block, i).fma(FloatVector.fromArray(f, x, x0 + i), acc);
+        for (int j = 0; j < n / 64; j++) {
+            long group = offset + (long) GROUP_BYTES * j;
+            int x0 = xOff + 64 * j;
+            for (int i = 0; i < 64; i += f.length()) {
+                acc = weights(w, group, i).fma(FloatVector.fromArray(f, x, x0 + i), acc);
             }
         }
         return F32Vector.sum(acc);
+    }
+
+    /** {@code sum(q * x)} lane by lane over the 16-weight sub-block at {@code at} (one to four vectors by width). */
+    private static FloatVector subBlock(MemorySegment w, long at, float[] x, int xi) {
+        VectorSpecies<Float> f = W.floats();
+        int l = f.length();
+        FloatVector p = quants(w, at).mul(FloatVector.fromArray(f, x, xi));
+        for (int k = l; k < 16; k += l) { // 16 / L steps, a constant per JVM: unrolled
+            p = quants(w, at + k).fma(FloatVector.fromArray(f, x, xi + k), p);
+        }
+        return p;
     }
 
     /**
@@ -104,25 +122,14 @@ final class Q6_KPacked implements RowKernel {
     @Override
     public float dotFast(MemorySegment w, long offset, float[] x, int xOff, int n) {
         VectorSpecies<Float> f = W.floats();
-        int l = f.length();
         FloatVector a0 = FloatVector.zero(f), a1 = a0;
-        for (int b = 0; b < n / QK_K; b++) {
-            long block = offset + (long) b * BLOCK_BYTES;
-            int x0 = xOff + b * QK_K;
-            for (int g = 0; g < QK_K; g += 16) {
-                long at = block + g;
-                int xi = x0 + g;
-                FloatVector p = quants(w, at).mul(FloatVector.fromArray(f, x, xi));
-                if (l < 16) { // constant per JVM: the branches fold
-                    p = quants(w, at + l).fma(FloatVector.fromArray(f, x, xi + l), p);
-                }
-                if (l < 8) {
-                    p = quants(w, at + 8).fma(FloatVector.fromArray(f, x, xi + 8), p);
-                    p = quants(w, at + 12).fma(FloatVector.fromArray(f, x, xi + 12), p);
-                }
-                FloatVector t = p.fma(FloatVector.broadcast(f, w.get(Bytes.FLOAT, block + QK_K + g / 4)), a0);
-                a0 = a1;
-                a1 = t;
+        for (int j = 0; j < n / 64; j++) {
+            long group = offset + (long) GROUP_BYTES * j;
+            int x0 = xOff + 64 * j;
+            for (int s = 0; s < 64; s += 32) { // two sub-blocks a step, the even one into a0
+                a0 = subBlock(w, group + s, x, x0 + s).fma(FloatVector.broadcast(f, scale(w, group, s)), a0);
+                a1 = subBlock(w, group + s + 16, x, x0 + s + 16)
+                        .fma(FloatVector.broadcast(f, scale(w, group, s + 16)), a1);
             }
         }
         return F32Vector.sum(a0.add(a1));
@@ -156,11 +163,11 @@ final class Q6_KPacked implements RowKernel {
         VectorSpecies<Float> f = W.floats();
         int l = f.length();
         FloatVector a0 = FloatVector.zero(f), a1 = a0, b0 = a0, b1 = a0;
-        for (int b = 0; b < n / QK_K; b++) {
-            long block = row + (long) b * BLOCK_BYTES;
-            for (int g = 0; g < QK_K; g += 16) {
-                long at = block + g;
-                int xi = b * QK_K + g;
+        for (int j = 0; j < n / 64; j++) {
+            long group = row + (long) GROUP_BYTES * j;
+            for (int g = 0; g < 64; g += 16) {
+                long at = group + g;
+                int xi = 64 * j + g;
                 FloatVector q = quants(w, at);
                 FloatVector p = q.mul(FloatVector.fromArray(f, x, xa + xi));
                 FloatVector u = q.mul(FloatVector.fromArray(f, x, xb + xi));
@@ -169,7 +176,7 @@ final class Q6_KPacked implements RowKernel {
                     p = q.fma(FloatVector.fromArray(f, x, xa + xi + k), p);
                     u = q.fma(FloatVector.fromArray(f, x, xb + xi + k), u);
                 }
-                FloatVector scale = FloatVector.broadcast(f, w.get(Bytes.FLOAT, block + QK_K + g / 4));
+                FloatVector scale = FloatVector.broadcast(f, scale(w, group, g));
                 FloatVector ta = p.fma(scale, a0);
                 FloatVector tb = u.fma(scale, b0);
                 a0 = a1;
@@ -188,11 +195,11 @@ final class Q6_KPacked implements RowKernel {
         VectorSpecies<Float> f = W.floats();
         int x1 = xOff + xStride, x2 = x1 + xStride, x3 = x2 + xStride;
         FloatVector a0 = FloatVector.zero(f), a1 = a0, a2 = a0, a3 = a0;
-        for (int b = 0; b < n / QK_K; b++) {
-            long block = offset + (long) b * BLOCK_BYTES;
-            int e = b * QK_K;
-            for (int i = 0; i < QK_K; i += f.length()) {
-                FloatVector v = weights(w, block, i);
+        for (int j = 0; j < n / 64; j++) {
+            long group = offset + (long) GROUP_BYTES * j;
+            int e = 64 * j;
+            for (int i = 0; i < 64; i += f.length()) {
+                FloatVector v = weights(w, group, i);
                 a0 = v.fma(FloatVector.fromArray(f, x, xOff + e + i), a0);
                 a1 = v.fma(FloatVector.fromArray(f, x, x1 + e + i), a1);
                 a2 = v.fma(FloatVector.fromArray(f, x, x2 + e + i), a2);
@@ -205,10 +212,10 @@ final class Q6_KPacked implements RowKernel {
     @Override
     public void dequantize(MemorySegment w, long offset, float[] dst, int dstOff, int n) {
         int l = W.floats().length();
-        for (int b = 0; b < n / QK_K; b++) {
-            long block = offset + (long) b * BLOCK_BYTES;
-            for (int i = 0; i < QK_K; i += l) {
-                weights(w, block, i).intoArray(dst, dstOff + b * QK_K + i);
+        for (int j = 0; j < n / 64; j++) {
+            long group = offset + (long) GROUP_BYTES * j;
+            for (int i = 0; i < 64; i += l) {
+                weights(w, group, i).intoArray(dst, dstOff + 64 * j + i);
             }
         }
     }
