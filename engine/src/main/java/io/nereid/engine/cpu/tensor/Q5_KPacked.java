@@ -1,47 +1,47 @@
 package io.nereid.engine.cpu.tensor;
 
-import static io.nereid.engine.cpu.tensor.KScales.QK_K;
-
 import io.nereid.engine.cpu.kernel.LaneSums;
 import io.nereid.engine.cpu.kernel.VectorWidth;
 import io.nereid.engine.gguf.GgmlType;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * Q5_K repacked once, when its matrix is bound, for the Vector API kernels: per super-block its
- * 256 five-bit quants as bytes in element order, then its eight sub-block scales {@code d * scale}
- * and eight mins {@code dmin * min} as floats; 320 bytes in place of 176 (1.25 bytes a weight, as
- * repacked Q6_K, in place of 0.69).
+ * Q5_K repacked once, when its matrix is bound, for the Vector API kernels: per 64-weight group
+ * {@code g} of a super-block, 80 bytes: its 64 five-bit quants as bytes in element order, then its
+ * two sub-blocks' scales {@code d * scale} and mins {@code dmin * min} as floats (scale
+ * {@code 2g}, scale {@code 2g + 1}, min {@code 2g}, min {@code 2g + 1}); 320 bytes a super-block in
+ * place of 176 (1.25 bytes a weight, as repacked Q6_K, in place of 0.69).
  *
  * <p>Why bytes and not Q5_K's nibbles and high bits kept apart (224 bytes): each weight then
  * costs a load, two shifts, two masks and an or before its conversion, and at two threads the
- * kernel is bound by those instructions, not by memory (see {@link Q4_KPacked} for the scales);
- * a byte is one widening load, as Q8_0's.
+ * kernel is bound by those instructions, not by memory; a byte is one widening load, as Q8_0's.
+ * Why groups of a uniform 80 bytes: a row is one flat loop with addresses affine in its counter,
+ * whose bounds checks C2 hoists, and no 16-byte load crosses a cache line (see {@link Q4_KPacked}).
  *
  * <p>The decoded weights are {@link Q5_KFormat}'s bit for bit ({@code ds * q - ms}), {@link #dot} and
  * {@link #dot4Tokens} keep the batch-invariant order (as {@link Q4_KPacked}), and {@link #dotFast}
- * sums as {@link Q4_KPacked#dotFast} does.
+ * sums as {@link Q4_KPacked}'s does: each sub-block's {@code sum(q * x)} in one chain, scaled once
+ * into one of two accumulators (even and odd sub-blocks), the mins against the input's sub-block
+ * sums in two scalar chains the same way.
  */
 final class Q5_KPacked implements RowKernel {
 
     static final Q5_KPacked INSTANCE = new Q5_KPacked();
 
-    /** Packed bytes per super-block: 256 quants, 8 float scales, 8 float mins. */
-    static final int BLOCK_BYTES = QK_K + 16 * 4;
+    /** Packed bytes per 64-weight group: 64 quants, 2 float scales, 2 float mins. */
+    private static final int GROUP_BYTES = 64 + 4 * 4;
 
-    private static final int SCALES = QK_K;
-    private static final int MINS = SCALES + 8 * 4;
+    /** Packed bytes per super-block: its four groups. */
+    static final int BLOCK_BYTES = 4 * GROUP_BYTES;
+
+    private static final int SCALE = 64;
+    private static final int MIN = SCALE + 2 * 4;
 
     /** This JVM's width, a static final so that every species read from it is a constant. */
     private static final VectorWidth W = VectorWidth.current();
-
-    /** Where the width has more than eight lanes (512 bits), the lanes a super-block's eight mins fill. */
-    private static final VectorMask<Float> EIGHT = VectorMask.fromLong(W.floats(), 0xFFL);
 
     private Q5_KPacked() {
     }
@@ -59,58 +59,59 @@ final class Q5_KPacked implements RowKernel {
 
     /** {@code src}'s {@code blocks} Q5_K super-blocks packed into {@code dst}, {@code blocks * BLOCK_BYTES} long. */
     static void pack(MemorySegment src, long blocks, MemorySegment dst) {
-        byte[] quants = new byte[QK_K];
+        byte[] quants = new byte[64];
         for (long b = 0; b < blocks; b++) {
             long in = b * Q5_KFormat.BLOCK_BYTES;
-            long out = b * BLOCK_BYTES;
-            for (int g = 0; g < 4; g++) {
-                for (int l = 0; l < 32; l++) {
-                    int q = Bytes.u8(src, in + 48 + 32L * g + l);
-                    int h = Bytes.u8(src, in + 16 + l);
-                    quants[64 * g + l] = (byte) ((q & 0x0F) | ((h >>> (2 * g)) & 1) << 4);
-                    quants[64 * g + 32 + l] = (byte) ((q >>> 4) | ((h >>> (2 * g + 1)) & 1) << 4);
-                }
-            }
-            MemorySegment.copy(quants, 0, dst, ValueLayout.JAVA_BYTE, out, QK_K);
             float d = Bytes.f16(src, in);
             float dmin = Bytes.f16(src, in + 2);
             long lo = src.get(Bytes.LONG, in + 4);
             int hi = src.get(Bytes.INT, in + 12);
-            for (int s = 0; s < 8; s++) {
-                dst.set(Bytes.FLOAT, out + SCALES + 4L * s, d * KScales.scale(lo, hi, s));
-                dst.set(Bytes.FLOAT, out + MINS + 4L * s, dmin * KScales.min(lo, hi, s));
+            for (int g = 0; g < 4; g++) {
+                for (int l = 0; l < 32; l++) {
+                    int q = Bytes.u8(src, in + 48 + 32L * g + l);
+                    int h = Bytes.u8(src, in + 16 + l);
+                    quants[l] = (byte) ((q & 0x0F) | ((h >>> (2 * g)) & 1) << 4);
+                    quants[32 + l] = (byte) ((q >>> 4) | ((h >>> (2 * g + 1)) & 1) << 4);
+                }
+                long out = b * BLOCK_BYTES + (long) GROUP_BYTES * g;
+                MemorySegment.copy(quants, 0, dst, ValueLayout.JAVA_BYTE, out, 64);
+                dst.set(Bytes.FLOAT, out + SCALE, d * KScales.scale(lo, hi, 2 * g));
+                dst.set(Bytes.FLOAT, out + SCALE + 4, d * KScales.scale(lo, hi, 2 * g + 1));
+                dst.set(Bytes.FLOAT, out + MIN, dmin * KScales.min(lo, hi, 2 * g));
+                dst.set(Bytes.FLOAT, out + MIN + 4, dmin * KScales.min(lo, hi, 2 * g + 1));
             }
         }
     }
 
-    private static float scale(MemorySegment w, long block, int s) {
-        return w.get(Bytes.FLOAT, block + SCALES + 4L * s);
+    /** The group's low ({@code half} 0) or high (1) sub-block's scale. */
+    private static float scale(MemorySegment w, long group, int half) {
+        return w.get(Bytes.FLOAT, group + SCALE + 4L * half);
     }
 
-    private static float min(MemorySegment w, long block, int s) {
-        return w.get(Bytes.FLOAT, block + MINS + 4L * s);
+    private static float min(MemorySegment w, long group, int half) {
+        return w.get(Bytes.FLOAT, group + MIN + 4L * half);
     }
 
     private static FloatVector quants(MemorySegment w, long at) {
         return W.toFloats(W.loadBytes(w, at));
     }
 
-    /** Weights {@code i..i+L} of sub-block {@code s} decoded, as the format: {@code ds * q - ms}, mul then sub. */
-    private static FloatVector weights(MemorySegment w, long block, int s, float ds, float ms, int i) {
-        return quants(w, block + 32L * s + i).mul(ds).sub(ms);
+    /** Weights {@code i..i+L} of a group's sub-block {@code half} decoded, as the format: {@code ds * q - ms}, mul then sub. */
+    private static FloatVector weights(MemorySegment w, long group, int half, float ds, float ms, int i) {
+        return quants(w, group + 32L * half + i).mul(ds).sub(ms);
     }
 
     @Override
     public float dot(MemorySegment w, long offset, float[] x, int xOff, int n) {
         VectorSpecies<Float> f = W.floats();
         FloatVector acc = FloatVector.zero(f);
-        for (int b = 0; b < n / QK_K; b++) {
-            long block = offset + (long) b * BLOCK_BYTES;
-            for (int s = 0; s < 8; s++) {
-                float ds = scale(w, block, s), ms = min(w, block, s);
-                int x0 = xOff + b * QK_K + 32 * s;
+        for (int j = 0; j < n / 64; j++) {
+            long group = offset + (long) GROUP_BYTES * j;
+            for (int h = 0; h < 2; h++) {
+                float ds = scale(w, group, h), ms = min(w, group, h);
+                int x0 = xOff + 64 * j + 32 * h;
                 for (int i = 0; i < 32; i += f.length()) {
-                    acc = weights(w, block, s, ds, ms, i).fma(FloatVector.fromArray(f, x, x0 + i), acc);
+                    acc = weights(w, group, h, ds, ms, i).fma(FloatVector.fromArray(f, x, x0 + i), acc);
                 }
             }
         }
@@ -141,32 +142,30 @@ final class Q5_KPacked implements RowKernel {
         }
     }
 
-    /**
-     * {@code sum over sub-blocks s of ds[s] * sum(q * x) - sum of ms[s] * sums[s]}: each
-     * sub-block's {@code sum(q * x)} in one chain, scaled once into one of two accumulators (even
-     * and odd sub-blocks); the mins against the input's sums eight lanes at a time.
-     */
+    /** {@code sum(q * x)} lane by lane over the 32-weight sub-block at {@code at}, one chain. */
+    private static FloatVector subBlock(MemorySegment w, long at, float[] x, int xs) {
+        VectorSpecies<Float> f = W.floats();
+        FloatVector p = quants(w, at).mul(FloatVector.fromArray(f, x, xs));
+        for (int i = f.length(); i < 32; i += f.length()) {
+            p = quants(w, at + i).fma(FloatVector.fromArray(f, x, xs + i), p);
+        }
+        return p;
+    }
+
+    /** {@code sum over sub-blocks s of ds[s] * sum(q * x) - sum of ms[s] * sums[s]}, as the class comment says. */
     private static float dotWithSums(MemorySegment w, long offset, float[] x, int xOff, int n, float[] sums) {
         VectorSpecies<Float> f = W.floats();
         FloatVector a0 = FloatVector.zero(f), a1 = a0;
-        FloatVector m = a0;
-        for (int b = 0; b < n / QK_K; b++) {
-            long block = offset + (long) b * BLOCK_BYTES;
-            int x0 = xOff + b * QK_K;
-            for (int s = 0; s < 8; s++) {
-                long at = block + 32L * s;
-                int xs = x0 + 32 * s;
-                FloatVector p = quants(w, at).mul(FloatVector.fromArray(f, x, xs));
-                for (int i = f.length(); i < 32; i += f.length()) {
-                    p = quants(w, at + i).fma(FloatVector.fromArray(f, x, xs + i), p);
-                }
-                FloatVector t = p.fma(FloatVector.broadcast(f, scale(w, block, s)), a0);
-                a0 = a1;
-                a1 = t;
-            }
-            m = mins(w, block + MINS, sums, 8 * b, m);
+        float m0 = 0, m1 = 0;
+        for (int j = 0; j < n / 64; j++) {
+            long group = offset + (long) GROUP_BYTES * j;
+            int xs = xOff + 64 * j;
+            a0 = subBlock(w, group, x, xs).fma(FloatVector.broadcast(f, scale(w, group, 0)), a0);
+            a1 = subBlock(w, group + 32, x, xs + 32).fma(FloatVector.broadcast(f, scale(w, group, 1)), a1);
+            m0 = Math.fma(min(w, group, 0), sums[2 * j], m0);
+            m1 = Math.fma(min(w, group, 1), sums[2 * j + 1], m1);
         }
-        return LaneSums.sum(a0.add(a1)) - LaneSums.sum(m);
+        return LaneSums.sum(a0.add(a1)) - (m0 + m1);
     }
 
     @Override
@@ -175,13 +174,13 @@ final class Q5_KPacked implements RowKernel {
         VectorSpecies<Float> f = W.floats();
         int x1 = xOff + xStride, x2 = x1 + xStride, x3 = x2 + xStride;
         FloatVector a0 = FloatVector.zero(f), a1 = a0, a2 = a0, a3 = a0;
-        for (int b = 0; b < n / QK_K; b++) {
-            long block = offset + (long) b * BLOCK_BYTES;
-            for (int s = 0; s < 8; s++) {
-                float ds = scale(w, block, s), ms = min(w, block, s);
-                int x0 = b * QK_K + 32 * s;
+        for (int j = 0; j < n / 64; j++) {
+            long group = offset + (long) GROUP_BYTES * j;
+            for (int h = 0; h < 2; h++) {
+                float ds = scale(w, group, h), ms = min(w, group, h);
+                int x0 = 64 * j + 32 * h;
                 for (int i = 0; i < 32; i += f.length()) {
-                    FloatVector v = weights(w, block, s, ds, ms, i);
+                    FloatVector v = weights(w, group, h, ds, ms, i);
                     a0 = v.fma(FloatVector.fromArray(f, x, xOff + x0 + i), a0);
                     a1 = v.fma(FloatVector.fromArray(f, x, x1 + x0 + i), a1);
                     a2 = v.fma(FloatVector.fromArray(f, x, x2 + x0 + i), a2);
@@ -195,32 +194,15 @@ final class Q5_KPacked implements RowKernel {
     @Override
     public void dequantize(MemorySegment w, long offset, float[] dst, int dstOff, int n) {
         int l = W.floats().length();
-        for (int b = 0; b < n / QK_K; b++) {
-            long block = offset + (long) b * BLOCK_BYTES;
-            for (int s = 0; s < 8; s++) {
-                float ds = scale(w, block, s), ms = min(w, block, s);
-                int y = dstOff + b * QK_K + 32 * s;
+        for (int j = 0; j < n / 64; j++) {
+            long group = offset + (long) GROUP_BYTES * j;
+            for (int h = 0; h < 2; h++) {
+                float ds = scale(w, group, h), ms = min(w, group, h);
+                int y = dstOff + 64 * j + 32 * h;
                 for (int i = 0; i < 32; i += l) {
-                    weights(w, block, s, ds, ms, i).intoArray(dst, y + i);
+                    weights(w, group, h, ds, ms, i).intoArray(dst, y + i);
                 }
             }
         }
-    }
-
-    /**
-     * {@code m + mins[j] * sums[s0 + j]} lane by lane for {@code j < 8}, the eight float mins of a
-     * super-block at {@code at} (several vectors below eight lanes, a masked one above).
-     */
-    private static FloatVector mins(MemorySegment w, long at, float[] sums, int s0, FloatVector m) {
-        VectorSpecies<Float> f = W.floats();
-        if (f.length() > 8) { // constant per JVM: the branch folds
-            return FloatVector.fromMemorySegment(f, w, at, ByteOrder.LITTLE_ENDIAN, EIGHT)
-                    .fma(FloatVector.fromArray(f, sums, s0, EIGHT), m);
-        }
-        for (int j = 0; j < 8; j += f.length()) {
-            m = FloatVector.fromMemorySegment(f, w, at + 4L * j, ByteOrder.LITTLE_ENDIAN)
-                    .fma(FloatVector.fromArray(f, sums, s0 + j), m);
-        }
-        return m;
     }
 }
