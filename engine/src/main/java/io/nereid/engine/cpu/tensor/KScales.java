@@ -72,4 +72,21 @@ final class KScales {
     static float subBlockDot(MemorySegment s, long at, int j, float d, float dmin, float qx, float xs) {
         return d * scale(s, at, j) * qx - dmin * min(s, at, j) * xs;
     }
+
+    /**
+     * The packed K-quant layouts' four floats of 64-weight group {@code g} ({@code Q4_KPacked},
+     * {@code Q5_KPacked}) at {@code at}: {@code d * scale} of sub-blocks {@code 2g} and
+     * {@code 2g + 1}, then {@code dmin * min} of the same two.
+     */
+    static void packGroupScales(MemorySegment dst, long at, float d, float dmin, long lo, int hi, int g) {
+        dst.set(Bytes.FLOAT, at, d * scale(lo, hi, 2 * g));
+        dst.set(Bytes.FLOAT, at + 4, d * scale(lo, hi, 2 * g + 1));
+        dst.set(Bytes.FLOAT, at + 8, dmin * min(lo, hi, 2 * g));
+        dst.set(Bytes.FLOAT, at + 12, dmin * min(lo, hi, 2 * g + 1));
+    }
+
+    /** The float at {@code at + 4 * i} of a packed group's scales ({@link #packGroupScales}): 0, 1 scales; 2, 3 mins. */
+    static float groupScale(MemorySegment w, long at, int i) {
+        return w.get(Bytes.FLOAT, at + 4L * i);
+    }
 }

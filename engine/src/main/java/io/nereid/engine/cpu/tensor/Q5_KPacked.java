@@ -38,7 +38,6 @@ final class Q5_KPacked implements RowKernel {
     static final int BLOCK_BYTES = 4 * GROUP_BYTES;
 
     private static final int SCALE = 64;
-    private static final int MIN = SCALE + 2 * 4;
 
     /** This JVM's width, a static final so that every species read from it is a constant. */
     private static final VectorWidth W = VectorWidth.current();
@@ -75,21 +74,18 @@ final class Q5_KPacked implements RowKernel {
                 }
                 long out = b * BLOCK_BYTES + (long) GROUP_BYTES * g;
                 MemorySegment.copy(quants, 0, dst, ValueLayout.JAVA_BYTE, out, 64);
-                dst.set(Bytes.FLOAT, out + SCALE, d * KScales.scale(lo, hi, 2 * g));
-                dst.set(Bytes.FLOAT, out + SCALE + 4, d * KScales.scale(lo, hi, 2 * g + 1));
-                dst.set(Bytes.FLOAT, out + MIN, dmin * KScales.min(lo, hi, 2 * g));
-                dst.set(Bytes.FLOAT, out + MIN + 4, dmin * KScales.min(lo, hi, 2 * g + 1));
+                KScales.packGroupScales(dst, out + SCALE, d, dmin, lo, hi, g);
             }
         }
     }
 
     /** The group's low ({@code half} 0) or high (1) sub-block's scale. */
     private static float scale(MemorySegment w, long group, int half) {
-        return w.get(Bytes.FLOAT, group + SCALE + 4L * half);
+        return KScales.groupScale(w, group + SCALE, half);
     }
 
     private static float min(MemorySegment w, long group, int half) {
-        return w.get(Bytes.FLOAT, group + MIN + 4L * half);
+        return KScales.groupScale(w, group + SCALE, 2 + half);
     }
 
     private static FloatVector quants(MemorySegment w, long at) {
