@@ -163,27 +163,29 @@ final class Q6_KPacked implements RowKernel {
         VectorSpecies<Float> f = W.floats();
         int l = f.length();
         FloatVector a0 = FloatVector.zero(f), a1 = a0, b0 = a0, b1 = a0;
-        for (int j = 0; j < n / 64; j++) {
-            long group = row + (long) GROUP_BYTES * j;
-            for (int g = 0; g < 64; g += 16) {
-                long at = group + g;
-                int xi = 64 * j + g;
-                FloatVector q = quants(w, at);
-                FloatVector p = q.mul(FloatVector.fromArray(f, x, xa + xi));
-                FloatVector u = q.mul(FloatVector.fromArray(f, x, xb + xi));
-                for (int k = l; k < 16; k += l) { // 16 / L steps, a constant per JVM: unrolled
-                    q = quants(w, at + k);
-                    p = q.fma(FloatVector.fromArray(f, x, xa + xi + k), p);
-                    u = q.fma(FloatVector.fromArray(f, x, xb + xi + k), u);
-                }
-                FloatVector scale = FloatVector.broadcast(f, scale(w, group, g));
-                FloatVector ta = p.fma(scale, a0);
-                FloatVector tb = u.fma(scale, b0);
-                a0 = a1;
-                a1 = ta;
-                b0 = b1;
-                b1 = tb;
+        for (int j = 0; j < n / 32; j++) { // two sub-blocks a step, the even one into a0 / b0
+            long at = row + (long) GROUP_BYTES * (j >> 1) + 32L * (j & 1);
+            long sc = row + (long) GROUP_BYTES * (j >> 1) + 64 + 8L * (j & 1);
+            int xi = 32 * j;
+            FloatVector q = quants(w, at), r = quants(w, at + 16);
+            FloatVector p = q.mul(FloatVector.fromArray(f, x, xa + xi));
+            FloatVector u = q.mul(FloatVector.fromArray(f, x, xb + xi));
+            FloatVector p2 = r.mul(FloatVector.fromArray(f, x, xa + xi + 16));
+            FloatVector u2 = r.mul(FloatVector.fromArray(f, x, xb + xi + 16));
+            for (int k = l; k < 16; k += l) { // 16 / L steps, a constant per JVM: unrolled
+                q = quants(w, at + k);
+                r = quants(w, at + 16 + k);
+                p = q.fma(FloatVector.fromArray(f, x, xa + xi + k), p);
+                u = q.fma(FloatVector.fromArray(f, x, xb + xi + k), u);
+                p2 = r.fma(FloatVector.fromArray(f, x, xa + xi + 16 + k), p2);
+                u2 = r.fma(FloatVector.fromArray(f, x, xb + xi + 16 + k), u2);
             }
+            FloatVector s0 = FloatVector.broadcast(f, w.get(Bytes.FLOAT, sc));
+            FloatVector s1 = FloatVector.broadcast(f, w.get(Bytes.FLOAT, sc + 4));
+            a0 = p.fma(s0, a0);
+            b0 = u.fma(s0, b0);
+            a1 = p2.fma(s1, a1);
+            b1 = u2.fma(s1, b1);
         }
         out[oa] = F32Vector.sum(a0.add(a1));
         out[ob] = F32Vector.sum(b0.add(b1));
