@@ -197,6 +197,72 @@ final class Q4_KPacked implements RowKernel {
         out[ob] = LaneSums.sum(b0.add(b1)) - (mb0 + mb1);
     }
 
+    /**
+     * {@inheritDoc} The three inputs' 32-weight sums go to {@code scratch[0, 3n / 32)}; each group's
+     * quants are taken apart once for all three tokens, each token summed in {@link #dotWithSums}'
+     * chains and order.
+     */
+    @Override
+    public void dotFastRows3Tokens(MemorySegment w, long offset, long rowBytes, int rows, float[] x, int xOff,
+            int xStride, int n, float[] out, int outOff, int outStride, float[] scratch) {
+        int third = n / 32;
+        float[] sums = scratch != null && scratch.length >= 3 * third ? scratch : new float[3 * third];
+        for (int t = 0; t < 3; t++) {
+            subBlockSums(x, xOff + t * xStride, n, sums, t * third);
+        }
+        for (int r = 0; r < rows; r++) {
+            dotWithSums3(w, offset + r * rowBytes, x, xOff, xStride, n, sums, third, out, outOff + r, outStride);
+        }
+    }
+
+    /**
+     * {@link #dotWithSums} of one row for the inputs at {@code xa}, {@code xa + stride} and
+     * {@code xa + 2 * stride} (their sums {@code third} apart), into {@code out[o]},
+     * {@code out[o + outStride]} and {@code out[o + 2 * outStride]}.
+     */
+    private static void dotWithSums3(MemorySegment w, long offset, float[] x, int xa, int stride, int n,
+            float[] sums, int third, float[] out, int o, int outStride) {
+        VectorSpecies<Float> f = W.floats();
+        int xb = xa + stride, xc = xb + stride;
+        FloatVector a0 = FloatVector.zero(f), a1 = a0, b0 = a0, b1 = a0, c0 = a0, c1 = a0;
+        float m0 = 0, m1 = 0, mb0 = 0, mb1 = 0, mc0 = 0, mc1 = 0;
+        for (int j = 0; j < n / 64; j++) {
+            long group = offset + (long) GROUP_BYTES * j;
+            int xl = 64 * j;
+            FloatVector lo = FloatVector.zero(f), hi = lo, lo2 = lo, hi2 = lo, lo3 = lo, hi3 = lo;
+            for (int i = 0; i < 32; i += f.length()) {
+                IntVector q = W.loadInts(w, group + i);
+                FloatVector ql = (FloatVector) q.and(0x0F).convert(VectorOperators.I2F, 0);
+                FloatVector qh = (FloatVector) q.lanewise(VectorOperators.LSHR, 4).and(0x0F)
+                        .convert(VectorOperators.I2F, 0);
+                lo = ql.fma(FloatVector.fromArray(f, x, xa + xl + i), lo);
+                hi = qh.fma(FloatVector.fromArray(f, x, xa + xl + 32 + i), hi);
+                lo2 = ql.fma(FloatVector.fromArray(f, x, xb + xl + i), lo2);
+                hi2 = qh.fma(FloatVector.fromArray(f, x, xb + xl + 32 + i), hi2);
+                lo3 = ql.fma(FloatVector.fromArray(f, x, xc + xl + i), lo3);
+                hi3 = qh.fma(FloatVector.fromArray(f, x, xc + xl + 32 + i), hi3);
+            }
+            FloatVector s0 = FloatVector.broadcast(f, scale(w, group, 0));
+            FloatVector s1 = FloatVector.broadcast(f, scale(w, group, 1));
+            a0 = lo.fma(s0, a0);
+            a1 = hi.fma(s1, a1);
+            b0 = lo2.fma(s0, b0);
+            b1 = hi2.fma(s1, b1);
+            c0 = lo3.fma(s0, c0);
+            c1 = hi3.fma(s1, c1);
+            float n0 = min(w, group, 0), n1 = min(w, group, 1);
+            m0 = Math.fma(n0, sums[2 * j], m0);
+            m1 = Math.fma(n1, sums[2 * j + 1], m1);
+            mb0 = Math.fma(n0, sums[third + 2 * j], mb0);
+            mb1 = Math.fma(n1, sums[third + 2 * j + 1], mb1);
+            mc0 = Math.fma(n0, sums[2 * third + 2 * j], mc0);
+            mc1 = Math.fma(n1, sums[2 * third + 2 * j + 1], mc1);
+        }
+        out[o] = LaneSums.sum(a0.add(a1)) - (m0 + m1);
+        out[o + outStride] = LaneSums.sum(b0.add(b1)) - (mb0 + mb1);
+        out[o + 2 * outStride] = LaneSums.sum(c0.add(c1)) - (mc0 + mc1);
+    }
+
     /** {@code sums[at + s] = x[xOff + 32s] + ... + x[xOff + 32s + 31]}, in lanes then across them. */
     static void subBlockSums(float[] x, int xOff, int n, float[] sums, int at) {
         VectorSpecies<Float> f = W.floats();
