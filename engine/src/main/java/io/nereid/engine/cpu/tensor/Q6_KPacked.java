@@ -191,6 +191,65 @@ final class Q6_KPacked implements RowKernel {
         out[ob] = F32Vector.sum(b0.add(b1));
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: each 16 quants widened once for all three tokens, each token's sums in
+     * {@link #dotFast}'s chains and order.
+     */
+    @Override
+    public void dotFastRows3Tokens(MemorySegment w, long offset, long rowBytes, int rows, float[] x, int xOff,
+            int xStride, int n, float[] out, int outOff, int outStride, float[] scratch) {
+        for (int r = 0; r < rows; r++) {
+            dotFast3(w, offset + r * rowBytes, x, xOff, xStride, n, out, outOff + r, outStride);
+        }
+    }
+
+    /**
+     * {@link #dotFast} of one row with the inputs at {@code xa}, {@code xa + stride} and
+     * {@code xa + 2 * stride}, into {@code out[o]}, {@code out[o + outStride]} and {@code out[o + 2 * outStride]}.
+     */
+    private static void dotFast3(MemorySegment w, long row, float[] x, int xa, int stride, int n, float[] out, int o,
+            int outStride) {
+        VectorSpecies<Float> f = W.floats();
+        int l = f.length();
+        int xb = xa + stride, xc = xb + stride;
+        FloatVector a0 = FloatVector.zero(f), a1 = a0, b0 = a0, b1 = a0, c0 = a0, c1 = a0;
+        for (int j = 0; j < n / 32; j++) { // two sub-blocks a step, the even one into a0 / b0 / c0
+            long at = row + (long) GROUP_BYTES * (j >> 1) + 32L * (j & 1);
+            long sc = row + (long) GROUP_BYTES * (j >> 1) + 64 + 8L * (j & 1);
+            int xi = 32 * j;
+            FloatVector q = quants(w, at), r = quants(w, at + 16);
+            FloatVector p = q.mul(FloatVector.fromArray(f, x, xa + xi));
+            FloatVector u = q.mul(FloatVector.fromArray(f, x, xb + xi));
+            FloatVector v = q.mul(FloatVector.fromArray(f, x, xc + xi));
+            FloatVector p2 = r.mul(FloatVector.fromArray(f, x, xa + xi + 16));
+            FloatVector u2 = r.mul(FloatVector.fromArray(f, x, xb + xi + 16));
+            FloatVector v2 = r.mul(FloatVector.fromArray(f, x, xc + xi + 16));
+            for (int k = l; k < 16; k += l) { // 16 / L steps, a constant per JVM: unrolled
+                q = quants(w, at + k);
+                r = quants(w, at + 16 + k);
+                p = q.fma(FloatVector.fromArray(f, x, xa + xi + k), p);
+                u = q.fma(FloatVector.fromArray(f, x, xb + xi + k), u);
+                v = q.fma(FloatVector.fromArray(f, x, xc + xi + k), v);
+                p2 = r.fma(FloatVector.fromArray(f, x, xa + xi + 16 + k), p2);
+                u2 = r.fma(FloatVector.fromArray(f, x, xb + xi + 16 + k), u2);
+                v2 = r.fma(FloatVector.fromArray(f, x, xc + xi + 16 + k), v2);
+            }
+            FloatVector s0 = FloatVector.broadcast(f, w.get(Bytes.FLOAT, sc));
+            FloatVector s1 = FloatVector.broadcast(f, w.get(Bytes.FLOAT, sc + 4));
+            a0 = p.fma(s0, a0);
+            b0 = u.fma(s0, b0);
+            c0 = v.fma(s0, c0);
+            a1 = p2.fma(s1, a1);
+            b1 = u2.fma(s1, b1);
+            c1 = v2.fma(s1, c1);
+        }
+        out[o] = F32Vector.sum(a0.add(a1));
+        out[o + outStride] = F32Vector.sum(b0.add(b1));
+        out[o + 2 * outStride] = F32Vector.sum(c0.add(c1));
+    }
+
     @Override
     public void dot4Tokens(MemorySegment w, long offset, float[] x, int xOff, int xStride, int n, float[] out,
             int outOff) {
