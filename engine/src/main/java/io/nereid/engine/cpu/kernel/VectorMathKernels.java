@@ -32,7 +32,6 @@ final class VectorMathKernels implements KernelSupport {
 
     private static final ScalarKernels SCALAR = ScalarKernels.INSTANCE;
 
-
     // For the adjacent-pair ("normal") rope: lane i reads table entry i/2, swaps with lane i^1,
     // and the swapped term is negated in even lanes: (x0, x1) -> (x0 c - x1 s, x1 c + x0 s).
     // PAIR_INDEX serves every width: a gather reads only its first L entries.
@@ -482,8 +481,6 @@ final class VectorMathKernels implements KernelSupport {
         }
         return sum;
     }
-
-
 
     /** Slot 0 of {@code kvHead} in {@code block}: layout {@code [block][kvHead][slot][headDim]}. */
     private static int rowOffset(int block, int numKvHeads, int kvHead, int blockSize, int headDim) {

@@ -84,7 +84,7 @@ final class Q4_KPacked implements RowKernel {
         }
     }
 
-    /** The group at {@code offset}'s low ({@code half} 0) or high (1) sub-block's scale. */
+    /** The low ({@code half} 0) or high (1) sub-block's scale of the group at {@code group}. */
     private static float scale(MemorySegment w, long group, int half) {
         return KScales.groupScale(w, group + SCALE, half);
     }

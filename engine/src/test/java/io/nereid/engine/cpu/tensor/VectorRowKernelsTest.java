@@ -201,8 +201,8 @@ class VectorRowKernelsTest {
     }
 
     /**
-     * In the faster order a step of two or three tokens ({@code dotFastRows2Tokens}, then
-     * {@code dotFastRows} for a third) gives each token the bits it gets alone, interpreted and
+     * In the faster order a step of two or three tokens ({@code dotFastRows2Tokens},
+     * {@code dotFastRows3Tokens}) gives each token the bits it gets alone, interpreted and
      * after C2 compiled the kernels: a speculative verification of one or two drafts scores them
      * exactly as plain decoding would.
      */
