@@ -81,10 +81,21 @@ public final class MatmulInput {
             this.elements = elements;
         }
 
+        private final float[][] transposed = new float[FORMS.length][];
+
         private synchronized float[] array(Form form) {
             float[] a = forms[form.ordinal()];
             if (a == null) {
                 forms[form.ordinal()] = a = new float[elements];
+            }
+            return a;
+        }
+
+        /** At least {@code size} floats for a transposed form, grown (tokens are padded) when too small. */
+        private synchronized float[] transposedArray(Form form, int size) {
+            float[] a = transposed[form.ordinal()];
+            if (a == null || a.length < size) {
+                transposed[form.ordinal()] = a = new float[size];
             }
             return a;
         }
@@ -96,6 +107,9 @@ public final class MatmulInput {
     private final Buffers buffers;             // null: each form gets an array of its own
     private final float[][] forms = new float[FORMS.length][];   // guarded by this; published by ready
     private volatile int ready;                // bit i: form i computed
+    private final float[][] transposed = new float[FORMS.length][];   // guarded by this; published by transposedReady
+    private volatile int transposedReady;      // bit i: form i transposed, in groups of 4 * transposedLanes
+    private int transposedLanes;               // guarded by this
 
     private MatmulInput(float[] x, int tokens, int cols, Buffers buffers) {
         this.x = x;
@@ -175,6 +189,61 @@ public final class MatmulInput {
             }
         }
         return forms[form.ordinal()];
+    }
+
+    /**
+     * {@link #values}{@code (form)} transposed for {@link PanelDot}: the tokens padded with zeros
+     * to a multiple of {@code lanes} and cut into groups of {@code 4 * lanes} (the last may be
+     * smaller, {@code tg} tokens); group {@code g} starts at {@code g * 4 * lanes * cols}, and in it
+     * token {@code t}'s element {@code k} is at {@code k * tg + t}. Computed once, like the forms.
+     *
+     * @throws IllegalArgumentException as {@link #values}
+     */
+    float[] transposed(Form form, int lanes) {
+        int bit = 1 << form.ordinal();
+        if ((transposedReady & bit) == 0 || transposedLanes != lanes) {
+            synchronized (this) {
+                if ((transposedReady & bit) == 0 || transposedLanes != lanes) {
+                    float[] v = values(form);
+                    int size = Math.multiplyExact(paddedTokens(tokens, lanes), cols);
+                    float[] out = buffers != null ? buffers.transposedArray(form, size) : new float[size];
+                    transpose(v, tokens, cols, lanes, out);
+                    if (transposedLanes != lanes) {
+                        transposedReady = 0;
+                        transposedLanes = lanes;
+                    }
+                    transposed[form.ordinal()] = out;
+                    transposedReady |= bit;
+                }
+            }
+        }
+        return transposed[form.ordinal()];
+    }
+
+    /** {@code tokens} rounded up to a multiple of {@code lanes}. */
+    static int paddedTokens(int tokens, int lanes) {
+        return (tokens + lanes - 1) / lanes * lanes;
+    }
+
+    /** {@link #transposed}'s layout of {@code v} ({@code tokens} rows of {@code cols}) into {@code out}. */
+    static void transpose(float[] v, int tokens, int cols, int lanes, float[] out) {
+        int padded = paddedTokens(tokens, lanes);
+        int group = 4 * lanes;
+        for (int g0 = 0; g0 < padded; g0 += group) {
+            int tg = Math.min(group, padded - g0);
+            int base = g0 * cols;
+            // 64 columns at a time: what they write (64 x tg floats) stays in L1 across the tokens
+            for (int k0 = 0; k0 < cols; k0 += 64) {
+                int k1 = Math.min(cols, k0 + 64);
+                for (int t = 0; t < tg; t++) {
+                    int token = g0 + t;
+                    int src = token * cols;
+                    for (int k = k0; k < k1; k++) {
+                        out[base + k * tg + t] = token < tokens ? v[src + k] : 0f;
+                    }
+                }
+            }
+        }
     }
 
     /** {@code out[0, n) = form(x[0, n))}; {@code n} a multiple of the form's block. */

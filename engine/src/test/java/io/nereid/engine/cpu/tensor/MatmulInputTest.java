@@ -140,4 +140,37 @@ class MatmulInputTest {
             pool.shutdownNow();
         }
     }
+
+    /**
+     * The transposed form's layout: groups of four vectors of tokens, the last one smaller and its
+     * padded lanes zero, each element where {@link PanelDot} reads it; with reused buffers too,
+     * after a larger input left other values in them.
+     */
+    @Test
+    void theTransposedFormPutsEachTokensElementWherePanelsReadIt() {
+        int cols = 64;
+        MatmulInput.Buffers buffers = new MatmulInput.Buffers(70 * cols);
+        MatmulInput.of(activations(70 * cols, 5), 70, cols, buffers).transposed(MatmulInput.Form.Q8_0, 4);
+        for (int lanes : new int[] {4, 8, 16}) {
+            for (int tokens : new int[] {1, 5, 16, 23, 70}) {
+                float[] x = activations(tokens * cols, tokens);
+                for (MatmulInput input : List.of(MatmulInput.of(x, tokens, cols),
+                        MatmulInput.of(x, tokens, cols, buffers))) {
+                    float[] values = input.values(MatmulInput.Form.Q8_0);
+                    float[] t = input.transposed(MatmulInput.Form.Q8_0, lanes);
+                    int padded = MatmulInput.paddedTokens(tokens, lanes);
+                    assertEquals(0, padded % lanes);
+                    for (int token = 0; token < padded; token++) {
+                        int g0 = token / (4 * lanes) * 4 * lanes;
+                        int tg = Math.min(4 * lanes, padded - g0);
+                        for (int k = 0; k < cols; k++) {
+                            float expected = token < tokens ? values[token * cols + k] : 0f;
+                            assertEquals(expected, t[g0 * cols + k * tg + token - g0],
+                                    lanes + " lanes, " + tokens + " tokens: token " + token + " element " + k);
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

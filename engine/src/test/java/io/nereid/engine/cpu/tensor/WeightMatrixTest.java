@@ -70,9 +70,15 @@ class WeightMatrixTest {
         }
     }
 
-    /** Every format with 1..9 tokens: tiles of four tokens and four rows, and every remainder. */
+    /**
+     * Every format with 1..9 tokens (tiles of four tokens and four rows, and every remainder) and
+     * with the token counts of the faster order's transposed groups ({@link PanelDot}): 16, one
+     * group of four vectors at 128 bits; 23 and 37, a last group of one, two or three vectors with
+     * padded lanes; 70, a whole group at 512 bits and a second one.
+     */
     static Stream<Arguments> typesAndTileTokens() {
-        return Arrays.stream(SUPPORTED).flatMap(t -> IntStream.rangeClosed(1, 9).mapToObj(n -> Arguments.of(t, n)));
+        return Arrays.stream(SUPPORTED).flatMap(t -> IntStream.concat(IntStream.rangeClosed(1, 9),
+                IntStream.of(WeightMatrix.PANEL_TOKENS, 23, 37, 70)).mapToObj(n -> Arguments.of(t, n)));
     }
 
     /**
