@@ -42,6 +42,9 @@ final class PanelDot {
     /** Floats of a chunk's sums: {@link #CHUNK} rows of up to {@code 4 * 16} tokens. */
     static final int CHUNK_SUMS = CHUNK * MAX_VECTORS * 16;
 
+    /** Token groups a caller multiplies with each decoded row at most, each with its chunk of sums. */
+    static final int SHARED_GROUPS = 4;
+
     /** This JVM's width, a static final so that every species read from it is a constant. */
     private static final VectorWidth W = VectorWidth.current();
 

@@ -52,6 +52,9 @@ public final class WeightMatrix {
      */
     static final int PANEL_TOKENS = 16;
 
+    /** Bytes of transposed tokens the groups that share a decoded row may take ({@link #multiplyPanels}). */
+    static final long PANEL_L2_BYTES = 1 << 20;
+
     private final GgmlType type;
     private final int rows;
     private final int cols;
@@ -210,7 +213,7 @@ public final class WeightMatrix {
 
     /** {@link #scratchSize()} of a matrix with rows of {@code cols}. */
     public static int scratchSize(int cols) {
-        return PanelDot.ROWS * cols + Math.max(FloatDot.TILE_LANES, PanelDot.CHUNK_SUMS);
+        return PanelDot.ROWS * cols + Math.max(FloatDot.TILE_LANES, PanelDot.SHARED_GROUPS * PanelDot.CHUNK_SUMS);
     }
 
     /**
@@ -231,7 +234,10 @@ public final class WeightMatrix {
      * in registers and dotted in place with up to four tokens ({@link RowKernel#dot},
      * {@link RowKernel#dot4Tokens}), one row after another: the order the rows lie in memory, which
      * streams from DRAM faster than four rows side by side (Q8_0 decode of the 110M model: 143
-     * against 88 tok/s), and no decoded copy to write and read back.
+     * against 88 tok/s), and no decoded copy to write and read back. Without
+     * {@code batchInvariant}, from {@value #PANEL_TOKENS} tokens on, the decoded rows multiply the
+     * activations transposed instead ({@link PanelDot}: six rows against up to {@code 4 L} tokens
+     * per call, no lane sums), about twice the tiles' rate at 512 tokens.
      *
      * <p><b>Batch invariance.</b> With {@code batchInvariant}, both ways compute each product in
      * the same order (see {@link F32Vector}), so {@code out[t * rows + r]} depends only on row
@@ -322,8 +328,9 @@ public final class WeightMatrix {
 
     /**
      * The faster order's product of many tokens ({@link PanelDot}): for each group of up to
-     * {@code 4 L} transposed tokens (which stays in L2), six rows at a time decoded into scratch
-     * and multiplied with the whole group; the sums of {@link PanelDot#CHUNK} rows are collected
+     * {@code 4 L} transposed tokens (which stays in L2; up to four groups where they fit in
+     * {@value #PANEL_L2_BYTES} bytes), six rows at a time decoded into scratch and multiplied with
+     * the whole group (each of the groups); the sums of {@link PanelDot#CHUNK} rows are collected
      * in scratch and then written token by token, each token's outputs side by side (written as
      * they came, a row at a time, they went back to every token's line six times, and rows of
      * 4 KB put all those lines in one L1 set).
@@ -334,11 +341,13 @@ public final class WeightMatrix {
         float[] xt = input.transposed(MatmulInput.Form.of(type), lanes);
         int padded = MatmulInput.paddedTokens(tokens, lanes);
         int group = PanelDot.MAX_VECTORS * lanes;
+        // groups that share each decoded row: as many as keep their transposed tokens within ~1 MB (L2)
+        // (1.1B Q4_K_M pp512 1.02-1.05x against one group per decode; decoding is ~6 % of a 110M pp512)
+        int shared = Math.clamp(PANEL_L2_BYTES / (4L * group * cols), 1, PanelDot.SHARED_GROUPS);
         float[] s = scratch != null && scratch.length >= scratchSize() ? scratch : new float[scratchSize()];
         int sums = PanelDot.ROWS * cols;
-        for (int g0 = 0; g0 < padded; g0 += group) {
-            int tg = Math.min(group, padded - g0);
-            int nTokens = Math.min(tg, tokens - g0);
+        for (int s0 = 0; s0 < padded; s0 += shared * group) {
+            int s1 = Math.min(padded, s0 + shared * group);
             for (int c0 = rowStart; c0 < rowEnd; c0 += PanelDot.CHUNK) {
                 int c1 = Math.min(rowEnd, c0 + PanelDot.CHUNK);
                 for (int r0 = c0; r0 < c1; r0 += PanelDot.ROWS) {
@@ -346,12 +355,20 @@ public final class WeightMatrix {
                     for (int j = 0; j < n; j++) {
                         kernel.dequantize(kernelData, (r0 + j) * kernelRowBytes, s, j * cols, cols);
                     }
-                    PanelDot.multiply(tg / lanes, s, 0, cols, n, xt, g0 * cols, s, sums + (r0 - c0) * tg);
+                    for (int g0 = s0; g0 < s1; g0 += group) {
+                        int tg = Math.min(group, s1 - g0);
+                        PanelDot.multiply(tg / lanes, s, 0, cols, n, xt, g0 * cols, s,
+                                sums + (g0 - s0) * PanelDot.CHUNK + (r0 - c0) * tg);
+                    }
                 }
-                for (int t = 0; t < nTokens; t++) {
-                    int o = (g0 + t) * rows + c0;
-                    for (int r = 0; r < c1 - c0; r++) {
-                        out[o + r] = s[sums + r * tg + t];
+                for (int g0 = s0; g0 < s1; g0 += group) {
+                    int tg = Math.min(group, s1 - g0);
+                    int at = sums + (g0 - s0) * PanelDot.CHUNK;
+                    for (int t = 0, nTokens = Math.min(tg, tokens - g0); t < nTokens; t++) {
+                        int o = (g0 + t) * rows + c0;
+                        for (int r = 0; r < c1 - c0; r++) {
+                            out[o + r] = s[at + r * tg + t];
+                        }
                     }
                 }
             }
