@@ -108,8 +108,8 @@ public final class MatmulInput {
     private final float[][] forms = new float[FORMS.length][];   // guarded by this; published by ready
     private volatile int ready;                // bit i: form i computed
     private final float[][] transposed = new float[FORMS.length][];   // guarded by this; published by transposedReady
-    private volatile int transposedReady;      // bit i: form i transposed, in groups of 4 * transposedLanes
-    private int transposedLanes;               // guarded by this
+    private final int[] transposedLanes = new int[FORMS.length];   // written before transposedReady
+    private volatile int transposedReady;      // bit i: form i transposed, in groups of 4 * transposedLanes[i]
 
     private MatmulInput(float[] x, int tokens, int cols, Buffers buffers) {
         this.x = x;
@@ -197,27 +197,28 @@ public final class MatmulInput {
      * smaller, {@code tg} tokens); group {@code g} starts at {@code g * 4 * lanes * cols}, and in it
      * token {@code t}'s element {@code k} is at {@code k * tg + t}. Computed once, like the forms.
      *
-     * @throws IllegalArgumentException as {@link #values}
+     * @throws IllegalArgumentException as {@link #values}, or if the form was transposed for other lanes
      */
     float[] transposed(Form form, int lanes) {
-        int bit = 1 << form.ordinal();
-        if ((transposedReady & bit) == 0 || transposedLanes != lanes) {
+        int i = form.ordinal();
+        int bit = 1 << i;
+        if ((transposedReady & bit) == 0) {
             synchronized (this) {
-                if ((transposedReady & bit) == 0 || transposedLanes != lanes) {
+                if ((transposedReady & bit) == 0) {
                     float[] v = values(form);
                     int size = Math.multiplyExact(paddedTokens(tokens, lanes), cols);
                     float[] out = buffers != null ? buffers.transposedArray(form, size) : new float[size];
                     transpose(v, tokens, cols, lanes, out);
-                    if (transposedLanes != lanes) {
-                        transposedReady = 0;
-                        transposedLanes = lanes;
-                    }
-                    transposed[form.ordinal()] = out;
+                    transposed[i] = out;
+                    transposedLanes[i] = lanes;
                     transposedReady |= bit;
                 }
             }
         }
-        return transposed[form.ordinal()];
+        if (transposedLanes[i] != lanes) { // one vector width per JVM: only a caller's mistake gets here
+            throw new IllegalArgumentException(form + " transposed for " + transposedLanes[i] + " lanes, not " + lanes);
+        }
+        return transposed[i];
     }
 
     /** {@code tokens} rounded up to a multiple of {@code lanes}. */
