@@ -46,6 +46,7 @@ public final class CpuForward {
         final int[] qOffs;
         final int[] counts;
         private float[] scores = new float[0];
+        private float[] work = new float[0];
 
         Scratch(float[] rows, float[] row, int queries) {
             this.rows = rows;
@@ -61,6 +62,14 @@ public final class CpuForward {
             }
             return scores;
         }
+
+        /** {@link KernelSupport#attentionF16Panels}' scratch, grown like the scores. */
+        float[] work(int size) {
+            if (work.length < size) {
+                work = new float[Math.max(size, 2 * work.length)];
+            }
+            return work;
+        }
     }
 
     /**
@@ -68,6 +77,17 @@ public final class CpuForward {
      * heads of its GQA group: each K/V row is widened once for up to {@code RUN * group} queries.
      */
     private static final int RUN = 4;
+
+    /**
+     * Without batch invariance, a prompt's consecutive tokens run in tasks of up to this many
+     * queries (at least {@link #RUN} tokens), which attend in {@link KernelSupport#attentionF16Panels}'
+     * faster order once a task has more than {@link #RUN} tokens and at least
+     * {@link #PANEL_MIN_QUERIES} queries: 64 fill one group of {@code PanelDot} at 512 bits.
+     * Slices of up to {@link #RUN} tokens (decode, a speculative step of up to three drafts) keep
+     * the bits each token gets alone.
+     */
+    private static final int PANEL_QUERIES = 64;
+    private static final int PANEL_MIN_QUERIES = 16;
 
     /**
      * @param batchInvariant every matmul in the one reduction order of {@link WeightMatrix}, so a
@@ -89,7 +109,8 @@ public final class CpuForward {
         }
         this.rope = RopeTables.fromFrequencies(maxPositions, config.ropeDim(), frequencies);
         int widest = Math.max(Math.max(config.dim(), config.qDim()), config.ffnDim());
-        int queries = RUN * (config.heads() / config.kvHeads());
+        int queries = Math.max(RUN, PANEL_QUERIES / (config.heads() / config.kvHeads()))
+                * (config.heads() / config.kvHeads());
         this.scratch = ThreadLocal.withInitial(() -> new Scratch(new float[WeightMatrix.scratchSize(widest)],
                 new float[KernelSupport.QUERIES_ROWS * config.headDim()], queries));
         this.buffers = new Activations(0);
@@ -363,10 +384,11 @@ public final class CpuForward {
         int kvHeads = c.kvHeads();
         int group = heads / kvHeads;
         float scale = (float) (1.0 / Math.sqrt(c.headDim()));
+        int runTokens = batchInvariant ? RUN : Math.max(RUN, PANEL_QUERIES / group);
         int runs = 0;
         for (int t = 0; t < n; runs++) {
             runStart[runs] = t;
-            int end = Math.min(n, t + RUN);
+            int end = Math.min(n, t + runTokens);
             for (t++; t < end && sliceOf[t] == sliceOf[t - 1]; t++) {
                 // consecutive tokens of one slice: consecutive positions of one sequence
             }
@@ -386,8 +408,15 @@ public final class CpuForward {
                 }
                 int longest = posOf[runStart[run + 1] - 1] + 1;   // the run's last token sees the most
                 int[] table = slices.get(sliceOf[runStart[run]]).blockTable();
-                kv.attentionQueries(k, layer, q, s.qOffs, s.counts, queries, table, kvHead, scale,
-                        s.scores(queries * longest), longest, s.row, out, s.qOffs);
+                int tokens = runStart[run + 1] - runStart[run];
+                if (!batchInvariant && tokens > RUN && queries >= PANEL_MIN_QUERIES) {
+                    kv.attentionPanels(k, layer, q, s.qOffs, s.counts, queries, table, kvHead, scale,
+                            s.scores(queries * longest), longest,
+                            s.work(KernelSupport.panelWork(queries, longest, c.headDim())), out, s.qOffs);
+                } else {
+                    kv.attentionQueries(k, layer, q, s.qOffs, s.counts, queries, table, kvHead, scale,
+                            s.scores(queries * longest), longest, s.row, out, s.qOffs);
+                }
             }
         });
     }

@@ -137,6 +137,21 @@ public final class KvStorage {
         }
     }
 
+    /**
+     * {@link #attentionQueries} in the faster order for many queries of one sequence
+     * ({@link KernelSupport#attentionF16Panels}; an F32 cache attends query by query as there).
+     */
+    void attentionPanels(KernelSupport k, int layer, float[] q, int[] qOffs, int[] counts, int queries,
+            int[] blockTable, int kvHead, float scale, float[] scores, int scoresStride, float[] work, float[] out,
+            int[] outOffs) {
+        switch (planes) {
+            case F32Planes p -> attentionQueries(k, layer, q, qOffs, counts, queries, blockTable, kvHead, scale, scores,
+                    scoresStride, work, out, outOffs);
+            case F16Planes p -> k.attentionF16Panels(q, qOffs, counts, queries, p.keys()[layer], p.values()[layer],
+                    blockTable, blockSize, kvHeads, kvHead, headDim, scale, scores, scoresStride, work, out, outOffs);
+        }
+    }
+
     /** Bytes held: 2 (K, V) x layers x blocks x heads x slots x headDim x element bytes. */
     public long bytes() {
         return 2L * layers * elementsPerLayer * precision.bytes();

@@ -87,4 +87,29 @@ public interface KernelSupport {
                     scale, scores, out, outOffs[i]);
         }
     }
+
+    /**
+     * Floats of {@code work} {@link #attentionF16Panels} needs for {@code queries} queries over
+     * {@code longest} positions.
+     */
+    static int panelWork(int queries, int longest, int headDim) {
+        int padded = (queries + 15) / 16 * 16;
+        return headDim * (padded + QUERIES_ROWS + longest) + PanelDot.ROWS * PanelDot.MAX_VECTORS * 16;
+    }
+
+    /**
+     * {@link #attentionF16Queries} in the faster order for many queries of one sequence (the
+     * tokens of a prompt chunk times a GQA group): the same roundings (query, probabilities to
+     * F16; softmax as {@link #softmax}), but the products summed in another order, so a query's
+     * result is not the bits it gets alone or in another group (use {@link #attentionF16Queries}
+     * where that matters). Also requires {@code scoresStride} equal to the largest count.
+     *
+     * @param work scratch of at least {@link #panelWork} floats
+     */
+    default void attentionF16Panels(float[] q, int[] qOffs, int[] counts, int queries, short[] keys, short[] values,
+            int[] blockTable, int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores,
+            int scoresStride, float[] work, float[] out, int[] outOffs) {
+        attentionF16Queries(q, qOffs, counts, queries, keys, values, blockTable, blockSize, numKvHeads, kvHead,
+                headDim, scale, scores, scoresStride, work, out, outOffs);
+    }
 }

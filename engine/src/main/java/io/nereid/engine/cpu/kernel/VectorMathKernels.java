@@ -356,12 +356,103 @@ final class VectorMathKernels implements KernelSupport {
     }
 
     /**
+     * {@inheritDoc}
+     *
+     * <p>Here: both products in {@link PanelDot}'s outer-product form, with no lane sums. Scores:
+     * the keys (widened {@value KernelSupport#QUERIES_ROWS} at a time) are the rows, the queries
+     * (rounded to F16, transposed once) the lanes. Output: the probabilities of six queries are the
+     * rows and the values (all positions widened once, in groups of up to {@code 4 L} dimensions)
+     * the lanes, so each query's output comes out as its row. Positions past a query's count get
+     * probability 0. Falls back to {@link #attentionF16Queries} where the shapes do not fit (a head
+     * size not a multiple of the lanes, or a stride other than the longest count).
+     */
+    @Override
+    public void attentionF16Panels(float[] q, int[] qOffs, int[] counts, int queries, short[] keys, short[] values,
+            int[] blockTable, int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores,
+            int scoresStride, float[] work, float[] out, int[] outOffs) {
+        int lanes = PanelDot.lanes();
+        int longest = 0;
+        for (int i = 0; i < queries; i++) {
+            longest = Math.max(longest, counts[i]);
+        }
+        if (headDim % lanes != 0 || scoresStride != longest) {
+            attentionF16Queries(q, qOffs, counts, queries, keys, values, blockTable, blockSize, numKvHeads, kvHead,
+                    headDim, scale, scores, scoresStride, work, out, outOffs);
+            return;
+        }
+        int group = PanelDot.MAX_VECTORS * lanes;
+        int padded = (queries + lanes - 1) / lanes * lanes;
+        int qt = 0;                                     // the queries transposed, in groups of 4 L
+        int rows = qt + padded * headDim;               // QUERIES_ROWS widened K rows
+        int vt = rows + KernelSupport.QUERIES_ROWS * headDim;   // every position's V row, in groups of dimensions
+        int sums = vt + longest * headDim;              // one call's sums: 6 rows x up to 4 L lanes
+        for (int g0 = 0; g0 < padded; g0 += group) {
+            int tg = Math.min(group, padded - g0);
+            for (int j = 0; j < tg; j++) {
+                int i = g0 + j;
+                for (int d = 0; d < headDim; d++) {
+                    work[qt + g0 * headDim + d * tg + j] = i < queries ? Float.float16ToFloat(
+                            Float.floatToFloat16(q[qOffs[i] + d])) : 0f;
+                }
+            }
+        }
+        for (int t0 = 0, n; t0 < longest; t0 += n) {
+            n = widen(keys, blockTable, t0, longest, blockSize, numKvHeads, kvHead, headDim, work, rows);
+            for (int j0 = 0; j0 < n; j0 += PanelDot.ROWS) {
+                int nj = Math.min(PanelDot.ROWS, n - j0);
+                for (int g0 = 0; g0 < padded; g0 += group) {
+                    int tg = Math.min(group, padded - g0);
+                    PanelDot.multiply(tg / lanes, work, rows + j0 * headDim, headDim, nj, work, qt + g0 * headDim,
+                            work, sums);
+                    for (int i = g0, end = Math.min(queries, g0 + tg); i < end; i++) {
+                        for (int j = 0; j < nj; j++) {
+                            scores[i * scoresStride + t0 + j0 + j] = work[sums + j * tg + i - g0] * scale;
+                        }
+                    }
+                }
+            }
+        }
+        for (int i = 0; i < queries; i++) {
+            int at = i * scoresStride;
+            softmax(scores, at, counts[i]);
+            ScalarKernels.roundToF16(scores, at, scores, at, counts[i]);
+            java.util.Arrays.fill(scores, at + counts[i], at + longest, 0f);
+        }
+        for (int t0 = 0, n; t0 < longest; t0 += n) {   // V rows into groups of up to 4 L dimensions
+            n = widen(values, blockTable, t0, longest, blockSize, numKvHeads, kvHead, headDim, work, rows);
+            for (int d0 = 0; d0 < headDim; d0 += group) {
+                int dw = Math.min(group, headDim - d0);
+                for (int t = 0; t < n; t++) {
+                    System.arraycopy(work, rows + t * headDim + d0, work, vt + d0 * longest + (t0 + t) * dw, dw);
+                }
+            }
+        }
+        for (int i0 = 0; i0 < queries; i0 += PanelDot.ROWS) {
+            int ni = Math.min(PanelDot.ROWS, queries - i0);
+            for (int d0 = 0; d0 < headDim; d0 += group) {
+                int dw = Math.min(group, headDim - d0);
+                PanelDot.multiply(dw / lanes, scores, i0 * scoresStride, longest, ni, work, vt + d0 * longest, work,
+                        sums);
+                for (int j = 0; j < ni; j++) {
+                    System.arraycopy(work, sums + j * dw, out, outOffs[i0 + j] + d0, dw);
+                }
+            }
+        }
+    }
+
+    /**
      * The rows of positions {@code [t0, t0 + n)} widened into {@code dst}, {@code headDim} floats
      * each, {@code n} as many as fit ({@value KernelSupport#QUERIES_ROWS}) before the block or the sequence
      * ends; returns {@code n}.
      */
     private int widen(short[] a, int[] blockTable, int t0, int longest, int blockSize, int numKvHeads, int kvHead,
             int headDim, float[] dst) {
+        return widen(a, blockTable, t0, longest, blockSize, numKvHeads, kvHead, headDim, dst, 0);
+    }
+
+    /** {@link #widen(short[], int[], int, int, int, int, int, int, float[])} into {@code dst} from {@code dstOff}. */
+    private int widen(short[] a, int[] blockTable, int t0, int longest, int blockSize, int numKvHeads, int kvHead,
+            int headDim, float[] dst, int dstOff) {
         int slot = t0 % blockSize;
         int n = Math.min(Math.min(KernelSupport.QUERIES_ROWS, blockSize - slot), longest - t0);
         int from = rowOffset(blockTable[t0 / blockSize], numKvHeads, kvHead, blockSize, headDim) + slot * headDim;
@@ -371,7 +462,7 @@ final class VectorMathKernels implements KernelSupport {
         // ten operations a vector, 17 % of a 1,500-token decode (JFR). Both exact: the same floats.
         int count = n * headDim;
         for (int i = 0; i < count; i++) {
-            dst[i] = Float.float16ToFloat(a[from + i]);
+            dst[dstOff + i] = Float.float16ToFloat(a[from + i]);
         }
         return n;
     }

@@ -1,5 +1,6 @@
 package io.nereid.engine.cpu.tensor;
 
+import io.nereid.engine.cpu.kernel.PanelDot;
 import io.nereid.engine.gguf.GgmlType;
 import java.util.Objects;
 

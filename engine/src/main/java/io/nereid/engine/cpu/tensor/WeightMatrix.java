@@ -1,6 +1,7 @@
 package io.nereid.engine.cpu.tensor;
 
 import io.nereid.engine.cpu.kernel.Kernels;
+import io.nereid.engine.cpu.kernel.PanelDot;
 import io.nereid.engine.gguf.GgmlType;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;

@@ -311,16 +311,10 @@ class VectorMathKernelsTest {
         for (int i = 0; i < q.length; i++) {
             q[i] = r.nextFloat() * 2 - 1;
         }
-        int[] qOffs = new int[queries];
-        int[] counts = new int[queries];
-        int[] outOffs = new int[queries];
-        for (int t = 0, i = 0; t < run; t++) {
-            for (int h = 0; h < group; h++, i++) {
-                qOffs[i] = OFF + i * headDim;
-                counts[i] = numTokens - run + 1 + t;   // consecutive positions, the last one the longest
-                outOffs[i] = 2 * OFF + (queries - 1 - i) * headDim;   // in another order than the queries
-            }
-        }
+        Run runQueries = Run.of(numTokens, run, group, headDim);
+        int[] qOffs = runQueries.qOffs();
+        int[] counts = runQueries.counts();
+        int[] outOffs = runQueries.outOffs();
         int stride = numTokens + 5;
         float[] together = new float[2 * OFF + queries * headDim + OFF];
         Arrays.fill(together, GUARD);
@@ -345,7 +339,75 @@ class VectorMathKernelsTest {
         }
     }
 
+    /**
+     * The faster order for a prompt's many queries ({@code attentionF16Panels}): each query's
+     * output against the scalar reference's own call, within the same rounding bound, for runs of
+     * 23 tokens (one partial group of transposed queries at 512 bits) and 35 tokens times a GQA
+     * group of 2 (70 queries: a whole group and a partial one), with each token's causal count;
+     * head sizes below the lanes (8) take the fallback. Nothing outside the outputs is written.
+     */
+    @ParameterizedTest(name = "tokens={0} headDim={1} blockSize={2} kvHeads={3}")
+    @MethodSource("attentionShapes")
+    void attentionF16PanelsMatchEachQuerysScalarCall(int numTokens, int headDim, int blockSize, int numKvHeads) {
+        PagedCase c = PagedCase.random(numTokens, headDim, blockSize, numKvHeads);
+        short[] hk = toHalves(c.keys());
+        short[] hv = toHalves(c.values());
+        for (int[] runAndGroup : new int[][] {{23, 1}, {35, 2}}) {
+            int run = Math.min(runAndGroup[0], numTokens);
+            int group = runAndGroup[1];
+            int queries = run * group;
+            Random r = new Random(numTokens * 31L + headDim + queries);
+            float[] q = random(r, OFF + queries * headDim, 1);
+            Run runQueries = Run.of(numTokens, run, group, headDim);
+            int[] qOffs = runQueries.qOffs();
+            int[] counts = runQueries.counts();
+            int[] outOffs = runQueries.outOffs();
+            float[] out = new float[2 * OFF + queries * headDim + OFF];
+            Arrays.fill(out, GUARD);
+            vector.attentionF16Panels(q, qOffs, counts, queries, hk, hv, c.blockTable(), blockSize, numKvHeads,
+                    c.kvHead(), headDim, c.scale(), new float[queries * numTokens], numTokens,
+                    new float[KernelSupport.panelWork(queries, numTokens, headDim)], out, outOffs);
+            for (int i = 0; i < queries; i++) {
+                float[] alone = new float[headDim];
+                SCALAR.attentionF16(q, qOffs[i], hk, hv, c.blockTable(), counts[i], blockSize, numKvHeads,
+                        c.kvHead(), headDim, c.scale(), new float[numTokens], alone, 0);
+                for (int d = 0; d < headDim; d++) {
+                    assertClose(alone[d], out[outOffs[i] + d], c.tolerance(),
+                            queries + " queries: query " + i + " (" + counts[i] + " positions) element " + d);
+                }
+            }
+            for (int g = 0; g < 2 * OFF; g++) {
+                assertEquals(GUARD, out[g], "before the outputs");
+            }
+            for (int g = out.length - OFF; g < out.length; g++) {
+                assertEquals(GUARD, out[g], "after the outputs");
+            }
+        }
+    }
+
     // --- helpers ---------------------------------------------------------------------------------
+
+    /**
+     * The queries of a run of {@code run} consecutive tokens ending at position {@code numTokens - 1},
+     * each with {@code group} heads: query {@code i} at {@code OFF + i * headDim}, its causal count,
+     * and its output at {@code 2 * OFF} onwards in another order than the queries.
+     */
+    private record Run(int[] qOffs, int[] counts, int[] outOffs) {
+        static Run of(int numTokens, int run, int group, int headDim) {
+            int queries = run * group;
+            int[] qOffs = new int[queries];
+            int[] counts = new int[queries];
+            int[] outOffs = new int[queries];
+            for (int t = 0, i = 0; t < run; t++) {
+                for (int h = 0; h < group; h++, i++) {
+                    qOffs[i] = OFF + i * headDim;
+                    counts[i] = numTokens - run + 1 + t;   // consecutive positions, the last one the longest
+                    outOffs[i] = 2 * OFF + (queries - 1 - i) * headDim;
+                }
+            }
+            return new Run(qOffs, counts, outOffs);
+        }
+    }
 
     /** n values in [-scale, scale) at [OFF, OFF + n) with GUARD on both sides (OFF + 1 after). */
     private static float[] guarded(Random r, int n, float scale) {

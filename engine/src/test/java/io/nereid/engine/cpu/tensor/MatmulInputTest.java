@@ -143,7 +143,7 @@ class MatmulInputTest {
 
     /**
      * The transposed form's layout: groups of four vectors of tokens, the last one smaller and its
-     * padded lanes zero, each element where {@link PanelDot} reads it; with reused buffers too,
+     * padded lanes zero, each element where {@link io.nereid.engine.cpu.kernel.PanelDot} reads it; with reused buffers too,
      * after a larger input left other values in them.
      */
     @Test

@@ -72,7 +72,7 @@ class WeightMatrixTest {
 
     /**
      * Every format with 1..9 tokens (tiles of four tokens and four rows, and every remainder) and
-     * with the token counts of the faster order's transposed groups ({@link PanelDot}): 16, one
+     * with the token counts of the faster order's transposed groups ({@link io.nereid.engine.cpu.kernel.PanelDot}): 16, one
      * group of four vectors at 128 bits; 23 and 37, a last group of one, two or three vectors with
      * padded lanes; 70, a whole group at 512 bits and a second one.
      */

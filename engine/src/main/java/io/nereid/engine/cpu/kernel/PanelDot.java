@@ -1,49 +1,48 @@
-package io.nereid.engine.cpu.tensor;
+package io.nereid.engine.cpu.kernel;
 
-import io.nereid.engine.cpu.kernel.VectorWidth;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
  * The prompt-processing product: six decoded weight rows against up to {@code 4 L} tokens
  * ({@code L} the vector's lanes) in outer-product form. The activations come transposed
- * ({@link MatmulInput#transposed}: for each column {@code k}, the group's tokens side by side), so
+ * ({@code MatmulInput.transposed}: for each column {@code k}, the group's tokens side by side), so
  * one load gives {@code L} tokens' {@code x[k]}, and each row's weight {@code w[k]} is broadcast
  * to all of them: per column, {@code nv} vector loads and six broadcasts feed {@code 6 nv}
  * multiply-adds into {@code 6 nv} accumulators whose lanes are tokens, so no lane sums at the end.
  *
- * <p>Why: {@link FloatDot#dot4x4} loads two vectors per multiply-add pair and its operands (four
+ * <p>Why: {@code FloatDot.dot4x4} loads two vectors per multiply-add pair and its operands (four
  * rows of 4,096 floats, four tokens) do not fit L1, which held the batched matmul at ~80 GFLOP/s
  * on one core here; this form loads 0.42 per multiply-add at four vectors and streams the
  * transposed group from L2 (~155 GFLOP/s in a probe, see bench/MEASUREMENTS.md).
  *
  * <p>Order: each product is one sequential chain over {@code k} (a lane's FMAs in column order),
- * not {@link F32Vector}'s, so this is only for the faster order (not batch invariant); it is the
+ * not {@code F32Vector}'s, so this is only for the faster order (not batch invariant); it is the
  * same bits whatever the row range and however many tokens share the group.
  *
  * <p>The four kernels (one to four token vectors) are written out, accumulator by accumulator:
  * C2 keeps vectors in registers only as named locals (an array of them, or a loop over them, is
  * memory and boxing), and one body per width keeps each kernel's profile its own.
  */
-final class PanelDot {
+public final class PanelDot {
 
     /** Weight rows one call multiplies. */
-    static final int ROWS = 6;
+    public static final int ROWS = 6;
 
     /** Token vectors one call multiplies, at most. */
-    static final int MAX_VECTORS = 4;
+    public static final int MAX_VECTORS = 4;
 
     /**
-     * Rows of sums a caller collects before it writes them out ({@link WeightMatrix}): a multiple of
+     * Rows of sums a caller collects before it writes them out ({@code WeightMatrix}): a multiple of
      * {@link #ROWS}, so that a group of rows is never split.
      */
-    static final int CHUNK = 16 * ROWS;
+    public static final int CHUNK = 16 * ROWS;
 
     /** Floats of a chunk's sums: {@link #CHUNK} rows of up to {@code 4 * 16} tokens. */
-    static final int CHUNK_SUMS = CHUNK * MAX_VECTORS * 16;
+    public static final int CHUNK_SUMS = CHUNK * MAX_VECTORS * 16;
 
     /** Token groups a caller multiplies with each decoded row at most, each with its chunk of sums. */
-    static final int SHARED_GROUPS = 4;
+    public static final int SHARED_GROUPS = 4;
 
     /** This JVM's width, a static final so that every species read from it is a constant. */
     private static final VectorWidth W = VectorWidth.current();
@@ -51,7 +50,7 @@ final class PanelDot {
     private PanelDot() {}
 
     /** Lanes of a token vector: tokens are grouped and padded in multiples of this. */
-    static int lanes() {
+    public static int lanes() {
         return W.floats().length();
     }
 
@@ -63,7 +62,7 @@ final class PanelDot {
      *
      * @param nv token vectors in the group, 1 to 4
      */
-    static void multiply(int nv, float[] w, int wOff, int cols, int nRows, float[] xt, int xtOff, float[] sums,
+    public static void multiply(int nv, float[] w, int wOff, int cols, int nRows, float[] xt, int xtOff, float[] sums,
             int sumsOff) {
         switch (nv) {
             case 1 -> multiply1(w, wOff, cols, nRows, xt, xtOff, sums, sumsOff);
