@@ -88,6 +88,8 @@ public final class CpuForward {
      */
     private static final int PANEL_QUERIES = 64;
     private static final int PANEL_MIN_QUERIES = 16;
+    /** The most floats of scores a panel task may take (16 MB): 64 queries over 65,536 positions. */
+    private static final long PANEL_SCORES = 1 << 22;
 
     /**
      * @param batchInvariant every matmul in the one reduction order of {@link WeightMatrix}, so a
@@ -384,7 +386,13 @@ public final class CpuForward {
         int kvHeads = c.kvHeads();
         int group = heads / kvHeads;
         float scale = (float) (1.0 / Math.sqrt(c.headDim()));
-        int runTokens = batchInvariant ? RUN : Math.max(RUN, PANEL_QUERIES / group);
+        int longestInStep = 0;
+        for (int t = 0; t < n; t++) {
+            longestInStep = Math.max(longestInStep, posOf[t] + 1);
+        }
+        // a task's scores take queries x positions floats per thread: long contexts keep short runs
+        boolean panels = !batchInvariant && (long) PANEL_QUERIES * longestInStep <= PANEL_SCORES;
+        int runTokens = panels ? Math.max(RUN, PANEL_QUERIES / group) : RUN;
         int runs = 0;
         for (int t = 0; t < n; runs++) {
             runStart[runs] = t;
@@ -409,7 +417,7 @@ public final class CpuForward {
                 int longest = posOf[runStart[run + 1] - 1] + 1;   // the run's last token sees the most
                 int[] table = slices.get(sliceOf[runStart[run]]).blockTable();
                 int tokens = runStart[run + 1] - runStart[run];
-                if (!batchInvariant && tokens > RUN && queries >= PANEL_MIN_QUERIES) {
+                if (panels && tokens > RUN && queries >= PANEL_MIN_QUERIES) {
                     kv.attentionPanels(k, layer, q, s.qOffs, s.counts, queries, table, kvHead, scale,
                             s.scores(queries * longest), longest,
                             s.work(KernelSupport.panelWork(queries, longest, c.headDim())), out, s.qOffs);

@@ -15,6 +15,9 @@ public interface KernelSupport {
     /** K or V rows {@link #attentionF16Queries} widens at a time: its {@code row} scratch holds this many. */
     int QUERIES_ROWS = 16;
 
+    /** Positions {@link #attentionF16Panels} multiplies with their values at a time (its scratch holds their V rows). */
+    int PANEL_POSITIONS = 512;
+
     /** {@code sum(a[aOff + i] * b[bOff + i])} for {@code i < n}. */
     float dot(float[] a, int aOff, float[] b, int bOff, int n);
 
@@ -94,7 +97,8 @@ public interface KernelSupport {
      */
     static int panelWork(int queries, int longest, int headDim) {
         int padded = (queries + 15) / 16 * 16;
-        return headDim * (padded + QUERIES_ROWS + longest) + PanelDot.ROWS * PanelDot.MAX_VECTORS * 16;
+        return headDim * (padded + QUERIES_ROWS + Math.min(longest, PANEL_POSITIONS))
+                + PanelDot.ROWS * PanelDot.MAX_VECTORS * 16;
     }
 
     /**

@@ -55,35 +55,35 @@ public final class PanelDot {
     }
 
     /**
-     * {@code sums[sumsOff + j * tg + t] = sum over k < cols of w[wOff + j * cols + k] * xt[xtOff + k * tg + t]}
+     * {@code sums[sumsOff + j * tg + t] = sum over k < cols of w[wOff + j * wStride + k] * xt[xtOff + k * tg + t]}
      * for the six rows {@code j < 6} and the group's tokens {@code t < tg = nv L}, the
      * group's transposed activations being {@code cols * tg} floats from {@code xtOff}. Rows
      * {@code j >= nRows} repeat row 0 (what they store is not a product of the caller's).
      *
      * @param nv token vectors in the group, 1 to 4
      */
-    public static void multiply(int nv, float[] w, int wOff, int cols, int nRows, float[] xt, int xtOff, float[] sums,
-            int sumsOff) {
+    public static void multiply(int nv, float[] w, int wOff, int wStride, int cols, int nRows, float[] xt, int xtOff,
+            float[] sums, int sumsOff) {
         switch (nv) {
-            case 1 -> multiply1(w, wOff, cols, nRows, xt, xtOff, sums, sumsOff);
-            case 2 -> multiply2(w, wOff, cols, nRows, xt, xtOff, sums, sumsOff);
-            case 3 -> multiply3(w, wOff, cols, nRows, xt, xtOff, sums, sumsOff);
-            case 4 -> multiply4(w, wOff, cols, nRows, xt, xtOff, sums, sumsOff);
+            case 1 -> multiply1(w, wOff, wStride, cols, nRows, xt, xtOff, sums, sumsOff);
+            case 2 -> multiply2(w, wOff, wStride, cols, nRows, xt, xtOff, sums, sumsOff);
+            case 3 -> multiply3(w, wOff, wStride, cols, nRows, xt, xtOff, sums, sumsOff);
+            case 4 -> multiply4(w, wOff, wStride, cols, nRows, xt, xtOff, sums, sumsOff);
             default -> throw new IllegalArgumentException("token vectors " + nv + " not in 1..4");
         }
     }
 
     /** {@link #multiply} with 1 vector of tokens. */
-    private static void multiply1(float[] w, int wOff, int cols, int nRows, float[] xt, int xtOff, float[] sums,
-            int sumsOff) {
+    private static void multiply1(float[] w, int wOff, int wStride, int cols, int nRows, float[] xt, int xtOff,
+            float[] sums, int sumsOff) {
         VectorSpecies<Float> f = W.floats();
         int tg = f.length();
         // rows past nRows read row 0 again, into sums the caller does not use
-        int w1 = nRows > 1 ? wOff + cols : wOff;
-        int w2 = nRows > 2 ? wOff + 2 * cols : wOff;
-        int w3 = nRows > 3 ? wOff + 3 * cols : wOff;
-        int w4 = nRows > 4 ? wOff + 4 * cols : wOff;
-        int w5 = nRows > 5 ? wOff + 5 * cols : wOff;
+        int w1 = nRows > 1 ? wOff + wStride : wOff;
+        int w2 = nRows > 2 ? wOff + 2 * wStride : wOff;
+        int w3 = nRows > 3 ? wOff + 3 * wStride : wOff;
+        int w4 = nRows > 4 ? wOff + 4 * wStride : wOff;
+        int w5 = nRows > 5 ? wOff + 5 * wStride : wOff;
         FloatVector a00 = FloatVector.zero(f), a01 = a00, a02 = a00, a03 = a00, a04 = a00, a05 = a00;
         for (int k = 0; k < cols; k++) {
             int xi = xtOff + k * tg;
@@ -111,16 +111,16 @@ public final class PanelDot {
     }
 
     /** {@link #multiply} with 2 vectors of tokens. */
-    private static void multiply2(float[] w, int wOff, int cols, int nRows, float[] xt, int xtOff, float[] sums,
-            int sumsOff) {
+    private static void multiply2(float[] w, int wOff, int wStride, int cols, int nRows, float[] xt, int xtOff,
+            float[] sums, int sumsOff) {
         VectorSpecies<Float> f = W.floats();
         int tg = 2 * f.length();
         // rows past nRows read row 0 again, into sums the caller does not use
-        int w1 = nRows > 1 ? wOff + cols : wOff;
-        int w2 = nRows > 2 ? wOff + 2 * cols : wOff;
-        int w3 = nRows > 3 ? wOff + 3 * cols : wOff;
-        int w4 = nRows > 4 ? wOff + 4 * cols : wOff;
-        int w5 = nRows > 5 ? wOff + 5 * cols : wOff;
+        int w1 = nRows > 1 ? wOff + wStride : wOff;
+        int w2 = nRows > 2 ? wOff + 2 * wStride : wOff;
+        int w3 = nRows > 3 ? wOff + 3 * wStride : wOff;
+        int w4 = nRows > 4 ? wOff + 4 * wStride : wOff;
+        int w5 = nRows > 5 ? wOff + 5 * wStride : wOff;
         FloatVector a00 = FloatVector.zero(f), a01 = a00, a02 = a00, a03 = a00, a04 = a00, a05 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00, a14 = a00, a15 = a00;
         for (int k = 0; k < cols; k++) {
             int xi = xtOff + k * tg;
@@ -161,16 +161,16 @@ public final class PanelDot {
     }
 
     /** {@link #multiply} with 3 vectors of tokens. */
-    private static void multiply3(float[] w, int wOff, int cols, int nRows, float[] xt, int xtOff, float[] sums,
-            int sumsOff) {
+    private static void multiply3(float[] w, int wOff, int wStride, int cols, int nRows, float[] xt, int xtOff,
+            float[] sums, int sumsOff) {
         VectorSpecies<Float> f = W.floats();
         int tg = 3 * f.length();
         // rows past nRows read row 0 again, into sums the caller does not use
-        int w1 = nRows > 1 ? wOff + cols : wOff;
-        int w2 = nRows > 2 ? wOff + 2 * cols : wOff;
-        int w3 = nRows > 3 ? wOff + 3 * cols : wOff;
-        int w4 = nRows > 4 ? wOff + 4 * cols : wOff;
-        int w5 = nRows > 5 ? wOff + 5 * cols : wOff;
+        int w1 = nRows > 1 ? wOff + wStride : wOff;
+        int w2 = nRows > 2 ? wOff + 2 * wStride : wOff;
+        int w3 = nRows > 3 ? wOff + 3 * wStride : wOff;
+        int w4 = nRows > 4 ? wOff + 4 * wStride : wOff;
+        int w5 = nRows > 5 ? wOff + 5 * wStride : wOff;
         FloatVector a00 = FloatVector.zero(f), a01 = a00, a02 = a00, a03 = a00, a04 = a00, a05 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00, a14 = a00, a15 = a00, a20 = a00, a21 = a00, a22 = a00, a23 = a00, a24 = a00, a25 = a00;
         for (int k = 0; k < cols; k++) {
             int xi = xtOff + k * tg;
@@ -224,16 +224,16 @@ public final class PanelDot {
     }
 
     /** {@link #multiply} with 4 vectors of tokens. */
-    private static void multiply4(float[] w, int wOff, int cols, int nRows, float[] xt, int xtOff, float[] sums,
-            int sumsOff) {
+    private static void multiply4(float[] w, int wOff, int wStride, int cols, int nRows, float[] xt, int xtOff,
+            float[] sums, int sumsOff) {
         VectorSpecies<Float> f = W.floats();
         int tg = 4 * f.length();
         // rows past nRows read row 0 again, into sums the caller does not use
-        int w1 = nRows > 1 ? wOff + cols : wOff;
-        int w2 = nRows > 2 ? wOff + 2 * cols : wOff;
-        int w3 = nRows > 3 ? wOff + 3 * cols : wOff;
-        int w4 = nRows > 4 ? wOff + 4 * cols : wOff;
-        int w5 = nRows > 5 ? wOff + 5 * cols : wOff;
+        int w1 = nRows > 1 ? wOff + wStride : wOff;
+        int w2 = nRows > 2 ? wOff + 2 * wStride : wOff;
+        int w3 = nRows > 3 ? wOff + 3 * wStride : wOff;
+        int w4 = nRows > 4 ? wOff + 4 * wStride : wOff;
+        int w5 = nRows > 5 ? wOff + 5 * wStride : wOff;
         FloatVector a00 = FloatVector.zero(f), a01 = a00, a02 = a00, a03 = a00, a04 = a00, a05 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00, a14 = a00, a15 = a00, a20 = a00, a21 = a00, a22 = a00, a23 = a00, a24 = a00, a25 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00, a34 = a00, a35 = a00;
         for (int k = 0; k < cols; k++) {
             int xi = xtOff + k * tg;

@@ -362,8 +362,8 @@ final class VectorMathKernels implements KernelSupport {
      * the keys (widened {@value KernelSupport#QUERIES_ROWS} at a time) are the rows, the queries
      * (rounded to F16, transposed once) the lanes. Output: the probabilities of six queries are the
      * rows and the values (all positions widened once, in groups of up to {@code 4 L} dimensions)
-     * the lanes, so each query's output comes out as its row. Positions past a query's count get
-     * probability 0. Falls back to {@link #attentionF16Queries} where the shapes do not fit (a head
+     * the lanes, {@link KernelSupport#PANEL_POSITIONS} positions at a time (the chunks' sums added
+     * up), so each query's output comes out as its row. Positions past a query's count get probability 0. Falls back to {@link #attentionF16Queries} where the shapes do not fit (a head
      * size not a multiple of the lanes, or a stride other than the longest count).
      */
     @Override
@@ -384,8 +384,8 @@ final class VectorMathKernels implements KernelSupport {
         int padded = (queries + lanes - 1) / lanes * lanes;
         int qt = 0;                                     // the queries transposed, in groups of 4 L
         int rows = qt + padded * headDim;               // QUERIES_ROWS widened K rows
-        int vt = rows + KernelSupport.QUERIES_ROWS * headDim;   // every position's V row, in groups of dimensions
-        int sums = vt + longest * headDim;              // one call's sums: 6 rows x up to 4 L lanes
+        int vt = rows + KernelSupport.QUERIES_ROWS * headDim;   // a chunk of positions' V rows, by dimension groups
+        int sums = vt + Math.min(longest, KernelSupport.PANEL_POSITIONS) * headDim;   // one call's sums
         for (int g0 = 0; g0 < padded; g0 += group) {
             int tg = Math.min(group, padded - g0);
             for (int j = 0; j < tg; j++) {
@@ -402,8 +402,8 @@ final class VectorMathKernels implements KernelSupport {
                 int nj = Math.min(PanelDot.ROWS, n - j0);
                 for (int g0 = 0; g0 < padded; g0 += group) {
                     int tg = Math.min(group, padded - g0);
-                    PanelDot.multiply(tg / lanes, work, rows + j0 * headDim, headDim, nj, work, qt + g0 * headDim,
-                            work, sums);
+                    PanelDot.multiply(tg / lanes, work, rows + j0 * headDim, headDim, headDim, nj, work,
+                            qt + g0 * headDim, work, sums);
                     for (int i = g0, end = Math.min(queries, g0 + tg); i < end; i++) {
                         for (int j = 0; j < nj; j++) {
                             scores[i * scoresStride + t0 + j0 + j] = work[sums + j * tg + i - g0] * scale;
@@ -418,23 +418,33 @@ final class VectorMathKernels implements KernelSupport {
             ScalarKernels.roundToF16(scores, at, scores, at, counts[i]);
             java.util.Arrays.fill(scores, at + counts[i], at + longest, 0f);
         }
-        for (int t0 = 0, n; t0 < longest; t0 += n) {   // V rows into groups of up to 4 L dimensions
-            n = widen(values, blockTable, t0, longest, blockSize, numKvHeads, kvHead, headDim, work, rows);
-            for (int d0 = 0; d0 < headDim; d0 += group) {
-                int dw = Math.min(group, headDim - d0);
-                for (int t = 0; t < n; t++) {
-                    System.arraycopy(work, rows + t * headDim + d0, work, vt + d0 * longest + (t0 + t) * dw, dw);
+        for (int i = 0; i < queries; i++) {
+            java.util.Arrays.fill(out, outOffs[i], outOffs[i] + headDim, 0f);
+        }
+        for (int c0 = 0; c0 < longest; c0 += KernelSupport.PANEL_POSITIONS) {   // bounded scratch
+            int c1 = Math.min(longest, c0 + KernelSupport.PANEL_POSITIONS);
+            for (int t0 = c0, n; t0 < c1; t0 += n) {       // V rows into groups of up to 4 L dimensions
+                n = widen(values, blockTable, t0, c1, blockSize, numKvHeads, kvHead, headDim, work, rows);
+                for (int d0 = 0; d0 < headDim; d0 += group) {
+                    int dw = Math.min(group, headDim - d0);
+                    for (int t = 0; t < n; t++) {
+                        System.arraycopy(work, rows + t * headDim + d0, work, vt + d0 * (c1 - c0) + (t0 - c0 + t) * dw,
+                                dw);
+                    }
                 }
             }
-        }
-        for (int i0 = 0; i0 < queries; i0 += PanelDot.ROWS) {
-            int ni = Math.min(PanelDot.ROWS, queries - i0);
-            for (int d0 = 0; d0 < headDim; d0 += group) {
-                int dw = Math.min(group, headDim - d0);
-                PanelDot.multiply(dw / lanes, scores, i0 * scoresStride, longest, ni, work, vt + d0 * longest, work,
-                        sums);
-                for (int j = 0; j < ni; j++) {
-                    System.arraycopy(work, sums + j * dw, out, outOffs[i0 + j] + d0, dw);
+            for (int i0 = 0; i0 < queries; i0 += PanelDot.ROWS) {
+                int ni = Math.min(PanelDot.ROWS, queries - i0);
+                for (int d0 = 0; d0 < headDim; d0 += group) {
+                    int dw = Math.min(group, headDim - d0);
+                    PanelDot.multiply(dw / lanes, scores, i0 * scoresStride + c0, scoresStride, c1 - c0, ni, work,
+                            vt + d0 * (c1 - c0), work, sums);
+                    for (int j = 0; j < ni; j++) {
+                        int o = outOffs[i0 + j] + d0;
+                        for (int d = 0; d < dw; d++) {
+                            out[o + d] += work[sums + j * dw + d];
+                        }
+                    }
                 }
             }
         }

@@ -358,7 +358,7 @@ public final class WeightMatrix {
                     }
                     for (int g0 = s0; g0 < s1; g0 += group) {
                         int tg = Math.min(group, s1 - g0);
-                        PanelDot.multiply(tg / lanes, s, 0, cols, n, xt, g0 * cols, s,
+                        PanelDot.multiply(tg / lanes, s, 0, cols, cols, n, xt, g0 * cols, s,
                                 sums + (g0 - s0) * PanelDot.CHUNK + (r0 - c0) * tg);
                     }
                 }

@@ -203,6 +203,11 @@ class VectorMathKernelsTest {
         return shapes.stream();
     }
 
+    /** {@link #attentionShapes} and a sequence longer than the panels' chunk of positions. */
+    static Stream<Arguments> panelShapes() {
+        return Stream.concat(attentionShapes(), Stream.of(Arguments.of(KernelSupport.PANEL_POSITIONS + 77, 64, 16, 2)));
+    }
+
     /** One sequence's K/V rows for {@code kvHead} in shuffled blocks, NaN in every row it does not own. */
     private record PagedCase(int[] blockTable, int numTokens, int blockSize, int numKvHeads, int kvHead, int headDim,
             float[] keys, float[] values, float[] q, float scale) {
@@ -343,11 +348,12 @@ class VectorMathKernelsTest {
      * The faster order for a prompt's many queries ({@code attentionF16Panels}): each query's
      * output against the scalar reference's own call, within the same rounding bound, for runs of
      * 23 tokens (one partial group of transposed queries at 512 bits) and 35 tokens times a GQA
-     * group of 2 (70 queries: a whole group and a partial one), with each token's causal count;
-     * head sizes below the lanes (8) take the fallback. Nothing outside the outputs is written.
+     * group of 2 (70 queries: a whole group and a partial one), with each token's causal count,
+     * also over more positions than one chunk; head sizes below the lanes (8) take the fallback.
+     * Nothing outside the outputs is written.
      */
     @ParameterizedTest(name = "tokens={0} headDim={1} blockSize={2} kvHeads={3}")
-    @MethodSource("attentionShapes")
+    @MethodSource("panelShapes")
     void attentionF16PanelsMatchEachQuerysScalarCall(int numTokens, int headDim, int blockSize, int numKvHeads) {
         PagedCase c = PagedCase.random(numTokens, headDim, blockSize, numKvHeads);
         short[] hk = toHalves(c.keys());
