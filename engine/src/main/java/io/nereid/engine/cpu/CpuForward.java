@@ -31,6 +31,8 @@ public final class CpuForward {
     private final RopeTables rope;
     private final int maxPositions;
     private final boolean batchInvariant;
+    /** The kernel threads over a step's tokens: {@link WeightMatrix#prepare}'s conversions. */
+    private final MatmulInput.Ranges tokenRanges;
     /** Each kernel thread's four decoded rows (the widest matrix) and attention scores. */
     private final ThreadLocal<Scratch> scratch;
     private Activations buffers;   // grown by forward, on the engine thread
@@ -100,6 +102,7 @@ public final class CpuForward {
             boolean batchInvariant) {
         this.c = config;
         this.batchInvariant = batchInvariant;
+        this.tokenRanges = (n, body) -> runner.run(0, n, 1, body::run);
         this.w = weights;
         this.k = kernels;
         this.runner = runner;
@@ -332,6 +335,7 @@ public final class CpuForward {
     }
 
     private void matmul(WeightMatrix m, MatmulInput in, float[] out) {
+        m.prepare(in, batchInvariant, tokenRanges);
         // Chunks of whole four-row groups: each weight row is read once for all tokens of the step.
         runner.run(0, groups(m), MIN_GROUPS, (from, to) -> matmulGroups(m, in, out, from, to));
     }
@@ -339,6 +343,9 @@ public final class CpuForward {
     /** Three matrices of one input (the query, key and value projections) as one parallel loop. */
     private void matmul3(WeightMatrix a, WeightMatrix b, WeightMatrix d, MatmulInput in, float[] outA, float[] outB,
             float[] outD) {
+        a.prepare(in, batchInvariant, tokenRanges);
+        b.prepare(in, batchInvariant, tokenRanges);
+        d.prepare(in, batchInvariant, tokenRanges);
         int ga = groups(a);
         int gb = groups(b);
         runner.run(0, ga + gb + groups(d), MIN_GROUPS, (from, to) -> {
@@ -350,6 +357,8 @@ public final class CpuForward {
 
     /** The gate and up projections and {@code silu(gate) * up} on the same rows, as one parallel loop. */
     private void gateUp(WeightMatrix gate, WeightMatrix up, MatmulInput in, float[] g, float[] u, int n) {
+        gate.prepare(in, batchInvariant, tokenRanges);
+        up.prepare(in, batchInvariant, tokenRanges);
         int ffn = c.ffnDim();
         runner.run(0, groups(gate), MIN_GROUPS, (from, to) -> {
             matmulGroups(gate, in, g, from, to);

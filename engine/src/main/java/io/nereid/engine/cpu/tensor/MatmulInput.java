@@ -207,8 +207,7 @@ public final class MatmulInput {
             synchronized (this) {
                 if ((transposedReady & bit) == 0) {
                     float[] v = values(form);
-                    int size = Math.multiplyExact(paddedTokens(tokens, lanes), cols);
-                    float[] out = buffers != null ? buffers.transposedArray(form, size) : new float[size];
+                    float[] out = transposedArray(form, lanes);
                     transpose(v, tokens, cols, lanes, out);
                     transposed[i] = out;
                     transposedLanes[i] = lanes;
@@ -229,15 +228,26 @@ public final class MatmulInput {
 
     /** {@link #transposed}'s layout of {@code v} ({@code tokens} rows of {@code cols}) into {@code out}. */
     static void transpose(float[] v, int tokens, int cols, int lanes, float[] out) {
+        transpose(v, tokens, cols, lanes, out, 0, tokens);
+    }
+
+    /**
+     * {@link #transpose} of tokens {@code [from, to)} only, and of the padding after the last token
+     * when {@code to == tokens}: disjoint ranges write disjoint elements.
+     */
+    static void transpose(float[] v, int tokens, int cols, int lanes, float[] out, int from, int to) {
         int padded = paddedTokens(tokens, lanes);
+        int end = to == tokens ? padded : to;
         int group = 4 * lanes;
-        for (int g0 = 0; g0 < padded; g0 += group) {
+        for (int g0 = from / group * group; g0 < end; g0 += group) {
             int tg = Math.min(group, padded - g0);
             int base = g0 * cols;
+            int t0 = Math.max(from, g0) - g0;
+            int t1 = Math.min(end, g0 + tg) - g0;
             // 64 columns at a time: what they write (64 x tg floats) stays in L1 across the tokens
             for (int k0 = 0; k0 < cols; k0 += 64) {
                 int k1 = Math.min(cols, k0 + 64);
-                for (int t = 0; t < tg; t++) {
+                for (int t = t0; t < t1; t++) {
                     int token = g0 + t;
                     int src = token * cols;
                     for (int k = k0; k < k1; k++) {
@@ -248,27 +258,98 @@ public final class MatmulInput {
         }
     }
 
+    /** A parallel loop over {@code [0, n)}: the caller's threads run {@code body} on disjoint ranges. */
+    @FunctionalInterface
+    public interface Ranges {
+
+        /** The body of one range. */
+        @FunctionalInterface
+        interface Body {
+            void run(int from, int to);
+        }
+
+        void run(int n, Body body);
+    }
+
+    /**
+     * Computes now, by {@code ranges} over the tokens, the form {@code weights} multiplies (and its
+     * {@link #transposed} layout for {@code lanes > 0}), instead of by the first thread that asks
+     * while the others wait: a forward pass calls this before a matmul of many tokens. The same
+     * values either way. Does nothing for what is already computed.
+     *
+     * @throws IllegalArgumentException as {@link #values}
+     */
+    public void prepare(GgmlType weights, int lanes, Ranges ranges) {
+        Form form = Form.of(weights);
+        int i = form.ordinal();
+        int bit = 1 << i;
+        boolean values = (ready & bit) == 0;
+        boolean transpose = lanes > 0 && (transposedReady & bit) == 0;
+        if (!values && !transpose) {
+            return;
+        }
+        synchronized (this) {
+            values = (ready & bit) == 0;
+            transpose = lanes > 0 && (transposedReady & bit) == 0;
+            if (cols % form.block() != 0) {
+                throw new IllegalArgumentException("rows of " + cols + " are not a whole number of " + form
+                        + " blocks of " + form.block());
+            }
+            float[] v = values ? (buffers != null ? buffers.array(form) : new float[tokens * cols]) : forms[i];
+            float[] t = transpose ? transposedArray(form, lanes) : null;
+            boolean convert = values;
+            ranges.run(tokens, (from, to) -> {
+                if (convert) {
+                    convert(form, x, from * cols, to * cols, v);
+                }
+                if (t != null) {
+                    transpose(v, tokens, cols, lanes, t, from, to);
+                }
+            });
+            if (values) {
+                forms[i] = v;
+                ready |= bit;
+            }
+            if (transpose) {
+                transposed[i] = t;
+                transposedLanes[i] = lanes;
+                transposedReady |= bit;
+            }
+        }
+    }
+
+    /** An array for {@code form} transposed for {@code lanes}: the buffers' or a new one. Holds this lock. */
+    private float[] transposedArray(Form form, int lanes) {
+        int size = Math.multiplyExact(paddedTokens(tokens, lanes), cols);
+        return buffers != null ? buffers.transposedArray(form, size) : new float[size];
+    }
+
     /** {@code out[0, n) = form(x[0, n))}; {@code n} a multiple of the form's block. */
     static void convert(Form form, float[] x, int n, float[] out) {
+        convert(form, x, 0, n, out);
+    }
+
+    /** {@code out[from, to) = form(x[from, to))}; both multiples of the form's block. */
+    static void convert(Form form, float[] x, int from, int to, float[] out) {
         switch (form) {
-            case F32 -> System.arraycopy(x, 0, out, 0, n);
+            case F32 -> System.arraycopy(x, from, out, from, to - from);
             case F16 -> {
-                for (int i = 0; i < n; i++) {
+                for (int i = from; i < to; i++) {
                     out[i] = Float.float16ToFloat(Float.floatToFloat16(x[i]));
                 }
             }
             case BF16 -> {
-                for (int i = 0; i < n; i++) {
+                for (int i = from; i < to; i++) {
                     out[i] = BF16Format.toFloat(BF16Format.fromFloat(x[i]));
                 }
             }
             case Q8_0 -> {
-                for (int off = 0; off < n; off += Q8_0Format.BLOCK) {
+                for (int off = from; off < to; off += Q8_0Format.BLOCK) {
                     q8_0Block(x, off, out);
                 }
             }
             case Q8_K -> {
-                for (int off = 0; off < n; off += KScales.QK_K) {
+                for (int off = from; off < to; off += KScales.QK_K) {
                     q8_KBlock(x, off, out);
                 }
             }

@@ -212,6 +212,20 @@ public final class WeightMatrix {
         return scratchSize(cols);
     }
 
+    /**
+     * Before {@link #matmul(MatmulInput, float[], int, int, float[], boolean)} of {@code input} in
+     * that order: the input's form for this matrix (and its transposed layout, where the panels
+     * will read it) computed by {@code ranges} on all the caller's threads
+     * ({@link MatmulInput#prepare}). Does nothing below {@value #PANEL_TOKENS} tokens, where the
+     * first thread's conversion is short.
+     */
+    public void prepare(MatmulInput input, boolean batchInvariant, MatmulInput.Ranges ranges) {
+        if (input.tokens() >= PANEL_TOKENS) {
+            boolean panels = kernel != RowKernels.scalar(type) && !batchInvariant;
+            input.prepare(type, panels ? PanelDot.lanes() : 0, ranges);
+        }
+    }
+
     /** {@link #scratchSize()} of a matrix with rows of {@code cols}. */
     public static int scratchSize(int cols) {
         return PanelDot.ROWS * cols + Math.max(FloatDot.TILE_LANES, PanelDot.SHARED_GROUPS * PanelDot.CHUNK_SUMS);

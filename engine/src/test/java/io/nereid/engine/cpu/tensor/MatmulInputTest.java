@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.nereid.engine.gguf.GgmlType;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -171,6 +172,53 @@ class MatmulInputTest {
                     }
                 }
             }
+        }
+    }
+
+    /**
+     * A form and its transposed layout computed by {@code prepare} over token ranges on several
+     * threads (ranges of 1, 5 and 7 tokens, so a range ends inside a group and one holds the
+     * padding) are the same values as the lazy computation; prepare then has nothing left to do.
+     */
+    @Test
+    @Timeout(30)
+    void preparedFormsOnSeveralThreadsEqualTheLazyOnes() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(3);
+        try {
+            for (GgmlType weights : new GgmlType[] {GgmlType.Q8_0, GgmlType.Q4_K, GgmlType.F16, GgmlType.F32}) {
+                for (int chunk : new int[] {1, 5, 7}) {
+                    int tokens = 23;
+                    int cols = 256;
+                    float[] x = activations(tokens * cols, chunk);
+                    MatmulInput lazy = MatmulInput.of(x, tokens, cols);
+                    MatmulInput prepared = MatmulInput.of(x, tokens, cols, new MatmulInput.Buffers(tokens * cols));
+                    MatmulInput.Ranges ranges = (n, body) -> {
+                        List<Future<?>> parts = new ArrayList<>();
+                        for (int from = 0; from < n; from += chunk) {
+                            int f = from;
+                            parts.add(pool.submit(() -> body.run(f, Math.min(n, f + chunk))));
+                        }
+                        for (Future<?> part : parts) {
+                            try {
+                                part.get();
+                            } catch (Exception e) {
+                                throw new AssertionError(e);
+                            }
+                        }
+                    };
+                    prepared.prepare(weights, 4, ranges);
+                    MatmulInput.Form form = MatmulInput.Form.of(weights);
+                    String what = weights + ", ranges of " + chunk;
+                    assertSameForm(lazy.values(form), prepared.values(form), tokens * cols, what);
+                    int size = MatmulInput.paddedTokens(tokens, 4) * cols;
+                    assertSameForm(lazy.transposed(form, 4), prepared.transposed(form, 4), size, what + ", transposed");
+                    prepared.prepare(weights, 4, (n, body) -> {
+                        throw new AssertionError("prepared twice: " + what);
+                    });
+                }
+            }
+        } finally {
+            pool.shutdownNow();
         }
     }
 }
