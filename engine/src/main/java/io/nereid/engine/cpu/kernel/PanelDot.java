@@ -4,8 +4,10 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * The prompt-processing product: six decoded weight rows against up to {@code 4 L} tokens
- * ({@code L} the vector's lanes) in outer-product form. The activations come transposed
+ * The prompt-processing product: six rows against up to {@code 4 L} tokens ({@code L} the
+ * vector's lanes) in outer-product form. The rows are decoded weights ({@code WeightMatrix}), or
+ * in attention a prompt's keys against its queries and its probabilities against the values
+ * ({@link KernelSupport#attentionF16Panels}). The activations come transposed
  * ({@code MatmulInput.transposed}: for each column {@code k}, the group's tokens side by side), so
  * one load gives {@code L} tokens' {@code x[k]}, and each row's weight {@code w[k]} is broadcast
  * to all of them: per column, {@code nv} vector loads and six broadcasts feed {@code 6 nv}
@@ -14,7 +16,7 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>Why: {@code FloatDot.dot4x4} loads two vectors per multiply-add pair and its operands (four
  * rows of 4,096 floats, four tokens) do not fit L1, which held the batched matmul at ~80 GFLOP/s
  * on one core here; this form loads 0.42 per multiply-add at four vectors and streams the
- * transposed group from L2 (~155 GFLOP/s in a probe, see bench/MEASUREMENTS.md).
+ * transposed group from L2 (155–169 GFLOP/s in a probe; the README's Measured, "CPU runtime").
  *
  * <p>Order: each product is one sequential chain over {@code k} (a lane's FMAs in column order),
  * not {@code F32Vector}'s, so this is only for the faster order (not batch invariant); it is the
