@@ -33,7 +33,7 @@ public final class CpuForward {
     private final boolean batchInvariant;
     /** The kernel threads over a step's tokens: {@link WeightMatrix#prepare}'s conversions. */
     private final MatmulInput.Ranges tokenRanges;
-    /** Each kernel thread's four decoded rows (the widest matrix) and attention scores. */
+    /** Each kernel thread's matmul scratch (decoded rows of the widest matrix) and attention scores. */
     private final ThreadLocal<Scratch> scratch;
     private Activations buffers;   // grown by forward, on the engine thread
 
@@ -114,8 +114,8 @@ public final class CpuForward {
         }
         this.rope = RopeTables.fromFrequencies(maxPositions, config.ropeDim(), frequencies);
         int widest = Math.max(Math.max(config.dim(), config.qDim()), config.ffnDim());
-        int queries = Math.max(RUN, PANEL_QUERIES / (config.heads() / config.kvHeads()))
-                * (config.heads() / config.kvHeads());
+        int group = config.heads() / config.kvHeads();
+        int queries = Math.max(RUN, PANEL_QUERIES / group) * group;   // the most one attention task takes
         this.scratch = ThreadLocal.withInitial(() -> new Scratch(new float[WeightMatrix.scratchSize(widest)],
                 new float[KernelSupport.QUERIES_ROWS * config.headDim()], queries));
         this.buffers = new Activations(0);

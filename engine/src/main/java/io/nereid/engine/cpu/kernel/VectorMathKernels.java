@@ -361,10 +361,11 @@ final class VectorMathKernels implements KernelSupport {
      * <p>Here: both products in {@link PanelDot}'s outer-product form, with no lane sums. Scores:
      * the keys (widened {@value KernelSupport#QUERIES_ROWS} at a time) are the rows, the queries
      * (rounded to F16, transposed once) the lanes. Output: the probabilities of six queries are the
-     * rows and the values (all positions widened once, in groups of up to {@code 4 L} dimensions)
-     * the lanes, {@link KernelSupport#PANEL_POSITIONS} positions at a time (the chunks' sums added
-     * up), so each query's output comes out as its row. Positions past a query's count get probability 0. Falls back to {@link #attentionF16Queries} where the shapes do not fit (a head
-     * size not a multiple of the lanes, or a stride other than the longest count).
+     * rows and the values (widened {@link KernelSupport#PANEL_POSITIONS} positions at a time, in
+     * groups of up to {@code 4 L} dimensions) the lanes, the chunks' sums added up, so each query's
+     * output comes out as its row. Positions past a query's count get probability 0. Falls back to
+     * {@link #attentionF16Queries} where the shapes do not fit (a head size not a multiple of the
+     * lanes, or a stride other than the longest count).
      */
     @Override
     public void attentionF16Panels(float[] q, int[] qOffs, int[] counts, int queries, short[] keys, short[] values,
@@ -386,13 +387,15 @@ final class VectorMathKernels implements KernelSupport {
         int rows = qt + padded * headDim;               // QUERIES_ROWS widened K rows
         int vt = rows + KernelSupport.QUERIES_ROWS * headDim;   // a chunk of positions' V rows, by dimension groups
         int sums = vt + Math.min(longest, KernelSupport.PANEL_POSITIONS) * headDim;   // one call's sums
+        for (int i = 0; i < queries; i++) {
+            ScalarKernels.roundToF16(q, qOffs[i], out, outOffs[i], headDim);   // out holds the query, as there
+        }
         for (int g0 = 0; g0 < padded; g0 += group) {
             int tg = Math.min(group, padded - g0);
             for (int j = 0; j < tg; j++) {
                 int i = g0 + j;
                 for (int d = 0; d < headDim; d++) {
-                    work[qt + g0 * headDim + d * tg + j] = i < queries ? Float.float16ToFloat(
-                            Float.floatToFloat16(q[qOffs[i] + d])) : 0f;
+                    work[qt + g0 * headDim + d * tg + j] = i < queries ? out[outOffs[i] + d] : 0f;
                 }
             }
         }

@@ -173,21 +173,8 @@ public final class MatmulInput {
      * @throws IllegalArgumentException if {@code cols} is not a multiple of the form's block
      */
     float[] values(Form form) {
-        int bit = 1 << form.ordinal();
-        if ((ready & bit) == 0) {
-            synchronized (this) {
-                if ((ready & bit) == 0) {
-                    if (cols % form.block() != 0) {
-                        throw new IllegalArgumentException("rows of " + cols + " are not a whole number of " + form
-                                + " blocks of " + form.block());
-                    }
-                    int n = tokens * cols;
-                    float[] out = buffers != null ? buffers.array(form) : new float[n];
-                    convert(form, x, n, out);
-                    forms[form.ordinal()] = out;
-                    ready |= bit;
-                }
-            }
+        if ((ready & 1 << form.ordinal()) == 0) {
+            compute(form, 0, SERIAL);
         }
         return forms[form.ordinal()];
     }
@@ -202,18 +189,8 @@ public final class MatmulInput {
      */
     float[] transposed(Form form, int lanes) {
         int i = form.ordinal();
-        int bit = 1 << i;
-        if ((transposedReady & bit) == 0) {
-            synchronized (this) {
-                if ((transposedReady & bit) == 0) {
-                    float[] v = values(form);
-                    float[] out = transposedArray(form, lanes);
-                    transpose(v, tokens, cols, lanes, out);
-                    transposed[i] = out;
-                    transposedLanes[i] = lanes;
-                    transposedReady |= bit;
-                }
-            }
+        if ((transposedReady & 1 << i) == 0) {
+            compute(form, lanes, SERIAL);
         }
         if (transposedLanes[i] != lanes) { // one vector width per JVM: only a caller's mistake gets here
             throw new IllegalArgumentException(form + " transposed for " + transposedLanes[i] + " lanes, not " + lanes);
@@ -226,13 +203,9 @@ public final class MatmulInput {
         return (tokens + lanes - 1) / lanes * lanes;
     }
 
-    /** {@link #transposed}'s layout of {@code v} ({@code tokens} rows of {@code cols}) into {@code out}. */
-    static void transpose(float[] v, int tokens, int cols, int lanes, float[] out) {
-        transpose(v, tokens, cols, lanes, out, 0, tokens);
-    }
-
     /**
-     * {@link #transpose} of tokens {@code [from, to)} only, and of the padding after the last token
+     * {@link #transposed}'s layout of {@code v} ({@code tokens} rows of {@code cols}) into
+     * {@code out}, for tokens {@code [from, to)} only, and for the padding after the last token
      * when {@code to == tokens}: disjoint ranges write disjoint elements.
      */
     static void transpose(float[] v, int tokens, int cols, int lanes, float[] out, int from, int to) {
@@ -280,26 +253,37 @@ public final class MatmulInput {
      * @throws IllegalArgumentException as {@link #values}
      */
     public void prepare(GgmlType weights, int lanes, Ranges ranges) {
-        Form form = Form.of(weights);
+        compute(Form.of(weights), lanes, ranges);
+    }
+
+    /** One range, on the calling thread: {@link #values} and {@link #transposed} on first use. */
+    private static final Ranges SERIAL = (n, body) -> body.run(0, n);
+
+    /**
+     * {@code form}'s values, and its transposed layout for {@code lanes > 0}, computed by
+     * {@code ranges} over the tokens and published, where not yet done; the first caller computes
+     * while the others wait.
+     */
+    private void compute(Form form, int lanes, Ranges ranges) {
         int i = form.ordinal();
         int bit = 1 << i;
-        boolean values = (ready & bit) == 0;
-        boolean transpose = lanes > 0 && (transposedReady & bit) == 0;
-        if (!values && !transpose) {
+        if ((ready & bit) != 0 && (lanes == 0 || (transposedReady & bit) != 0)) {
             return;
         }
         synchronized (this) {
-            values = (ready & bit) == 0;
-            transpose = lanes > 0 && (transposedReady & bit) == 0;
-            if (cols % form.block() != 0) {
+            boolean values = (ready & bit) == 0;
+            boolean transpose = lanes > 0 && (transposedReady & bit) == 0;
+            if (values && cols % form.block() != 0) {
                 throw new IllegalArgumentException("rows of " + cols + " are not a whole number of " + form
                         + " blocks of " + form.block());
             }
             float[] v = values ? (buffers != null ? buffers.array(form) : new float[tokens * cols]) : forms[i];
             float[] t = transpose ? transposedArray(form, lanes) : null;
-            boolean convert = values;
+            if (!values && t == null) {
+                return;
+            }
             ranges.run(tokens, (from, to) -> {
-                if (convert) {
+                if (values) {
                     convert(form, x, from * cols, to * cols, v);
                 }
                 if (t != null) {
@@ -310,7 +294,7 @@ public final class MatmulInput {
                 forms[i] = v;
                 ready |= bit;
             }
-            if (transpose) {
+            if (t != null) {
                 transposed[i] = t;
                 transposedLanes[i] = lanes;
                 transposedReady |= bit;

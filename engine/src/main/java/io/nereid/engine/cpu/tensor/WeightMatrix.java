@@ -221,9 +221,13 @@ public final class WeightMatrix {
      */
     public void prepare(MatmulInput input, boolean batchInvariant, MatmulInput.Ranges ranges) {
         if (input.tokens() >= PANEL_TOKENS) {
-            boolean panels = kernel != RowKernels.scalar(type) && !batchInvariant;
-            input.prepare(type, panels ? PanelDot.lanes() : 0, ranges);
+            input.prepare(type, panels(input.tokens(), batchInvariant) ? PanelDot.lanes() : 0, ranges);
         }
+    }
+
+    /** Whether a matmul of {@code tokens} in this order takes {@link #multiplyPanels}. */
+    private boolean panels(int tokens, boolean batchInvariant) {
+        return kernel != RowKernels.scalar(type) && !batchInvariant && tokens >= PANEL_TOKENS;
     }
 
     /** {@link #scratchSize()} of a matrix with rows of {@code cols}. */
@@ -300,7 +304,7 @@ public final class WeightMatrix {
             }
             return;
         }
-        if (!scalar && !batchInvariant && tokens >= PANEL_TOKENS) {
+        if (panels(tokens, batchInvariant)) {
             multiplyPanels(input, out, rowStart, rowEnd, scratch);
             return;
         }
