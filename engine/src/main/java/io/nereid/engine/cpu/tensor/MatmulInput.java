@@ -92,6 +92,17 @@ public final class MatmulInput {
             return a;
         }
 
+        private final Quants[] quants = new Quants[FORMS.length];
+
+        /** Quants of at least {@code elements} values of {@code form}, grown when too small. */
+        private synchronized Quants quants(Form form, int elements) {
+            Quants q = quants[form.ordinal()];
+            if (q == null || q.q.length < elements) {
+                quants[form.ordinal()] = q = Quants.of(form, elements);
+            }
+            return q;
+        }
+
         /** At least {@code size} floats for a transposed form, grown (tokens are padded) when too small. */
         private synchronized float[] transposedArray(Form form, int size) {
             float[] a = transposed[form.ordinal()];
@@ -111,6 +122,8 @@ public final class MatmulInput {
     private final float[][] transposed = new float[FORMS.length][];   // guarded by this; published by transposedReady
     private final int[] transposedLanes = new int[FORMS.length];   // written before transposedReady
     private volatile int transposedReady;      // bit i: form i transposed, in groups of 4 * transposedLanes[i]
+    private final Quants[] quants = new Quants[FORMS.length];   // guarded by this; published by quantsReady
+    private volatile int quantsReady;          // bit i: form i's quants computed
 
     private MatmulInput(float[] x, int tokens, int cols, Buffers buffers) {
         this.x = x;
@@ -196,6 +209,104 @@ public final class MatmulInput {
             throw new IllegalArgumentException(form + " transposed for " + transposedLanes[i] + " lanes, not " + lanes);
         }
         return transposed[i];
+    }
+
+    /**
+     * A quantized form's integers and scales, what the {@link Interleaved} kernels multiply: for
+     * element {@code i}, {@link #values}{@code [i] == d[i / block] * q[i]} (the form's block), and
+     * for Q8_K {@code sums[i / 32]} is the sum of the 32 {@code q} from {@code i / 32 * 32}, as
+     * ggml's {@code bsums} (by 16) added in pairs.
+     */
+    record Quants(short[] q, float[] d, int[] sums) {
+
+        static Quants of(Form form, int elements) {
+            return new Quants(new short[elements], new float[elements / form.block()],
+                    form == Form.Q8_K ? new int[elements / 32] : null);
+        }
+    }
+
+    /**
+     * {@link Quants} of the Q8_0 or Q8_K form, computed once like the forms (by the first thread
+     * to ask; inputs of a few tokens are what asks, where that is short).
+     *
+     * @throws IllegalArgumentException if {@code form} is not Q8_0 or Q8_K, or as {@link #values}
+     */
+    Quants quants(Form form) {
+        if (form != Form.Q8_0 && form != Form.Q8_K) {
+            throw new IllegalArgumentException(form + " has no integer quants");
+        }
+        int i = form.ordinal();
+        if ((quantsReady & 1 << i) == 0) {
+            synchronized (this) {
+                if ((quantsReady & 1 << i) == 0) {
+                    if (cols % form.block() != 0) {
+                        throw new IllegalArgumentException("rows of " + cols + " are not a whole number of " + form
+                                + " blocks of " + form.block());
+                    }
+                    int n = tokens * cols;
+                    Quants q = buffers != null ? buffers.quants(form, n) : Quants.of(form, n);
+                    for (int off = 0; off < n; off += form.block()) {
+                        if (form == Form.Q8_0) {
+                            q8_0Quants(x, off, q);
+                        } else {
+                            q8_KQuants(x, off, q);
+                        }
+                    }
+                    quants[i] = q;
+                    quantsReady |= 1 << i;
+                }
+            }
+        }
+        return quants[i];
+    }
+
+    /** The largest magnitude in the Q8_0 block at {@code off}. */
+    private static float absMax(float[] x, int off) {
+        float amax = 0f;
+        for (int j = off; j < off + Q8_0Format.BLOCK; j++) {
+            amax = Math.max(amax, Math.abs(x[j]));
+        }
+        return amax;
+    }
+
+    /** {@link #q8_0Block}'s integers and F16-rounded scale. */
+    private static void q8_0Quants(float[] x, int off, Quants out) {
+        float amax = absMax(x, off);
+        out.d[off / Q8_0Format.BLOCK] = Float.float16ToFloat(Float.floatToFloat16(amax / 127f));
+        float id = amax != 0f ? 127f / amax : 0f;
+        for (int j = off; j < off + Q8_0Format.BLOCK; j++) {
+            out.q[j] = (short) Math.rint(x[j] * id);
+        }
+    }
+
+    /** The first value of largest magnitude in the Q8_K block at {@code off}, 0 if all are. */
+    private static float signedMax(float[] x, int off) {
+        float amax = 0f;
+        float max = 0f;
+        for (int j = off; j < off + KScales.QK_K; j++) {
+            float ax = Math.abs(x[j]);
+            if (ax > amax) {
+                amax = ax;
+                max = x[j];
+            }
+        }
+        return max;
+    }
+
+    /** {@link #q8_KBlock}'s integers, scale and sums of 32. */
+    private static void q8_KQuants(float[] x, int off, Quants out) {
+        float max = signedMax(x, off);
+        float iscale = max == 0f ? 0f : -127f / max;
+        out.d[off / KScales.QK_K] = max == 0f ? 0f : 1f / iscale;
+        for (int s = off; s < off + KScales.QK_K; s += 32) {
+            int sum = 0;
+            for (int j = s; j < s + 32; j++) {
+                int q = (int) Math.min(127f, (float) Math.rint(iscale * x[j]));
+                out.q[j] = (short) q;
+                sum += q;
+            }
+            out.sums[s / 32] = sum;
+        }
     }
 
     /** {@code tokens} rounded up to a multiple of {@code lanes}. */
@@ -342,10 +453,7 @@ public final class MatmulInput {
 
     /** ggml's AVX2 {@code quantize_row_q8_0} of one block, as the values {@code fp16(d) * q}. */
     private static void q8_0Block(float[] x, int off, float[] out) {
-        float amax = 0f;
-        for (int j = off; j < off + Q8_0Format.BLOCK; j++) {
-            amax = Math.max(amax, Math.abs(x[j]));
-        }
+        float amax = absMax(x, off);
         float d = Float.float16ToFloat(Float.floatToFloat16(amax / 127f));
         float id = amax != 0f ? 127f / amax : 0f;
         for (int j = off; j < off + Q8_0Format.BLOCK; j++) {
@@ -359,16 +467,8 @@ public final class MatmulInput {
      * {@link Math#rint} does.
      */
     private static void q8_KBlock(float[] x, int off, float[] out) {
-        float amax = 0f;
-        float max = 0f;
-        for (int j = off; j < off + KScales.QK_K; j++) {
-            float ax = Math.abs(x[j]);
-            if (ax > amax) {
-                amax = ax;
-                max = x[j];
-            }
-        }
-        if (amax == 0f) {
+        float max = signedMax(x, off);
+        if (max == 0f) {
             java.util.Arrays.fill(out, off, off + KScales.QK_K, 0f);
             return;
         }

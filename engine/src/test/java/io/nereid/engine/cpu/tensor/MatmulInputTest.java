@@ -81,6 +81,41 @@ class MatmulInputTest {
                 MatmulInput.Form.Q8_K), "rows shorter than a block");
     }
 
+    /**
+     * The integer quants the interleaved kernels multiply stand for the form's values exactly, with
+     * the sums of 32 of Q8_K, through buffers reused by a second input; a block of zeros included.
+     */
+    @Test
+    void quantsAreTheFormsIntegersAndScales() {
+        int cols = 512;
+        MatmulInput.Buffers buffers = new MatmulInput.Buffers(2 * cols);
+        for (MatmulInput.Form form : new MatmulInput.Form[] {MatmulInput.Form.Q8_0, MatmulInput.Form.Q8_K}) {
+            for (int round = 0; round < 2; round++) {
+                float[] x = TestRows.gaussian(new Random(round), 2 * cols, 3f);
+                Arrays.fill(x, cols, cols + 256, 0f);
+                MatmulInput in = MatmulInput.of(x, 2, cols, buffers);
+                MatmulInput.Quants q = in.quants(form);
+                float[] values = MatmulInput.of(x, 2, cols).values(form);
+                int block = form.block();
+                for (int i = 0; i < 2 * cols; i++) {
+                    assertEquals(values[i], q.d()[i / block] * q.q()[i], 0f, form + " element " + i); // -0.0 is 0 here
+                    assertEquals(true, Math.abs(q.q()[i]) <= 127, form + " element " + i + " is " + q.q()[i]);
+                }
+                if (form == MatmulInput.Form.Q8_K) {
+                    for (int s = 0; s < 2 * cols / 32; s++) {
+                        int sum = 0;
+                        for (int i = 32 * s; i < 32 * s + 32; i++) {
+                            sum += q.q()[i];
+                        }
+                        assertEquals(sum, q.sums()[s], "sum " + s);
+                    }
+                }
+                assertSame(q, in.quants(form));
+            }
+        }
+        assertThrows(IllegalArgumentException.class, () -> MatmulInput.of(new float[32], 1, 32).quants(MatmulInput.Form.F16));
+    }
+
     @Test
     void f16AndBf16RoundToNearestEven() {
         float between = 1f + 0x1p-11f;   // halfway between two F16 values: to the even one, 1

@@ -1,0 +1,331 @@
+package io.nereid.engine.cpu.tensor;
+
+import static io.nereid.engine.cpu.tensor.KScales.QK_K;
+
+import io.nereid.engine.cpu.kernel.VectorWidth;
+import io.nereid.engine.gguf.GgmlType;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
+import java.util.stream.IntStream;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * One, two or three tokens against Q4_0, Q4_K or Q6_K weights with {@link #GROUP} rows in the
+ * lanes: a copy of the matrix interleaved so that one load holds one column of {@code GROUP} rows,
+ * multiplied on 16-bit lanes by the input's Q8 integers ({@link MatmulInput.Quants}), each column's
+ * integer broadcast once for all the rows. The products are summed on 16-bit lanes for as many
+ * columns as cannot overflow there, then widened and scaled per block as llama.cpp scales its
+ * integer sums. No lane sums: each lane ends as one row's output.
+ *
+ * <p>Why: the row kernels ({@link RowKernel#dotFast}) widen every weight to a float and end each
+ * row in a lane sum; the Vector API has no {@code vpmaddubsw} / {@code vpdpbusd} for a row's
+ * integer dot, and an integer dot along a row measured only 1.1-1.3x (bench/MEASUREMENTS.md,
+ * "Integer dots"). Across rows, one 16-bit multiply serves {@code 2L} weights and one byte load
+ * with one widening serves {@code 4L} nibbles: {@code bench/kernels/InterleavedProbe.java}
+ * measured 1024 x 4096 on one thread at 155 against 340 us for Q4_0 and 175 against 325 for a
+ * Q6_K-like layout (512-bit).
+ *
+ * <p>Exactness: the weights' integers are stored signed ({@code q - 8}, {@code q - 32}) and the
+ * input's are in {@code [-127, 127]}, so a product is at most 1016 (4-bit) or 4064 (6-bit) in
+ * magnitude: 32 of the first or 8 of the second sum to at most 32512, which 16 bits hold. Each
+ * sub-block's integer sum is then exact, and the float steps are llama.cpp's
+ * ({@code ggml_vec_dot_q4_0_q8_0}: {@code (d_w * d_x) * sumi}; Q4_K:
+ * {@code d * d_x * sum(sc * sumi) - dmin * d_x * sum(m * bsum)}; Q6_K: {@code d * d_x * sum(sc * sumi)}),
+ * with the blocks summed in order, one chain per row. A token's results are the same bits
+ * whether it runs alone or with one or two others, and on any row range: a group is always
+ * computed whole.
+ *
+ * <p>Layouts, per group of {@code GROUP} rows (group {@code g} at {@code g * groupBytes}), floats
+ * little-endian, lane {@code r} row {@code GROUP * g + r}:
+ * <ul>
+ *   <li>Q4_0, per block of 32 columns: {@code GROUP} floats {@code d}, then 16 columns of
+ *       {@code GROUP} bytes, byte {@code r} of column {@code c} holding row {@code r}'s
+ *       {@code q[c] - 8} in its low nibble and {@code q[c + 16] - 8} in its high one (20 bytes per
+ *       32 weights; the file has 18);
+ *   <li>Q4_K, per super-block of 256: {@code GROUP} floats {@code d}, {@code GROUP} floats
+ *       {@code dmin}, then per sub-block of 32: {@code GROUP} floats scale, {@code GROUP} floats
+ *       min, 16 columns as Q4_0's (200 bytes per 256 weights per row; the file has 144);
+ *   <li>Q6_K, per super-block: {@code GROUP} floats {@code d}, then per sub-block of 16:
+ *       {@code GROUP} floats scale and 16 columns of {@code GROUP} bytes {@code q - 32} (324 bytes
+ *       per 256; the file has 210).
+ * </ul>
+ * The copy is made once when a matrix is bound ({@link WeightMatrix}), on top of the data and
+ * any other repacked copy: it serves only matmuls of one to three tokens in the faster order.
+ */
+final class Interleaved {
+
+    private static final VectorWidth W = VectorWidth.current();
+    private static final VectorSpecies<Short> S = W.shortPairs();
+    private static final VectorSpecies<Byte> B = W.bytePairs();
+    private static final VectorSpecies<Float> F = W.floats();
+    private static final VectorSpecies<Integer> I = W.ints();
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+
+    /** Rows per group: the 16-bit lanes of a vector, {@code 2L}. */
+    static final int GROUP = S.length();
+
+    private static final int L = F.length();
+
+    /** Floats of work space {@link #multiply} takes. */
+    static final int WORK = 2 * L;
+
+    private Interleaved() {
+    }
+
+    /** Whether {@code type} has interleaved kernels. */
+    static boolean supports(GgmlType type) {
+        return type == GgmlType.Q4_0 || type == GgmlType.Q4_K || type == GgmlType.Q6_K;
+    }
+
+    /** Bytes of one group of rows of {@code cols} weights. */
+    static long groupBytes(GgmlType type, int cols) {
+        return switch (type) {
+            case Q4_0 -> (long) cols / 32 * 20 * GROUP;
+            case Q4_K -> (long) cols / QK_K * 200 * GROUP;
+            case Q6_K -> (long) cols / QK_K * 324 * GROUP;
+            default -> throw new IllegalArgumentException(type + " has no interleaved layout");
+        };
+    }
+
+    /**
+     * The first {@code rows / GROUP} groups of the matrix at {@code data} ({@code rows} rows of
+     * {@code cols} in the format's own layout) interleaved into a new off-heap segment, freed when
+     * it is no longer reachable; rows after the last whole group are left out.
+     */
+    static MemorySegment pack(GgmlType type, MemorySegment data, int rows, int cols) {
+        int groups = rows / GROUP;
+        long gb = groupBytes(type, cols);
+        MemorySegment il = Arena.ofAuto().allocate(Math.max(1, groups * gb), 64);
+        long rowBytes = (long) cols / type.blockSize() * type.bytesPerBlock();
+        // at load, on the common pool: ~1 s a thread for 1.1B weights, disjoint groups
+        IntStream.range(0, groups).parallel().forEach(g -> {
+            long at = g * gb;
+            long row0 = (long) g * GROUP * rowBytes;
+            switch (type) {
+                case Q4_0 -> packQ4_0(data, row0, rowBytes, cols, il, at);
+                case Q4_K -> packQ4_K(data, row0, rowBytes, cols, il, at);
+                case Q6_K -> packQ6_K(data, row0, rowBytes, cols, il, at);
+                default -> throw new IllegalArgumentException(type + " has no interleaved layout");
+            }
+        });
+        return il;
+    }
+
+    private static void packQ4_0(MemorySegment w, long row0, long rowBytes, int cols, MemorySegment il, long at) {
+        for (int b = 0; b < cols / 32; b++) {
+            for (int r = 0; r < GROUP; r++) {
+                long block = row0 + r * rowBytes + b * 18L;
+                il.set(Bytes.FLOAT, at + 4L * r, Bytes.f16(w, block));
+                for (int c = 0; c < 16; c++) {
+                    int q = Bytes.u8(w, block + 2 + c);
+                    Bytes.putByte(il, at + 4L * GROUP + (long) c * GROUP + r, nibbles((q & 0xF) - 8, (q >>> 4) - 8));
+                }
+            }
+            at += 20L * GROUP;
+        }
+    }
+
+    private static int nibbles(int lo, int hi) {
+        return lo & 0xF | hi << 4;
+    }
+
+    private static void packQ4_K(MemorySegment w, long row0, long rowBytes, int cols, MemorySegment il, long at) {
+        for (int sb = 0; sb < cols / QK_K; sb++) {
+            for (int r = 0; r < GROUP; r++) {
+                long block = row0 + r * rowBytes + sb * (long) Q4_KFormat.BLOCK_BYTES;
+                il.set(Bytes.FLOAT, at + 4L * r, Bytes.f16(w, block));
+                il.set(Bytes.FLOAT, at + 4L * (GROUP + r), Bytes.f16(w, block + 2));
+                for (int j = 0; j < 8; j++) {
+                    long sub = at + 8L * GROUP + j * 24L * GROUP;
+                    il.set(Bytes.FLOAT, sub + 4L * r, KScales.scale(w, block + 4, j));
+                    il.set(Bytes.FLOAT, sub + 4L * (GROUP + r), KScales.min(w, block + 4, j));
+                    long qs = block + 16 + 32L * (j / 2);
+                    int shift = 4 * (j % 2);
+                    for (int c = 0; c < 16; c++) {
+                        int lo = Bytes.u8(w, qs + c) >>> shift & 0xF;
+                        int hi = Bytes.u8(w, qs + 16 + c) >>> shift & 0xF;
+                        Bytes.putByte(il, sub + 8L * GROUP + (long) c * GROUP + r, nibbles(lo - 8, hi - 8));
+                    }
+                }
+            }
+            at += 200L * GROUP;
+        }
+    }
+
+    private static void packQ6_K(MemorySegment w, long row0, long rowBytes, int cols, MemorySegment il, long at) {
+        for (int sb = 0; sb < cols / QK_K; sb++) {
+            for (int r = 0; r < GROUP; r++) {
+                long block = row0 + r * rowBytes + sb * (long) Q6_KFormat.BLOCK_BYTES;
+                il.set(Bytes.FLOAT, at + 4L * r, Bytes.f16(w, block + 208));
+                for (int j = 0; j < 16; j++) {
+                    long sub = at + 4L * GROUP + j * 20L * GROUP;
+                    il.set(Bytes.FLOAT, sub + 4L * r, Bytes.s8(w, block + 192 + j));
+                    for (int c = 0; c < 16; c++) {
+                        Bytes.putByte(il, sub + 4L * GROUP + (long) c * GROUP + r, Q6_KFormat.quant(w, block, 16 * j + c));
+                    }
+                }
+            }
+            at += 324L * GROUP;
+        }
+    }
+
+    /**
+     * {@code out[t * outStride + outOff + r]} for {@code t < tokens} (1 to 3) and {@code r < GROUP}:
+     * group {@code g}'s rows against tokens {@code t0 .. t0 + tokens} of {@code x}.
+     *
+     * @param work {@link #WORK} floats at {@code workOff} the kernels may use
+     */
+    static void multiply(GgmlType type, MemorySegment il, int cols, int g, MatmulInput.Quants x, int t0, int tokens,
+            float[] out, int outOff, int outStride, float[] work, int workOff) {
+        long at = g * groupBytes(type, cols);
+        // one token after another over the group, which stays in L2 for the next: a kernel for two
+        // tokens that shares each column's decoding had too many vector operations for C2's
+        // inlining budget (NodeCountInliningCutoff) and ran 4-7x slower, boxed
+        for (int t = 0; t < tokens; t++) {
+            int o = outOff + t * outStride;
+            switch (type) {
+                case Q4_0 -> q4_0(il, at, cols, x, t0 + t, out, o);
+                case Q4_K -> q4_K(il, at, cols, x, t0 + t, out, o, work, workOff);
+                default -> q6_K(il, at, cols, x, t0 + t, out, o, work, workOff);
+            }
+        }
+    }
+
+    private static ShortVector column(MemorySegment il, long at) {
+        return (ShortVector) ByteVector.fromMemorySegment(B, il, at, LE).convertShape(VectorOperators.B2S, S, 0);
+    }
+
+    private static FloatVector floats(MemorySegment il, long at) {
+        return FloatVector.fromMemorySegment(F, il, at, LE);
+    }
+
+    private static FloatVector toFloat(IntVector v) {
+        return (FloatVector) v.convert(VectorOperators.I2F, 0);
+    }
+
+    private static IntVector widen(ShortVector v, int part) {
+        return (IntVector) v.convertShape(VectorOperators.S2I, I, part);
+    }
+
+    /** 16 columns of signed nibbles at {@code at}, against {@code q[x0 + c]} (low) and {@code q[x0 + 16 + c]} (high). */
+    private static ShortVector nibbleSums(MemorySegment il, long at, short[] q, int x0) {
+        ShortVector acc = ShortVector.zero(S);
+        for (int c = 0; c < 16; c++) {
+            ShortVector v = column(il, at + (long) c * GROUP);
+            ShortVector hi = v.lanewise(VectorOperators.ASHR, 4);
+            ShortVector lo = v.lanewise(VectorOperators.LSHL, 12).lanewise(VectorOperators.ASHR, 12);
+            acc = acc.add(lo.mul(q[x0 + c])).add(hi.mul(q[x0 + 16 + c]));
+        }
+        return acc;
+    }
+
+    private static void q4_0(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, float[] out, int o) {
+        short[] q = x.q();
+        FloatVector a0 = FloatVector.zero(F), a1 = a0;
+        int blocks = cols / 32;
+        for (int b = 0; b < blocks; b++) {
+            FloatVector d = FloatVector.broadcast(F, x.d()[t * blocks + b]);
+            FloatVector s0 = floats(il, at).mul(d), s1 = floats(il, at + 4L * L).mul(d);
+            ShortVector acc = nibbleSums(il, at + 4L * GROUP, q, t * cols + 32 * b);
+            a0 = toFloat(widen(acc, 0)).fma(s0, a0);
+            a1 = toFloat(widen(acc, 1)).fma(s1, a1);
+            at += 20L * GROUP;
+        }
+        a0.intoArray(out, o);
+        a1.intoArray(out, o + L);
+    }
+
+    private static void q4_K(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, float[] out, int o,
+            float[] work, int w) {
+        int[] sums = x.sums();
+        FloatVector a0 = FloatVector.zero(F), a1 = a0, m0 = a0, m1 = a0;
+        int supers = cols / QK_K;
+        for (int sb = 0; sb < supers; sb++) {
+            int x0 = t * cols + sb * QK_K;
+            q4_KScaledSums(il, at + 8L * GROUP, x.q(), x0, sums, work, w);
+            FloatVector u0 = FloatVector.zero(F), u1 = u0;
+            long sub = at + 8L * GROUP;
+            for (int j = 0; j < 8; j++) {
+                FloatVector bs = FloatVector.broadcast(F, sums[x0 / 32 + j]);
+                u0 = floats(il, sub + 8L * L).fma(bs, u0);
+                u1 = floats(il, sub + 12L * L).fma(bs, u1);
+                sub += 24L * GROUP;
+            }
+            FloatVector dx = FloatVector.broadcast(F, x.d()[t * supers + sb]);
+            a0 = FloatVector.fromArray(F, work, w).fma(floats(il, at).mul(dx), a0);
+            a1 = FloatVector.fromArray(F, work, w + L).fma(floats(il, at + 4L * L).mul(dx), a1);
+            m0 = u0.fma(floats(il, at + 8L * L).mul(dx), m0);
+            m1 = u1.fma(floats(il, at + 12L * L).mul(dx), m1);
+            at += 200L * GROUP;
+        }
+        a0.sub(m0).intoArray(out, o);
+        a1.sub(m1).intoArray(out, o + L);
+    }
+
+    /**
+     * One Q4_K super-block's {@code sum(scale[j] * sum(q * x))} over its eight sub-blocks, lanes
+     * into {@code work[w, w + 2L)}: a method of its own, since with the rest of the kernel it
+     * passed C2's inlining budget (NodeCountInliningCutoff) and its vectors were boxed.
+     */
+    private static void q4_KScaledSums(MemorySegment il, long sub, short[] q, int x0, int[] sums, float[] work,
+            int w) {
+        FloatVector t0 = FloatVector.zero(F), t1 = t0;
+        for (int j = 0; j < 8; j++) {
+            // the scales loaded before the columns: loaded after them, Q6_K's kernel ran 1.26x slower
+            FloatVector sc0 = floats(il, sub), sc1 = floats(il, sub + 4L * L);
+            int bsum8 = 8 * sums[x0 / 32 + j];
+            ShortVector acc = nibbleSums(il, sub + 8L * GROUP, q, x0 + 32 * j);
+            // sum(q * x) = sum((q - 8) * x) + 8 * sum(x), exact on int lanes
+            t0 = toFloat(widen(acc, 0).add(bsum8)).fma(sc0, t0);
+            t1 = toFloat(widen(acc, 1).add(bsum8)).fma(sc1, t1);
+            sub += 24L * GROUP;
+        }
+        t0.intoArray(work, w);
+        t1.intoArray(work, w + L);
+    }
+
+    private static void q6_K(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, float[] out, int o,
+            float[] work, int w) {
+        FloatVector a0 = FloatVector.zero(F), a1 = a0;
+        int supers = cols / QK_K;
+        for (int sb = 0; sb < supers; sb++) {
+            q6_KScaledSums(il, at + 4L * GROUP, x.q(), t * cols + sb * QK_K, work, w);
+            FloatVector dx = FloatVector.broadcast(F, x.d()[t * supers + sb]);
+            a0 = FloatVector.fromArray(F, work, w).fma(floats(il, at).mul(dx), a0);
+            a1 = FloatVector.fromArray(F, work, w + L).fma(floats(il, at + 4L * L).mul(dx), a1);
+            at += 324L * GROUP;
+        }
+        a0.intoArray(out, o);
+        a1.intoArray(out, o + L);
+    }
+
+    /**
+     * One Q6_K super-block's {@code sum(scale[j] * sum(q * x))} over its sixteen sub-blocks, lanes
+     * into {@code work[w, w + 2L)}: a method of its own for C2's inlining budget, as
+     * {@link #q4_KScaledSums}.
+     */
+    private static void q6_KScaledSums(MemorySegment il, long sub, short[] q, int x0, float[] work, int w) {
+        FloatVector t0 = FloatVector.zero(F), t1 = t0;
+        for (int j = 0; j < 16; j++) {
+            FloatVector sc0 = floats(il, sub), sc1 = floats(il, sub + 4L * L);
+            long cAt = sub + 4L * GROUP;
+            int y = x0 + 16 * j;
+            ShortVector e = ShortVector.zero(S), f = e;   // eight columns each: at most 8 * 4064 in magnitude
+            for (int c = 0; c < 8; c++) {
+                e = e.add(column(il, cAt + (long) c * GROUP).mul(q[y + c]));
+                f = f.add(column(il, cAt + (long) (c + 8) * GROUP).mul(q[y + 8 + c]));
+            }
+            t0 = toFloat(widen(e, 0).add(widen(f, 0))).fma(sc0, t0);
+            t1 = toFloat(widen(e, 1).add(widen(f, 1))).fma(sc1, t1);
+            sub += 20L * GROUP;
+        }
+        t0.intoArray(work, w);
+        t1.intoArray(work, w + L);
+    }
+}
