@@ -16,7 +16,7 @@ import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * One, two or three tokens against Q4_0, Q4_K or Q6_K weights with {@link #GROUP} rows in the
+ * One, two or three tokens against Q8_0, Q4_0, Q4_K or Q6_K weights with {@link #GROUP} rows in the
  * lanes: a copy of the matrix interleaved so that one load holds one column of {@code GROUP} rows,
  * multiplied on 16-bit lanes by the input's Q8 integers ({@link MatmulInput.Quants}), each column's
  * integer broadcast once for all the rows. The products are summed on 16-bit lanes for as many
@@ -28,14 +28,15 @@ import jdk.incubator.vector.VectorSpecies;
  * integer dot, and an integer dot along a row measured only 1.1-1.3x (bench/MEASUREMENTS.md,
  * "Integer dots"). Across rows, one 16-bit multiply serves {@code 2L} weights and one byte load
  * with one widening serves {@code 4L} nibbles: {@code bench/kernels/InterleavedProbe.java}
- * measured 1024 x 4096 on one thread at 155 against 340 us for Q4_0 and 175 against 325 for a
- * Q6_K-like layout (512-bit).
+ * measured 1024 x 4096 on one thread at 155 against 340 us for Q4_0, 186 against 307 for Q8_0
+ * and 175 against 325 for a Q6_K-like layout (512-bit).
  *
  * <p>Exactness: the weights' integers are stored signed ({@code q - 8}, {@code q - 32}) and the
- * input's are in {@code [-127, 127]}, so a product is at most 1016 (4-bit) or 4064 (6-bit) in
- * magnitude: 32 of the first or 8 of the second sum to at most 32512, which 16 bits hold. Each
- * sub-block's integer sum is then exact, and the float steps are llama.cpp's
- * ({@code ggml_vec_dot_q4_0_q8_0}: {@code (d_w * d_x) * sumi}; Q4_K:
+ * input's are in {@code [-127, 127]}, so a product is at most 1016 (4-bit), 4064 (6-bit) or 16256
+ * (8-bit) in magnitude: 32 of the first, 8 of the second or 2 of the third sum to at most 32512,
+ * which 16 bits hold (Q8_0's pairs then go on on int lanes). Each block's integer sum is then
+ * exact, and the float steps are llama.cpp's ({@code ggml_vec_dot_q4_0_q8_0} and
+ * {@code _q8_0_q8_0}: {@code (d_w * d_x) * sumi}; Q4_K:
  * {@code d * d_x * sum(sc * sumi) - dmin * d_x * sum(m * bsum)}; Q6_K: {@code d * d_x * sum(sc * sumi)}),
  * with the blocks summed in order, one chain per row. A token's results are the same bits
  * whether it runs alone or with one or two others, and on any row range: a group is always
@@ -44,16 +45,20 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>Layouts, per group of {@code GROUP} rows (group {@code g} at {@code g * groupBytes}), floats
  * little-endian, lane {@code r} row {@code GROUP * g + r}:
  * <ul>
+ *   <li>Q8_0, per block of 32 columns: {@code GROUP} floats {@code d}, then 32 columns of
+ *       {@code GROUP} bytes (36 bytes per 32 weights; the file has 34);
  *   <li>Q4_0, per block of 32 columns: {@code GROUP} floats {@code d}, then 16 columns of
  *       {@code GROUP} bytes, byte {@code r} of column {@code c} holding row {@code r}'s
  *       {@code q[c] - 8} in its low nibble and {@code q[c + 16] - 8} in its high one (20 bytes per
- *       32 weights; the file has 18);
+ *       32 weights; the file has 18: the scales as halves, widened in the kernel as
+ *       {@link F16Vector} widens them, ran 6x slower for reasons not found);
  *   <li>Q4_K, per super-block of 256: {@code GROUP} floats {@code d}, {@code GROUP} floats
- *       {@code dmin}, then per sub-block of 32: {@code GROUP} floats scale, {@code GROUP} floats
- *       min, 16 columns as Q4_0's (200 bytes per 256 weights per row; the file has 144);
- *   <li>Q6_K, per super-block: {@code GROUP} floats {@code d}, then per sub-block of 16:
- *       {@code GROUP} floats scale and 16 columns of {@code GROUP} bytes {@code q - 32} (324 bytes
- *       per 256; the file has 210).
+ *       {@code dmin}, the eight sub-blocks' 6-bit scales ({@code GROUP} bytes each), their mins,
+ *       then per sub-block of 32 its 16 columns as Q4_0's (152 bytes per 256 weights per row; the
+ *       file has 144);
+ *   <li>Q6_K, per super-block: {@code GROUP} floats {@code d}, the sixteen sub-blocks' int8
+ *       scales ({@code GROUP} bytes each), then per sub-block of 16 its 16 columns of
+ *       {@code GROUP} bytes {@code q - 32} (276 bytes per 256; the file has 210).
  * </ul>
  * The copy is made once when a matrix is bound ({@link WeightMatrix}), on top of the data and
  * any other repacked copy: it serves only matmuls of one to three tokens in the faster order.
@@ -80,15 +85,16 @@ final class Interleaved {
 
     /** Whether {@code type} has interleaved kernels. */
     static boolean supports(GgmlType type) {
-        return type == GgmlType.Q4_0 || type == GgmlType.Q4_K || type == GgmlType.Q6_K;
+        return type == GgmlType.Q8_0 || type == GgmlType.Q4_0 || type == GgmlType.Q4_K || type == GgmlType.Q6_K;
     }
 
     /** Bytes of one group of rows of {@code cols} weights. */
     static long groupBytes(GgmlType type, int cols) {
         return switch (type) {
+            case Q8_0 -> (long) cols / 32 * 36 * GROUP;
             case Q4_0 -> (long) cols / 32 * 20 * GROUP;
-            case Q4_K -> (long) cols / QK_K * 200 * GROUP;
-            case Q6_K -> (long) cols / QK_K * 324 * GROUP;
+            case Q4_K -> (long) cols / QK_K * 152 * GROUP;
+            case Q6_K -> (long) cols / QK_K * 276 * GROUP;
             default -> throw new IllegalArgumentException(type + " has no interleaved layout");
         };
     }
@@ -108,6 +114,7 @@ final class Interleaved {
             long at = g * gb;
             long row0 = (long) g * GROUP * rowBytes;
             switch (type) {
+                case Q8_0 -> packQ8_0(data, row0, rowBytes, cols, il, at);
                 case Q4_0 -> packQ4_0(data, row0, rowBytes, cols, il, at);
                 case Q4_K -> packQ4_K(data, row0, rowBytes, cols, il, at);
                 case Q6_K -> packQ6_K(data, row0, rowBytes, cols, il, at);
@@ -115,6 +122,19 @@ final class Interleaved {
             }
         });
         return il;
+    }
+
+    private static void packQ8_0(MemorySegment w, long row0, long rowBytes, int cols, MemorySegment il, long at) {
+        for (int b = 0; b < cols / 32; b++) {
+            for (int r = 0; r < GROUP; r++) {
+                long block = row0 + r * rowBytes + b * 34L;
+                il.set(Bytes.FLOAT, at + 4L * r, Bytes.f16(w, block));
+                for (int c = 0; c < 32; c++) {
+                    Bytes.putByte(il, at + 4L * GROUP + (long) c * GROUP + r, Bytes.s8(w, block + 2 + c));
+                }
+            }
+            at += 36L * GROUP;
+        }
     }
 
     private static void packQ4_0(MemorySegment w, long row0, long rowBytes, int cols, MemorySegment il, long at) {
@@ -142,19 +162,19 @@ final class Interleaved {
                 il.set(Bytes.FLOAT, at + 4L * r, Bytes.f16(w, block));
                 il.set(Bytes.FLOAT, at + 4L * (GROUP + r), Bytes.f16(w, block + 2));
                 for (int j = 0; j < 8; j++) {
-                    long sub = at + 8L * GROUP + j * 24L * GROUP;
-                    il.set(Bytes.FLOAT, sub + 4L * r, KScales.scale(w, block + 4, j));
-                    il.set(Bytes.FLOAT, sub + 4L * (GROUP + r), KScales.min(w, block + 4, j));
+                    Bytes.putByte(il, at + (8L + j) * GROUP + r, KScales.scale(w, block + 4, j));
+                    Bytes.putByte(il, at + (16L + j) * GROUP + r, KScales.min(w, block + 4, j));
+                    long columns = at + (24L + 16 * j) * GROUP;
                     long qs = block + 16 + 32L * (j / 2);
                     int shift = 4 * (j % 2);
                     for (int c = 0; c < 16; c++) {
                         int lo = Bytes.u8(w, qs + c) >>> shift & 0xF;
                         int hi = Bytes.u8(w, qs + 16 + c) >>> shift & 0xF;
-                        Bytes.putByte(il, sub + 8L * GROUP + (long) c * GROUP + r, nibbles(lo - 8, hi - 8));
+                        Bytes.putByte(il, columns + (long) c * GROUP + r, nibbles(lo - 8, hi - 8));
                     }
                 }
             }
-            at += 200L * GROUP;
+            at += 152L * GROUP;
         }
     }
 
@@ -164,14 +184,14 @@ final class Interleaved {
                 long block = row0 + r * rowBytes + sb * (long) Q6_KFormat.BLOCK_BYTES;
                 il.set(Bytes.FLOAT, at + 4L * r, Bytes.f16(w, block + 208));
                 for (int j = 0; j < 16; j++) {
-                    long sub = at + 4L * GROUP + j * 20L * GROUP;
-                    il.set(Bytes.FLOAT, sub + 4L * r, Bytes.s8(w, block + 192 + j));
+                    Bytes.putByte(il, at + (4L + j) * GROUP + r, Bytes.s8(w, block + 192 + j));
+                    long columns = at + (20L + 16 * j) * GROUP;
                     for (int c = 0; c < 16; c++) {
-                        Bytes.putByte(il, sub + 4L * GROUP + (long) c * GROUP + r, Q6_KFormat.quant(w, block, 16 * j + c));
+                        Bytes.putByte(il, columns + (long) c * GROUP + r, Q6_KFormat.quant(w, block, 16 * j + c));
                     }
                 }
             }
-            at += 324L * GROUP;
+            at += 276L * GROUP;
         }
     }
 
@@ -190,6 +210,7 @@ final class Interleaved {
         for (int t = 0; t < tokens; t++) {
             int o = outOff + t * outStride;
             switch (type) {
+                case Q8_0 -> q8_0(il, at, cols, x, t0 + t, out, o);
                 case Q4_0 -> q4_0(il, at, cols, x, t0 + t, out, o);
                 case Q4_K -> q4_K(il, at, cols, x, t0 + t, out, o, work, workOff);
                 default -> q6_K(il, at, cols, x, t0 + t, out, o, work, workOff);
@@ -199,6 +220,11 @@ final class Interleaved {
 
     private static ShortVector column(MemorySegment il, long at) {
         return (ShortVector) ByteVector.fromMemorySegment(B, il, at, LE).convertShape(VectorOperators.B2S, S, 0);
+    }
+
+    /** The {@code L} signed bytes at {@code at} as floats: the K-quants' integer scales and mins. */
+    private static FloatVector bytes(MemorySegment il, long at) {
+        return W.toFloats(W.loadBytes(il, at));
     }
 
     private static FloatVector floats(MemorySegment il, long at) {
@@ -225,6 +251,31 @@ final class Interleaved {
         return acc;
     }
 
+    private static void q8_0(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, float[] out, int o) {
+        short[] q = x.q();
+        FloatVector a0 = FloatVector.zero(F), a1 = a0;
+        int blocks = cols / 32;
+        for (int b = 0; b < blocks; b++) {
+            FloatVector d = FloatVector.broadcast(F, x.d()[t * blocks + b]);
+            FloatVector s0 = floats(il, at).mul(d), s1 = floats(il, at + 4L * L).mul(d);
+            long cAt = at + 4L * GROUP;
+            int x0 = t * cols + 32 * b;
+            IntVector i0 = IntVector.zero(I), i1 = i0;
+            for (int c = 0; c < 32; c += 2) {
+                // two products of at most 127 * 127 each fit 16 bits; then on to int lanes
+                ShortVector p = column(il, cAt + (long) c * GROUP).mul(q[x0 + c])
+                        .add(column(il, cAt + (long) (c + 1) * GROUP).mul(q[x0 + c + 1]));
+                i0 = i0.add(widen(p, 0));
+                i1 = i1.add(widen(p, 1));
+            }
+            a0 = toFloat(i0).fma(s0, a0);
+            a1 = toFloat(i1).fma(s1, a1);
+            at += 36L * GROUP;
+        }
+        a0.intoArray(out, o);
+        a1.intoArray(out, o + L);
+    }
+
     private static void q4_0(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, float[] out, int o) {
         short[] q = x.q();
         FloatVector a0 = FloatVector.zero(F), a1 = a0;
@@ -248,21 +299,20 @@ final class Interleaved {
         int supers = cols / QK_K;
         for (int sb = 0; sb < supers; sb++) {
             int x0 = t * cols + sb * QK_K;
-            q4_KScaledSums(il, at + 8L * GROUP, x.q(), x0, sums, work, w);
+            q4_KScaledSums(il, at, x.q(), x0, sums, work, w);
             FloatVector u0 = FloatVector.zero(F), u1 = u0;
-            long sub = at + 8L * GROUP;
             for (int j = 0; j < 8; j++) {
                 FloatVector bs = FloatVector.broadcast(F, sums[x0 / 32 + j]);
-                u0 = floats(il, sub + 8L * L).fma(bs, u0);
-                u1 = floats(il, sub + 12L * L).fma(bs, u1);
-                sub += 24L * GROUP;
+                long mins = at + (16L + j) * GROUP;
+                u0 = bytes(il, mins).fma(bs, u0);
+                u1 = bytes(il, mins + L).fma(bs, u1);
             }
             FloatVector dx = FloatVector.broadcast(F, x.d()[t * supers + sb]);
             a0 = FloatVector.fromArray(F, work, w).fma(floats(il, at).mul(dx), a0);
             a1 = FloatVector.fromArray(F, work, w + L).fma(floats(il, at + 4L * L).mul(dx), a1);
             m0 = u0.fma(floats(il, at + 8L * L).mul(dx), m0);
             m1 = u1.fma(floats(il, at + 12L * L).mul(dx), m1);
-            at += 200L * GROUP;
+            at += 152L * GROUP;
         }
         a0.sub(m0).intoArray(out, o);
         a1.sub(m1).intoArray(out, o + L);
@@ -273,18 +323,18 @@ final class Interleaved {
      * into {@code work[w, w + 2L)}: a method of its own, since with the rest of the kernel it
      * passed C2's inlining budget (NodeCountInliningCutoff) and its vectors were boxed.
      */
-    private static void q4_KScaledSums(MemorySegment il, long sub, short[] q, int x0, int[] sums, float[] work,
+    private static void q4_KScaledSums(MemorySegment il, long at, short[] q, int x0, int[] sums, float[] work,
             int w) {
         FloatVector t0 = FloatVector.zero(F), t1 = t0;
         for (int j = 0; j < 8; j++) {
             // the scales loaded before the columns: loaded after them, Q6_K's kernel ran 1.26x slower
-            FloatVector sc0 = floats(il, sub), sc1 = floats(il, sub + 4L * L);
+            long scales = at + (8L + j) * GROUP;
+            FloatVector sc0 = bytes(il, scales), sc1 = bytes(il, scales + L);
             int bsum8 = 8 * sums[x0 / 32 + j];
-            ShortVector acc = nibbleSums(il, sub + 8L * GROUP, q, x0 + 32 * j);
+            ShortVector acc = nibbleSums(il, at + (24L + 16 * j) * GROUP, q, x0 + 32 * j);
             // sum(q * x) = sum((q - 8) * x) + 8 * sum(x), exact on int lanes
             t0 = toFloat(widen(acc, 0).add(bsum8)).fma(sc0, t0);
             t1 = toFloat(widen(acc, 1).add(bsum8)).fma(sc1, t1);
-            sub += 24L * GROUP;
         }
         t0.intoArray(work, w);
         t1.intoArray(work, w + L);
@@ -295,11 +345,11 @@ final class Interleaved {
         FloatVector a0 = FloatVector.zero(F), a1 = a0;
         int supers = cols / QK_K;
         for (int sb = 0; sb < supers; sb++) {
-            q6_KScaledSums(il, at + 4L * GROUP, x.q(), t * cols + sb * QK_K, work, w);
+            q6_KScaledSums(il, at, x.q(), t * cols + sb * QK_K, work, w);
             FloatVector dx = FloatVector.broadcast(F, x.d()[t * supers + sb]);
             a0 = FloatVector.fromArray(F, work, w).fma(floats(il, at).mul(dx), a0);
             a1 = FloatVector.fromArray(F, work, w + L).fma(floats(il, at + 4L * L).mul(dx), a1);
-            at += 324L * GROUP;
+            at += 276L * GROUP;
         }
         a0.intoArray(out, o);
         a1.intoArray(out, o + L);
@@ -310,11 +360,12 @@ final class Interleaved {
      * into {@code work[w, w + 2L)}: a method of its own for C2's inlining budget, as
      * {@link #q4_KScaledSums}.
      */
-    private static void q6_KScaledSums(MemorySegment il, long sub, short[] q, int x0, float[] work, int w) {
+    private static void q6_KScaledSums(MemorySegment il, long at, short[] q, int x0, float[] work, int w) {
         FloatVector t0 = FloatVector.zero(F), t1 = t0;
         for (int j = 0; j < 16; j++) {
-            FloatVector sc0 = floats(il, sub), sc1 = floats(il, sub + 4L * L);
-            long cAt = sub + 4L * GROUP;
+            long scales = at + (4L + j) * GROUP;
+            FloatVector sc0 = bytes(il, scales), sc1 = bytes(il, scales + L);
+            long cAt = at + (20L + 16 * j) * GROUP;
             int y = x0 + 16 * j;
             ShortVector e = ShortVector.zero(S), f = e;   // eight columns each: at most 8 * 4064 in magnitude
             for (int c = 0; c < 8; c++) {
@@ -323,7 +374,6 @@ final class Interleaved {
             }
             t0 = toFloat(widen(e, 0).add(widen(f, 0))).fma(sc0, t0);
             t1 = toFloat(widen(e, 1).add(widen(f, 1))).fma(sc1, t1);
-            sub += 20L * GROUP;
         }
         t0.intoArray(work, w);
         t1.intoArray(work, w + L);
