@@ -43,12 +43,13 @@ import jdk.incubator.vector.VectorSpecies;
  * computed whole.
  *
  * <p>Layouts, per group of {@code GROUP} rows (group {@code g} at {@code g * groupBytes}), floats
- * little-endian, lane {@code r} row {@code GROUP * g + r}:
+ * little-endian; a column holds row {@code GROUP * g + r} at byte {@link #lane}{@code (r)}, and
+ * the scales row {@code GROUP * g + r} at element {@code r}:
  * <ul>
  *   <li>Q8_0, per block of 32 columns: {@code GROUP} floats {@code d}, then 32 columns of
  *       {@code GROUP} bytes (36 bytes per 32 weights; the file has 34);
  *   <li>Q4_0, per block of 32 columns: {@code GROUP} floats {@code d}, then 16 columns of
- *       {@code GROUP} bytes, byte {@code r} of column {@code c} holding row {@code r}'s
+ *       {@code GROUP} bytes, the byte of row {@code r} in column {@code c} holding its
  *       {@code q[c] - 8} in its low nibble and {@code q[c + 16] - 8} in its high one (20 bytes per
  *       32 weights; the file has 18: the scales as halves, widened in the kernel as
  *       {@link F16Vector} widens them, ran 6x slower for reasons not found);
@@ -130,7 +131,7 @@ final class Interleaved {
                 long block = row0 + r * rowBytes + b * 34L;
                 il.set(Bytes.FLOAT, at + 4L * r, Bytes.f16(w, block));
                 for (int c = 0; c < 32; c++) {
-                    Bytes.putByte(il, at + 4L * GROUP + (long) c * GROUP + r, Bytes.s8(w, block + 2 + c));
+                    Bytes.putByte(il, at + 4L * GROUP + (long) c * GROUP + lane(r), Bytes.s8(w, block + 2 + c));
                 }
             }
             at += 36L * GROUP;
@@ -144,7 +145,7 @@ final class Interleaved {
                 il.set(Bytes.FLOAT, at + 4L * r, Bytes.f16(w, block));
                 for (int c = 0; c < 16; c++) {
                     int q = Bytes.u8(w, block + 2 + c);
-                    Bytes.putByte(il, at + 4L * GROUP + (long) c * GROUP + r, nibbles((q & 0xF) - 8, (q >>> 4) - 8));
+                    Bytes.putByte(il, at + 4L * GROUP + (long) c * GROUP + lane(r), nibbles((q & 0xF) - 8, (q >>> 4) - 8));
                 }
             }
             at += 20L * GROUP;
@@ -170,7 +171,7 @@ final class Interleaved {
                     for (int c = 0; c < 16; c++) {
                         int lo = Bytes.u8(w, qs + c) >>> shift & 0xF;
                         int hi = Bytes.u8(w, qs + 16 + c) >>> shift & 0xF;
-                        Bytes.putByte(il, columns + (long) c * GROUP + r, nibbles(lo - 8, hi - 8));
+                        Bytes.putByte(il, columns + (long) c * GROUP + lane(r), nibbles(lo - 8, hi - 8));
                     }
                 }
             }
@@ -187,7 +188,7 @@ final class Interleaved {
                     Bytes.putByte(il, at + (4L + j) * GROUP + r, Bytes.s8(w, block + 192 + j));
                     long columns = at + (20L + 16 * j) * GROUP;
                     for (int c = 0; c < 16; c++) {
-                        Bytes.putByte(il, columns + (long) c * GROUP + r, Q6_KFormat.quant(w, block, 16 * j + c));
+                        Bytes.putByte(il, columns + (long) c * GROUP + lane(r), Q6_KFormat.quant(w, block, 16 * j + c));
                     }
                 }
             }
@@ -235,8 +236,21 @@ final class Interleaved {
         return (FloatVector) v.convert(VectorOperators.I2F, 0);
     }
 
+    /**
+     * Rows {@code [0, L)} (part 0) or {@code [L, 2L)} (part 1) of 16-bit sums on int lanes. The
+     * columns hold row {@code r} at {@link #lane}{@code (r)}: the even lanes are the first rows and
+     * the odd ones the others, so each half is two shifts of the sums' int view (a conversion of
+     * the upper half, {@code S2I} part 1, fell back to Java code in the forward pass, boxed).
+     */
     private static IntVector widen(ShortVector v, int part) {
-        return (IntVector) v.convertShape(VectorOperators.S2I, I, part);
+        IntVector pairs = v.reinterpretAsInts();
+        return part == 0 ? pairs.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16)
+                : pairs.lanewise(VectorOperators.ASHR, 16);
+    }
+
+    /** The 16-bit lane of row {@code r} in a column: even lanes for rows {@code [0, L)}, odd ones for the rest. */
+    static int lane(int r) {
+        return r < L ? 2 * r : 2 * (r - L) + 1;
     }
 
     /** 16 columns of signed nibbles at {@code at}, against {@code q[x0 + c]} (low) and {@code q[x0 + 16 + c]} (high). */
