@@ -79,7 +79,7 @@ final class Interleaved {
     private static final int L = F.length();
 
     /** Floats of work space {@link #multiply} takes. */
-    static final int WORK = 2 * L;
+    static final int WORK = 4 * L;
 
     private Interleaved() {
     }
@@ -205,10 +205,18 @@ final class Interleaved {
     static void multiply(GgmlType type, MemorySegment il, int cols, int g, MatmulInput.Quants x, int t0, int tokens,
             float[] out, int outOff, int outStride, float[] work, int workOff) {
         long at = g * groupBytes(type, cols);
-        // one token after another over the group, which stays in L2 for the next: a kernel for two
-        // tokens that shares each column's decoding had too many vector operations for C2's
-        // inlining budget (NodeCountInliningCutoff) and ran 4-7x slower, boxed
-        for (int t = 0; t < tokens; t++) {
+        int t = 0;
+        // two tokens per pass, each column decoded once for both; not Q4_K, whose two-token kernel
+        // (the sums per sub-block, or per super-block for C2's budget) measured slower than two passes
+        for (; t + 2 <= tokens && type != GgmlType.Q4_K; t += 2) {
+            int o = outOff + t * outStride;
+            switch (type) {
+                case Q8_0 -> q8_0x2(il, at, cols, x, t0 + t, out, o, outStride, work, workOff);
+                case Q4_0 -> q4_0x2(il, at, cols, x, t0 + t, out, o, outStride, work, workOff);
+                default -> q6_Kx2(il, at, cols, x, t0 + t, out, o, outStride, work, workOff);
+            }
+        }
+        for (; t < tokens; t++) { // a last token alone, over the group still in L2
             int o = outOff + t * outStride;
             switch (type) {
                 case Q8_0 -> q8_0(il, at, cols, x, t0 + t, out, o);
@@ -391,5 +399,140 @@ final class Interleaved {
         }
         t0.intoArray(work, w);
         t1.intoArray(work, w + L);
+    }
+
+    /*
+     * Two tokens at once. Each pass decodes a column once for both tokens; the integer sums of a
+     * block (or super-block) are computed by a method of their own that leaves them as floats in
+     * work, and the caller scales them with the same float operations, in the same order, as the
+     * one-token kernel: each token gets the bits it gets alone. (One method for both the sums and
+     * the scaling passed C2's inlining budget and was boxed.)
+     */
+
+    private static void q8_0x2(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, float[] out, int o,
+            int stride, float[] work, int w) {
+        FloatVector a0 = FloatVector.zero(F), a1 = a0, b0 = a0, b1 = a0;
+        int blocks = cols / 32;
+        for (int b = 0; b < blocks; b++) {
+            FloatVector da = FloatVector.broadcast(F, x.d()[t * blocks + b]);
+            FloatVector db = FloatVector.broadcast(F, x.d()[(t + 1) * blocks + b]);
+            FloatVector s0 = floats(il, at), s1 = floats(il, at + 4L * L);
+            q8_0Sums2(il, at + 4L * GROUP, x.q(), t * cols + 32 * b, cols, work, w);
+            a0 = FloatVector.fromArray(F, work, w).fma(s0.mul(da), a0);
+            a1 = FloatVector.fromArray(F, work, w + L).fma(s1.mul(da), a1);
+            b0 = FloatVector.fromArray(F, work, w + 2 * L).fma(s0.mul(db), b0);
+            b1 = FloatVector.fromArray(F, work, w + 3 * L).fma(s1.mul(db), b1);
+            at += 36L * GROUP;
+        }
+        store2(a0, a1, b0, b1, out, o, stride);
+    }
+
+    /** A Q8_0 block's integer sums for the tokens at {@code xa} and {@code xa + xStride}, as floats into {@code work}. */
+    private static void q8_0Sums2(MemorySegment il, long at, short[] q, int xa, int xStride, float[] work, int w) {
+        int xb = xa + xStride;
+        IntVector i0 = IntVector.zero(I), i1 = i0, j0 = i0, j1 = i0;
+        for (int c = 0; c < 32; c += 2) {
+            ShortVector u = column(il, at + (long) c * GROUP);
+            ShortVector v = column(il, at + (long) (c + 1) * GROUP);
+            ShortVector p = u.mul(q[xa + c]).add(v.mul(q[xa + c + 1]));
+            ShortVector r = u.mul(q[xb + c]).add(v.mul(q[xb + c + 1]));
+            i0 = i0.add(widen(p, 0));
+            i1 = i1.add(widen(p, 1));
+            j0 = j0.add(widen(r, 0));
+            j1 = j1.add(widen(r, 1));
+        }
+        toFloat(i0).intoArray(work, w);
+        toFloat(i1).intoArray(work, w + L);
+        toFloat(j0).intoArray(work, w + 2 * L);
+        toFloat(j1).intoArray(work, w + 3 * L);
+    }
+
+    private static void q4_0x2(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, float[] out, int o,
+            int stride, float[] work, int w) {
+        FloatVector a0 = FloatVector.zero(F), a1 = a0, b0 = a0, b1 = a0;
+        int blocks = cols / 32;
+        for (int b = 0; b < blocks; b++) {
+            FloatVector da = FloatVector.broadcast(F, x.d()[t * blocks + b]);
+            FloatVector db = FloatVector.broadcast(F, x.d()[(t + 1) * blocks + b]);
+            FloatVector s0 = floats(il, at), s1 = floats(il, at + 4L * L);
+            nibbleSums2(il, at + 4L * GROUP, x.q(), t * cols + 32 * b, cols, work, w);
+            a0 = FloatVector.fromArray(F, work, w).fma(s0.mul(da), a0);
+            a1 = FloatVector.fromArray(F, work, w + L).fma(s1.mul(da), a1);
+            b0 = FloatVector.fromArray(F, work, w + 2 * L).fma(s0.mul(db), b0);
+            b1 = FloatVector.fromArray(F, work, w + 3 * L).fma(s1.mul(db), b1);
+            at += 20L * GROUP;
+        }
+        store2(a0, a1, b0, b1, out, o, stride);
+    }
+
+    /** {@link #nibbleSums} for the tokens at {@code xa} and {@code xa + xStride}, widened, as floats into {@code work}. */
+    private static void nibbleSums2(MemorySegment il, long at, short[] q, int xa, int xStride, float[] work, int w) {
+        int xb = xa + xStride;
+        ShortVector accA = ShortVector.zero(S), accB = accA;
+        for (int c = 0; c < 16; c++) {
+            ShortVector v = column(il, at + (long) c * GROUP);
+            ShortVector hi = v.lanewise(VectorOperators.ASHR, 4);
+            ShortVector lo = v.lanewise(VectorOperators.LSHL, 12).lanewise(VectorOperators.ASHR, 12);
+            accA = accA.add(lo.mul(q[xa + c])).add(hi.mul(q[xa + 16 + c]));
+            accB = accB.add(lo.mul(q[xb + c])).add(hi.mul(q[xb + 16 + c]));
+        }
+        toFloat(widen(accA, 0)).intoArray(work, w);
+        toFloat(widen(accA, 1)).intoArray(work, w + L);
+        toFloat(widen(accB, 0)).intoArray(work, w + 2 * L);
+        toFloat(widen(accB, 1)).intoArray(work, w + 3 * L);
+    }
+
+    private static void q6_Kx2(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, float[] out, int o,
+            int stride, float[] work, int w) {
+        FloatVector a0 = FloatVector.zero(F), a1 = a0, b0 = a0, b1 = a0;
+        int supers = cols / QK_K;
+        for (int sb = 0; sb < supers; sb++) {
+            int xa = t * cols + sb * QK_K;
+            FloatVector ta0 = FloatVector.zero(F), ta1 = ta0, tb0 = ta0, tb1 = ta0;
+            for (int j = 0; j < 16; j++) {
+                long scales = at + (4L + j) * GROUP;
+                FloatVector sc0 = bytes(il, scales), sc1 = bytes(il, scales + L);
+                q6_KSums2(il, at + (20L + 16 * j) * GROUP, x.q(), xa + 16 * j, cols, work, w);
+                ta0 = FloatVector.fromArray(F, work, w).fma(sc0, ta0);
+                ta1 = FloatVector.fromArray(F, work, w + L).fma(sc1, ta1);
+                tb0 = FloatVector.fromArray(F, work, w + 2 * L).fma(sc0, tb0);
+                tb1 = FloatVector.fromArray(F, work, w + 3 * L).fma(sc1, tb1);
+            }
+            FloatVector dxa = FloatVector.broadcast(F, x.d()[t * supers + sb]);
+            FloatVector dxb = FloatVector.broadcast(F, x.d()[(t + 1) * supers + sb]);
+            FloatVector d0 = floats(il, at), d1 = floats(il, at + 4L * L);
+            a0 = ta0.fma(d0.mul(dxa), a0);
+            a1 = ta1.fma(d1.mul(dxa), a1);
+            b0 = tb0.fma(d0.mul(dxb), b0);
+            b1 = tb1.fma(d1.mul(dxb), b1);
+            at += 276L * GROUP;
+        }
+        store2(a0, a1, b0, b1, out, o, stride);
+    }
+
+    /** A Q6_K sub-block's integer sums for the tokens at {@code ya} and {@code ya + yStride}, as floats into {@code work}. */
+    private static void q6_KSums2(MemorySegment il, long at, short[] q, int ya, int yStride, float[] work, int w) {
+        int yb = ya + yStride;
+        ShortVector ea = ShortVector.zero(S), fa = ea, eb = ea, fb = ea;
+        for (int c = 0; c < 8; c++) {
+            ShortVector u = column(il, at + (long) c * GROUP);
+            ShortVector v = column(il, at + (long) (c + 8) * GROUP);
+            ea = ea.add(u.mul(q[ya + c]));
+            fa = fa.add(v.mul(q[ya + 8 + c]));
+            eb = eb.add(u.mul(q[yb + c]));
+            fb = fb.add(v.mul(q[yb + 8 + c]));
+        }
+        toFloat(widen(ea, 0).add(widen(fa, 0))).intoArray(work, w);
+        toFloat(widen(ea, 1).add(widen(fa, 1))).intoArray(work, w + L);
+        toFloat(widen(eb, 0).add(widen(fb, 0))).intoArray(work, w + 2 * L);
+        toFloat(widen(eb, 1).add(widen(fb, 1))).intoArray(work, w + 3 * L);
+    }
+
+    private static void store2(FloatVector a0, FloatVector a1, FloatVector b0, FloatVector b1, float[] out, int o,
+            int stride) {
+        a0.intoArray(out, o);
+        a1.intoArray(out, o + L);
+        b0.intoArray(out, o + stride);
+        b1.intoArray(out, o + stride + L);
     }
 }
