@@ -21,7 +21,7 @@ import java.util.Objects;
  * weight), Q5_K into {@link Q5_KPacked}'s and Q6_K into {@link Q6_KPacked}'s (1.25), off-heap and
  * freed with the matrix, which decode to the same bits far faster. Q8_0, Q4_0, Q4_K and Q6_K matrices
  * also get an {@link Interleaved} copy (rows side by side in the lanes) for the matmuls of one to
- * three tokens in the faster order, unless {@value #INTERLEAVED_PROPERTY} is {@code false}.
+ * four tokens in the faster order, unless {@value #INTERLEAVED_PROPERTY} is {@code false}.
  *
  * <p>Thread-safety: immutable; every method may be called concurrently, on disjoint output
  * ranges for {@link #matmul}. Lifecycle: valid as long as the segment is (a closed GGUF file
@@ -67,7 +67,7 @@ public final class WeightMatrix {
     private final MemorySegment kernelData;
     private final long kernelRowBytes;
     /**
-     * The first {@code rows / GROUP} groups of rows interleaved for the matmuls of one to three
+     * The first {@code rows / GROUP} groups of rows interleaved for the matmuls of one to four
      * tokens in the faster order ({@link Interleaved}), or null: a format without that layout,
      * the scalar kernels, or {@value #INTERLEAVED_PROPERTY} {@code false}.
      */
@@ -284,8 +284,10 @@ public final class WeightMatrix {
      * (Q8_0 at 8 lanes: 832 against 500 us with four chains, see bench/MEASUREMENTS.md). So without
      * {@code batchInvariant}, the products of fewer than four tokens use
      * {@link RowKernel#dotFast} (several chains, each format's own order): faster alone, but not
-     * the bits a tile gives the same token. The scalar kernels always decode and use {@link F32Format}'s
-     * sums, which keeps the promise either way.
+     * the bits a tile gives the same token. Where the matrix has an {@link Interleaved} copy (Q8_0,
+     * Q4_0, Q4_K, Q6_K), one to four tokens take it instead: integer sums on the input's Q8 quants,
+     * each token the same bits alone or with up to three others. The scalar kernels always decode
+     * and use {@link F32Format}'s sums, which keeps the promise either way.
      *
      * @param scratch at least {@link #scratchSize()} floats;
      *     null to allocate them
@@ -304,10 +306,18 @@ public final class WeightMatrix {
             return;
         }
         boolean scalar = kernel == RowKernels.scalar(type);
-        if (interleaved != null && !batchInvariant && tokens < 4) {
+        if (interleaved != null && !batchInvariant && tokens <= 4) {
             // the copy's rows; any after its last whole group take the row kernels below
             rowStart = Math.max(rowStart, multiplyInterleaved(input, out, rowStart, rowEnd, scratch));
             if (rowStart >= rowEnd) {
+                return;
+            }
+            if (tokens == 4) { // as two pairs: each token the bits of dotFast, as alone (not dot4Tokens')
+                float[] x = input.values(MatmulInput.Form.of(type));
+                for (int t = 0; t < 4; t += 2) {
+                    kernel.dotFastRows2Tokens(kernelData, rowStart * kernelRowBytes, kernelRowBytes, rowEnd - rowStart,
+                            x, t * cols, cols, cols, out, t * rows + rowStart, rows, scratch);
+                }
                 return;
             }
         }
@@ -371,7 +381,7 @@ public final class WeightMatrix {
     }
 
     /**
-     * The rows of {@code [rowStart, rowEnd)} that the interleaved copy holds, for one to three
+     * The rows of {@code [rowStart, rowEnd)} that the interleaved copy holds, for one to four
      * tokens: each group computed whole (into scratch where the range cuts it, so that a row's
      * bits do not depend on the range) and its rows in the range written. Returns the copy's
      * row count, where rows not in it begin (a matrix whose rows are not a multiple of

@@ -17,7 +17,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The {@link Interleaved} kernels, through {@link WeightMatrix#matmul} in the faster order with one
- * to three tokens (where they are used): against the exact product, the same bits per token
+ * to four tokens (where they are used): against the exact product, the same bits per token
  * whatever shares the call, and no 16-bit overflow at the extremes. At every vector width
  * (groups of 8, 16 and 32 rows).
  */
@@ -40,7 +40,7 @@ class InterleavedTest {
 
     static Stream<Arguments> typesAndTokens() {
         return Stream.of(GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q6_K)
-                .flatMap(t -> Stream.of(1, 2, 3).map(n -> Arguments.of(t, n)));
+                .flatMap(t -> Stream.of(1, 2, 3, 4).map(n -> Arguments.of(t, n)));
     }
 
     @ParameterizedTest(name = "{0} x {1} tokens")
