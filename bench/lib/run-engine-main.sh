@@ -14,7 +14,9 @@ trap 'rm -rf "$work"' EXIT
 (cd "$root" && ./mvnw -B -q -ntp -DskipTests test-compile dependency:build-classpath -pl engine -am \
   -Dmdep.includeScope=test -Dmdep.outputFile="$work/cp.txt")
 # The CompileCommands keep C2 from inlining one weight format's kernel into matmul's shared loop.
-"$JAVA_HOME/bin/java" -Xmx10g --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
+# NEREID_JAVA_OPTS: extra JVM flags, as bin/nereid takes them (e.g. -Dnereid.kernels.interleaved=false)
+# shellcheck disable=SC2086
+"$JAVA_HOME/bin/java" -Xmx10g ${NEREID_JAVA_OPTS:-} --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
   -XX:CompileCommand=quiet "-XX:CompileCommand=dontinline,io.nereid.engine.cpu.tensor.*::dot" \
   "-XX:CompileCommand=dontinline,io.nereid.engine.cpu.tensor.*::dot4" \
   "-XX:CompileCommand=dontinline,io.nereid.engine.cpu.tensor.*::dot4Tokens" \
