@@ -75,7 +75,9 @@ public final class ModelWeights {
      */
     static ModelWeights bind(TensorSource source, ModelConfig c) {
         Binder b = new Binder(source);
-        WeightMatrix embd = b.matrix("token_embd.weight", c.vocabSize(), c.dim());
+        boolean tied = source.find("output.weight").isEmpty();
+        // looked up a row at a time unless it is also the output: no interleaved copy for decode then
+        WeightMatrix embd = b.matrix("token_embd.weight", c.vocabSize(), c.dim(), !tied);
         Layer[] layers = new Layer[c.layers()];
         for (int i = 0; i < c.layers(); i++) {
             String p = "blk." + i + ".";
@@ -97,8 +99,7 @@ public final class ModelWeights {
                     b.matrix(p + "ffn_down.weight", c.dim(), c.ffnDim()));
         }
         float[] outNorm = b.vector("output_norm.weight", c.dim());
-        WeightMatrix output = source.find("output.weight").isPresent()
-                ? b.matrix("output.weight", c.vocabSize(), c.dim()) : embd; // tied embeddings
+        WeightMatrix output = tied ? embd : b.matrix("output.weight", c.vocabSize(), c.dim());
         float[] freqs = source.find("rope_freqs.weight").isPresent()
                 ? b.vector("rope_freqs.weight", c.ropeDim() / 2) : null;
         return new ModelWeights(embd, layers, outNorm, output, freqs);
@@ -108,6 +109,11 @@ public final class ModelWeights {
     private record Binder(TensorSource source) {
 
         WeightMatrix matrix(String name, int rows, int cols) {
+            return matrix(name, rows, cols, false);
+        }
+
+        /** {@code lookupOnly}: rows are only read ({@link WeightMatrix#forLookup}), never multiplied. */
+        WeightMatrix matrix(String name, int rows, int cols, boolean lookupOnly) {
             TensorSource.Tensor t = require(name);
             long[] d = t.dims();
             if (d.length != 2 || d[0] != cols || d[1] != rows) {
@@ -115,7 +121,7 @@ public final class ModelWeights {
                         + source.shape(new long[] {cols, rows}));
             }
             try {
-                return WeightMatrix.of(t.type(), d, t.data());
+                return lookupOnly ? WeightMatrix.forLookup(t.type(), d, t.data()) : WeightMatrix.of(t.type(), d, t.data());
             } catch (IllegalArgumentException | UnsupportedOperationException e) {
                 throw new ModelLoadException(source.describe(name) + ": " + e.getMessage(), e);
             }

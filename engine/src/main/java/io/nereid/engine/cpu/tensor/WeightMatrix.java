@@ -81,7 +81,7 @@ public final class WeightMatrix {
 
     private static final boolean INTERLEAVE = !"false".equals(System.getProperty(INTERLEAVED_PROPERTY));
 
-    private WeightMatrix(GgmlType type, int rows, int cols, MemorySegment data, RowKernel kernel) {
+    private WeightMatrix(GgmlType type, int rows, int cols, MemorySegment data, RowKernel kernel, boolean lookupOnly) {
         this.type = type;
         this.rows = rows;
         this.cols = cols;
@@ -90,7 +90,7 @@ public final class WeightMatrix {
         this.kernel = bound.kernel();
         this.kernelData = bound.data();
         this.kernelRowBytes = (long) cols / type.blockSize() * bound.bytesPerBlock();
-        this.interleaved = INTERLEAVE && kernel != RowKernels.scalar(type) && Interleaved.supports(type)
+        this.interleaved = INTERLEAVE && !lookupOnly && kernel != RowKernels.scalar(type) && Interleaved.supports(type)
                 && rows >= Interleaved.GROUP ? Interleaved.pack(type, data, rows, cols) : null;
     }
 
@@ -106,16 +106,35 @@ public final class WeightMatrix {
      *     length that is not a multiple of the block size, or do not match the data size
      */
     public static WeightMatrix of(GgmlType type, long[] dims, MemorySegment data) {
+        return of(type, dims, data, kernelOf(type, dims));
+    }
+
+    /** The kernels in use for {@code type}. */
+    private static RowKernel kernelOf(GgmlType type, long[] dims) {
         Objects.requireNonNull(type, "type");
         RowKernel kernel = RowKernels.get(type);
         if (kernel == null) {
             throw new UnsupportedWeightTypeException(type, "weight matrix " + Arrays.toString(dims));
         }
-        return of(type, dims, data, kernel);
+        return kernel;
+    }
+
+    /**
+     * {@link #of(GgmlType, long[], MemorySegment)} for a matrix whose rows are looked up and not
+     * multiplied (an embedding not tied to the output): without the {@link Interleaved} copy
+     * decode would never read. Its matmuls work, on the row kernels.
+     */
+    public static WeightMatrix forLookup(GgmlType type, long[] dims, MemorySegment data) {
+        return of(type, dims, data, kernelOf(type, dims), true);
     }
 
     /** With a given kernel: tests compare the scalar and vector kernels through this. */
     static WeightMatrix of(GgmlType type, long[] dims, MemorySegment data, RowKernel kernel) {
+        return of(type, dims, data, kernel, false);
+    }
+
+    private static WeightMatrix of(GgmlType type, long[] dims, MemorySegment data, RowKernel kernel,
+            boolean lookupOnly) {
         Objects.requireNonNull(data, "data");
         String what = type + " weight matrix " + Arrays.toString(dims);
         if (dims.length < 1 || dims.length > 4) {
@@ -143,7 +162,7 @@ public final class WeightMatrix {
             throw new IllegalArgumentException(what + ": a heap segment must be backed by a byte[], not "
                     + data.heapBase().get().getClass().getSimpleName());
         }
-        return new WeightMatrix(type, (int) rows, (int) cols, data, kernel);
+        return new WeightMatrix(type, (int) rows, (int) cols, data, kernel, lookupOnly);
     }
 
     public GgmlType type() {

@@ -90,6 +90,17 @@ class InterleavedTest {
         };
         long groups = RowKernels.vector(type).isEmpty() ? 0 : ROWS / Interleaved.GROUP;
         assertEquals(groups == 0 ? 0 : repacked + groups * Interleaved.groupBytes(type, COLS), withCopy);
+        // an embedding's rows are only looked up: no copy for decode, the same products without it
+        WeightMatrix lookup = WeightMatrix.forLookup(type, new long[] {COLS, ROWS}, MemorySegment.ofArray(bytes));
+        assertEquals(groups == 0 ? 0 : repacked, lookup.copyBytes());
+        float[] x = TestRows.gaussian(new Random(4), COLS, 1f);
+        float[] multiplied = TestRows.matmulActivations(type, x, COLS);
+        float[] out = fastest(lookup, x, 1, 0, ROWS);
+        for (int r = 0; r < ROWS; r++) {
+            float[] row = lookup.dequantizeRow(r);
+            assertEquals(TestRows.exactDot(row, 0, multiplied, 0, COLS), out[r],
+                    TestRows.dotTolerance(COLS, TestRows.dotMagnitude(type, row, 0, multiplied, 0, COLS)));
+        }
     }
 
     /**
