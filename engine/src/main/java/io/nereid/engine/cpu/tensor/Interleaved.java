@@ -16,7 +16,7 @@ import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * One to four tokens against Q8_0, Q4_0, Q4_K or Q6_K weights with {@link #GROUP} rows in the
+ * One to four tokens against Q8_0, Q4_0, Q4_K, Q5_K or Q6_K weights with {@link #GROUP} rows in the
  * lanes: a copy of the matrix interleaved so that one load holds one column of {@code GROUP} rows,
  * multiplied on 16-bit lanes by the input's Q8 integers ({@link MatmulInput.Quants}), each column's
  * integer broadcast once for all the rows. The products are summed on 16-bit lanes for as many
@@ -32,8 +32,8 @@ import jdk.incubator.vector.VectorSpecies;
  * and 175 against 325 for a Q6_K-like layout (512-bit).
  *
  * <p>Exactness: the weights' integers are stored signed ({@code q - 8}, {@code q - 32}) and the
- * input's are in {@code [-127, 127]}, so a product is at most 1016 (4-bit), 4064 (6-bit) or 16256
- * (8-bit) in magnitude: 32 of the first, 8 of the second or 2 of the third sum to at most 32512,
+ * input's are in {@code [-127, 127]}, so a product is at most 1016 (4-bit), 2032 (5-bit), 4064
+ * (6-bit) or 16256 (8-bit) in magnitude: 32, 16, 8 or 2 of them sum to at most 32512,
  * which 16 bits hold (Q8_0's pairs then go on on int lanes). Each block's integer sum is then
  * exact, and the float steps are llama.cpp's ({@code ggml_vec_dot_q4_0_q8_0} and
  * {@code _q8_0_q8_0}: {@code (d_w * d_x) * sumi}; Q4_K:
@@ -57,6 +57,8 @@ import jdk.incubator.vector.VectorSpecies;
  *       {@code dmin}, the eight sub-blocks' 6-bit scales ({@code GROUP} bytes each), their mins,
  *       then per sub-block of 32 its 16 columns as Q4_0's (152 bytes per 256 weights per row; the
  *       file has 144);
+ *   <li>Q5_K, as Q4_K but each sub-block's 32 columns are bytes {@code q - 16} (280 bytes per
+ *       256 weights per row; the file has 176);
  *   <li>Q6_K, per super-block: {@code GROUP} floats {@code d}, the sixteen sub-blocks' int8
  *       scales ({@code GROUP} bytes each), then per sub-block of 16 its 16 columns of
  *       {@code GROUP} bytes {@code q - 32} (276 bytes per 256; the file has 210).
@@ -87,7 +89,8 @@ final class Interleaved {
 
     /** Whether {@code type} has interleaved kernels. */
     static boolean supports(GgmlType type) {
-        return type == GgmlType.Q8_0 || type == GgmlType.Q4_0 || type == GgmlType.Q4_K || type == GgmlType.Q6_K;
+        return type == GgmlType.Q8_0 || type == GgmlType.Q4_0 || type == GgmlType.Q4_K || type == GgmlType.Q5_K
+                || type == GgmlType.Q6_K;
     }
 
     /** Bytes of one group of rows of {@code cols} weights. */
@@ -96,6 +99,7 @@ final class Interleaved {
             case Q8_0 -> (long) cols / 32 * 36 * GROUP;
             case Q4_0 -> (long) cols / 32 * 20 * GROUP;
             case Q4_K -> (long) cols / QK_K * 152 * GROUP;
+            case Q5_K -> (long) cols / QK_K * 280 * GROUP;
             case Q6_K -> (long) cols / QK_K * 276 * GROUP;
             default -> throw new IllegalArgumentException(type + " has no interleaved layout");
         };
@@ -119,6 +123,7 @@ final class Interleaved {
                 case Q8_0 -> packQ8_0(data, row0, rowBytes, cols, il, at);
                 case Q4_0 -> packQ4_0(data, row0, rowBytes, cols, il, at);
                 case Q4_K -> packQ4_K(data, row0, rowBytes, cols, il, at);
+                case Q5_K -> packQ5_K(data, row0, rowBytes, cols, il, at);
                 case Q6_K -> packQ6_K(data, row0, rowBytes, cols, il, at);
                 default -> throw new IllegalArgumentException(type + " has no interleaved layout");
             }
@@ -180,6 +185,28 @@ final class Interleaved {
         }
     }
 
+    private static void packQ5_K(MemorySegment w, long row0, long rowBytes, int cols, MemorySegment il, long at) {
+        for (int sb = 0; sb < cols / QK_K; sb++) {
+            for (int r = 0; r < GROUP; r++) {
+                long block = row0 + r * rowBytes + sb * (long) Q5_KFormat.BLOCK_BYTES;
+                il.set(Bytes.FLOAT, at + 4L * r, Bytes.f16(w, block));
+                il.set(Bytes.FLOAT, at + 4L * (GROUP + r), Bytes.f16(w, block + 2));
+                for (int j = 0; j < 8; j++) {
+                    Bytes.putByte(il, at + (8L + j) * GROUP + r, KScales.scale(w, block + 4, j));
+                    Bytes.putByte(il, at + (16L + j) * GROUP + r, KScales.min(w, block + 4, j));
+                    long columns = at + (24L + 32 * j) * GROUP;
+                    long qs = block + 48 + 32L * (j / 2);
+                    int shift = 4 * (j % 2);
+                    for (int c = 0; c < 32; c++) {
+                        int q = (Bytes.u8(w, qs + c) >>> shift & 0xF) | (Bytes.u8(w, block + 16 + c) >>> j & 1) << 4;
+                        Bytes.putByte(il, columns + (long) c * GROUP + lane(r), q - 16);
+                    }
+                }
+            }
+            at += 280L * GROUP;
+        }
+    }
+
     private static void packQ6_K(MemorySegment w, long row0, long rowBytes, int cols, MemorySegment il, long at) {
         for (int sb = 0; sb < cols / QK_K; sb++) {
             for (int r = 0; r < GROUP; r++) {
@@ -207,9 +234,9 @@ final class Interleaved {
             float[] out, int outOff, int outStride, float[] work, int workOff) {
         long at = g * groupBytes(type, cols);
         int t = 0;
-        // two tokens per pass, each column decoded once for both; not Q4_K, whose two-token kernel
+        // two tokens per pass, each column decoded once for both; not Q4_K (nor Q5_K), whose two-token kernel
         // (the sums per sub-block, or per super-block for C2's budget) measured slower than two passes
-        for (; t + 2 <= tokens && type != GgmlType.Q4_K; t += 2) {
+        for (; t + 2 <= tokens && type != GgmlType.Q4_K && type != GgmlType.Q5_K; t += 2) {
             int o = outOff + t * outStride;
             switch (type) {
                 case Q8_0 -> q8_0x2(il, at, cols, x, t0 + t, out, o, outStride, work, workOff);
@@ -223,6 +250,7 @@ final class Interleaved {
                 case Q8_0 -> q8_0(il, at, cols, x, t0 + t, out, o);
                 case Q4_0 -> q4_0(il, at, cols, x, t0 + t, out, o);
                 case Q4_K -> q4_K(il, at, cols, x, t0 + t, out, o, work, workOff);
+                case Q5_K -> q5_K(il, at, cols, x, t0 + t, out, o, work, workOff);
                 default -> q6_K(il, at, cols, x, t0 + t, out, o, work, workOff);
             }
         }
@@ -358,6 +386,62 @@ final class Interleaved {
             // sum(q * x) = sum((q - 8) * x) + 8 * sum(x), exact on int lanes
             t0 = toFloat(widen(acc, 0).add(bsum8)).fma(sc0, t0);
             t1 = toFloat(widen(acc, 1).add(bsum8)).fma(sc1, t1);
+        }
+        t0.intoArray(work, w);
+        t1.intoArray(work, w + L);
+    }
+
+    /**
+     * Q5_K: {@link #q4_K} with 32 byte columns of {@code q - 16} per sub-block. A copy of that
+     * driver rather than one with a flag for the two (see {@link #q8_0x2}).
+     */
+    private static void q5_K(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, float[] out, int o,
+            float[] work, int w) {
+        int[] sums = x.sums();
+        FloatVector a0 = FloatVector.zero(F), a1 = a0, m0 = a0, m1 = a0;
+        int supers = cols / QK_K;
+        for (int sb = 0; sb < supers; sb++) {
+            int x0 = t * cols + sb * QK_K;
+            q5_KScaledSums(il, at, x.q(), x0, sums, work, w);
+            FloatVector u0 = FloatVector.zero(F), u1 = u0;
+            for (int j = 0; j < 8; j++) {
+                FloatVector bs = FloatVector.broadcast(F, sums[x0 / 32 + j]);
+                long mins = at + (16L + j) * GROUP;
+                u0 = bytes(il, mins).fma(bs, u0);
+                u1 = bytes(il, mins + L).fma(bs, u1);
+            }
+            FloatVector dx = FloatVector.broadcast(F, x.d()[t * supers + sb]);
+            a0 = FloatVector.fromArray(F, work, w).fma(floats(il, at).mul(dx), a0);
+            a1 = FloatVector.fromArray(F, work, w + L).fma(floats(il, at + 4L * L).mul(dx), a1);
+            m0 = u0.fma(floats(il, at + 8L * L).mul(dx), m0);
+            m1 = u1.fma(floats(il, at + 12L * L).mul(dx), m1);
+            at += 280L * GROUP;
+        }
+        a0.sub(m0).intoArray(out, o);
+        a1.sub(m1).intoArray(out, o + L);
+    }
+
+    /**
+     * One Q5_K super-block's {@code sum(scale[j] * sum(q * x))}: per sub-block two runs of 16
+     * columns, each at most 16 * 2032 on 16 bits, as {@link #q6_KScaledSums} sums its halves.
+     */
+    private static void q5_KScaledSums(MemorySegment il, long at, short[] q, int x0, int[] sums, float[] work,
+            int w) {
+        FloatVector t0 = FloatVector.zero(F), t1 = t0;
+        for (int j = 0; j < 8; j++) {
+            long scales = at + (8L + j) * GROUP;
+            FloatVector sc0 = bytes(il, scales), sc1 = bytes(il, scales + L);
+            int bsum16 = 16 * sums[x0 / 32 + j];
+            long cAt = at + (24L + 32 * j) * GROUP;
+            int y = x0 + 32 * j;
+            ShortVector e = ShortVector.zero(S), f = e;
+            for (int c = 0; c < 16; c++) {
+                e = e.add(column(il, cAt + (long) c * GROUP).mul(q[y + c]));
+                f = f.add(column(il, cAt + (long) (c + 16) * GROUP).mul(q[y + 16 + c]));
+            }
+            // sum(q * x) = sum((q - 16) * x) + 16 * sum(x), exact on int lanes
+            t0 = toFloat(widen(e, 0).add(widen(f, 0)).add(bsum16)).fma(sc0, t0);
+            t1 = toFloat(widen(e, 1).add(widen(f, 1)).add(bsum16)).fma(sc1, t1);
         }
         t0.intoArray(work, w);
         t1.intoArray(work, w + L);

@@ -19,7 +19,7 @@ import java.util.Objects;
  * <p>A format whose kernel asks for it ({@link RowKernel#bind}) is repacked once, here: with the
  * vector kernels ({@link RepackedKernel}) Q4_K into {@link Q4_KPacked}'s layout (0.75 bytes a
  * weight), Q5_K into {@link Q5_KPacked}'s and Q6_K into {@link Q6_KPacked}'s (1.25), off-heap and
- * freed with the matrix, which decode to the same bits far faster. Q8_0, Q4_0, Q4_K and Q6_K matrices
+ * freed with the matrix, which decode to the same bits far faster. Q8_0, Q4_0, Q4_K, Q5_K and Q6_K matrices
  * also get an {@link Interleaved} copy (rows side by side in the lanes) for the matmuls of one to
  * four tokens in the faster order, unless {@value #INTERLEAVED_PROPERTY} is {@code false}.
  *
@@ -75,7 +75,8 @@ public final class WeightMatrix {
 
     /**
      * System property: {@code false} leaves the {@link Interleaved} copies out (less memory: 1.13,
-     * 0.63, 0.59 and 1.08 bytes a weight for Q8_0, Q4_0, Q4_K and Q6_K matrices; slower decode).
+     * 0.63, 0.59, 1.09 and 1.08 bytes a weight for Q8_0, Q4_0, Q4_K, Q5_K and Q6_K matrices; slower
+     * decode).
      */
     public static final String INTERLEAVED_PROPERTY = "nereid.kernels.interleaved";
 
@@ -304,7 +305,7 @@ public final class WeightMatrix {
      * {@code batchInvariant}, the products of fewer than four tokens use
      * {@link RowKernel#dotFast} (several chains, each format's own order): faster alone, but not
      * the bits a tile gives the same token. Where the matrix has an {@link Interleaved} copy (Q8_0,
-     * Q4_0, Q4_K, Q6_K), one to four tokens take it instead: integer sums on the input's Q8 quants,
+     * Q4_0, Q4_K, Q5_K, Q6_K), one to four tokens take it instead: integer sums on the input's Q8 quants,
      * each token the same bits alone or with up to three others. The scalar kernels always decode
      * and use {@link F32Format}'s sums, which keeps the promise either way.
      *

@@ -39,7 +39,7 @@ class InterleavedTest {
     }
 
     static Stream<Arguments> typesAndTokens() {
-        return Stream.of(GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q6_K)
+        return Stream.of(GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K)
                 .flatMap(t -> Stream.of(1, 2, 3, 4).map(n -> Arguments.of(t, n)));
     }
 
@@ -79,12 +79,13 @@ class InterleavedTest {
 
     /** The copy's bytes count in {@code copyBytes} (what a memory limit counts), on top of any repacked copy. */
     @ParameterizedTest
-    @EnumSource(value = GgmlType.class, names = {"Q8_0", "Q4_0", "Q4_K", "Q6_K"})
+    @EnumSource(value = GgmlType.class, names = {"Q8_0", "Q4_0", "Q4_K", "Q5_K", "Q6_K"})
     void theCopyCountsInCopyBytes(GgmlType type) {
         byte[] bytes = TestRows.randomRow(type, ROWS * COLS, new Random(9));
         long withCopy = matrix(type, bytes).copyBytes();
         long repacked = switch (type) {
             case Q4_K -> (long) ROWS * COLS / 256 * Q4_KPacked.BLOCK_BYTES;
+            case Q5_K -> (long) ROWS * COLS / 256 * Q5_KPacked.BLOCK_BYTES;
             case Q6_K -> (long) ROWS * COLS / 256 * Q6_KPacked.BLOCK_BYTES;
             default -> 0;
         };
@@ -104,12 +105,12 @@ class InterleavedTest {
     }
 
     /**
-     * Every weight at its most negative integer (-128; {@code q = 0}: -8 or -32) against inputs
+     * Every weight at its most negative integer (-128; {@code q = 0}: -8, -16 or -32) against inputs
      * that quantize to +-127 everywhere: the 16-bit sums are at their largest (2 * 16256, 32 * 1016,
-     * 8 * 4064) and still exact.
+     * 8 * 4064, 16 * 2032) and still exact.
      */
     @ParameterizedTest
-    @EnumSource(value = GgmlType.class, names = {"Q8_0", "Q4_0", "Q4_K", "Q6_K"})
+    @EnumSource(value = GgmlType.class, names = {"Q8_0", "Q4_0", "Q4_K", "Q5_K", "Q6_K"})
     void theLargestSixteenBitSumsAreExact(GgmlType type) {
         byte[] bytes = TestRows.randomRow(type, ROWS * COLS, new Random(3));
         int blockBytes = type.bytesPerBlock();
@@ -119,6 +120,7 @@ class InterleavedTest {
                 case Q8_0 -> Arrays.fill(bytes, at + 2, at + 34, (byte) -128);
                 case Q4_0 -> Arrays.fill(bytes, at + 2, at + 18, (byte) 0);
                 case Q4_K -> Arrays.fill(bytes, at + 16, at + 144, (byte) 0);
+                case Q5_K -> Arrays.fill(bytes, at + 16, at + 176, (byte) 0);
                 default -> Arrays.fill(bytes, at, at + 192, (byte) 0);
             }
         }
