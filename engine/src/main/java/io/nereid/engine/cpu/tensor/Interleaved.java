@@ -225,12 +225,12 @@ final class Interleaved {
     }
 
     /**
-     * {@code out[t * outStride + outOff + r]} for {@code t < tokens} (1 to 3) and {@code r < GROUP}:
-     * group {@code g}'s rows against tokens {@code t0 .. t0 + tokens} of {@code x}.
+     * {@code out[t * outStride + outOff + r]} for {@code t < tokens} (1 to 4) and {@code r < GROUP}:
+     * group {@code g}'s rows against the tokens of {@code x}.
      *
      * @param work {@link #WORK} floats at {@code workOff} the kernels may use
      */
-    static void multiply(GgmlType type, MemorySegment il, int cols, int g, MatmulInput.Quants x, int t0, int tokens,
+    static void multiply(GgmlType type, MemorySegment il, int cols, int g, MatmulInput.Quants x, int tokens,
             float[] out, int outOff, int outStride, float[] work, int workOff) {
         long at = g * groupBytes(type, cols);
         int t = 0;
@@ -239,19 +239,19 @@ final class Interleaved {
         for (; t + 2 <= tokens && type != GgmlType.Q4_K && type != GgmlType.Q5_K; t += 2) {
             int o = outOff + t * outStride;
             switch (type) {
-                case Q8_0 -> q8_0x2(il, at, cols, x, t0 + t, out, o, outStride, work, workOff);
-                case Q4_0 -> q4_0x2(il, at, cols, x, t0 + t, out, o, outStride, work, workOff);
-                default -> q6_Kx2(il, at, cols, x, t0 + t, out, o, outStride, work, workOff);
+                case Q8_0 -> q8_0x2(il, at, cols, x, t, out, o, outStride, work, workOff);
+                case Q4_0 -> q4_0x2(il, at, cols, x, t, out, o, outStride, work, workOff);
+                default -> q6_Kx2(il, at, cols, x, t, out, o, outStride, work, workOff);
             }
         }
-        for (; t < tokens; t++) { // a last token alone, over the group still in L2
+        for (; t < tokens; t++) { // the others one at a time, over the group still in L2
             int o = outOff + t * outStride;
             switch (type) {
-                case Q8_0 -> q8_0(il, at, cols, x, t0 + t, out, o);
-                case Q4_0 -> q4_0(il, at, cols, x, t0 + t, out, o);
-                case Q4_K -> q4_K(il, at, cols, x, t0 + t, out, o, work, workOff);
-                case Q5_K -> q5_K(il, at, cols, x, t0 + t, out, o, work, workOff);
-                default -> q6_K(il, at, cols, x, t0 + t, out, o, work, workOff);
+                case Q8_0 -> q8_0(il, at, cols, x, t, out, o);
+                case Q4_0 -> q4_0(il, at, cols, x, t, out, o);
+                case Q4_K -> q4_K(il, at, cols, x, t, out, o, work, workOff);
+                case Q5_K -> q5_K(il, at, cols, x, t, out, o, work, workOff);
+                default -> q6_K(il, at, cols, x, t, out, o, work, workOff);
             }
         }
     }
@@ -286,7 +286,7 @@ final class Interleaved {
     }
 
     /** The 16-bit lane of row {@code r} in a column: even lanes for rows {@code [0, L)}, odd ones for the rest. */
-    static int lane(int r) {
+    private static int lane(int r) {
         return r < L ? 2 * r : 2 * (r - L) + 1;
     }
 

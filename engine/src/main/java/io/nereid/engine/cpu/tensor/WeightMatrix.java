@@ -418,14 +418,13 @@ public final class WeightMatrix {
         for (int g = rowStart / group; g * group < Math.min(rowEnd, covered); g++) {
             int r0 = g * group;
             if (r0 >= rowStart && r0 + group <= rowEnd) {
-                Interleaved.multiply(type, interleaved, cols, g, q, 0, tokens, out, r0, rows, s, work);
+                Interleaved.multiply(type, interleaved, cols, g, q, tokens, out, r0, rows, s, work);
                 continue;
             }
-            float[] part = s;
-            Interleaved.multiply(type, interleaved, cols, g, q, 0, tokens, part, 0, group, s, work);
+            Interleaved.multiply(type, interleaved, cols, g, q, tokens, s, 0, group, s, work);
             for (int r = Math.max(r0, rowStart); r < Math.min(r0 + group, rowEnd); r++) {
                 for (int t = 0; t < tokens; t++) {
-                    out[t * rows + r] = part[t * group + r - r0];
+                    out[t * rows + r] = s[t * group + r - r0];
                 }
             }
         }
