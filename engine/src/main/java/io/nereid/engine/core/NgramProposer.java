@@ -5,8 +5,10 @@ import java.util.Arrays;
 /**
  * Prompt-lookup drafts (vLLM's {@code "method": "ngram"}): the longest n-gram, {@code n} from
  * {@code maxN} down to {@code minN}, that ends the sequence and also occurs earlier in it (prompt
- * and output alike); the tokens that followed its most recent earlier occurrence are the drafts, up
- * to {@code k}. No model: the cost is a scan of the sequence, {@code O(length × maxN)} token
+ * and output alike); the tokens that followed its earliest occurrence are the drafts, up to
+ * {@code k}: vLLM's choice ({@code _find_longest_matched_ngram_and_propose_tokens} keeps "the
+ * earliest position"), which in a run of repeats leaves the most tokens to propose (the most recent
+ * occurrence of {@code A A} inside {@code A A A A} is followed by one token only). No model: the cost is a scan of the sequence, {@code O(length × maxN)} token
  * comparisons at worst, usually far fewer (a candidate is dropped at its first mismatch).
  *
  * <p>Immutable and stateless; the engine thread calls it.
@@ -42,8 +44,8 @@ public final class NgramProposer implements DraftProposer {
         int want = Math.min(k, max);
         for (int n = Math.min(maxN, length - 1); n >= minN && want > 0; n--) {
             int suffix = length - n;
-            // the most recent earlier start with at least one token after the match
-            for (int i = suffix - 1; i >= 0; i--) {
+            // the earliest start; any start before the suffix has a token after the match
+            for (int i = 0; i < suffix; i++) {
                 if (matches(tokens, i, suffix, n)) {
                     int from = i + n;
                     return Arrays.copyOfRange(tokens, from, Math.min(from + want, length));

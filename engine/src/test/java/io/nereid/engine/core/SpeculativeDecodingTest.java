@@ -400,13 +400,16 @@ class SpeculativeDecodingTest {
     }
 
     @Test
-    void ngramProposerTakesTheLongestSuffixMatchAndItsMostRecentOccurrence() {
+    void ngramProposerTakesTheLongestSuffixMatchAndItsEarliestOccurrence() {
         NgramProposer p = new NgramProposer(3, 1, 3, Integer.MAX_VALUE);
         //           0  1  2  3  4  5  6  7  8  9
         int[] t = {5, 6, 7, 8, 5, 6, 9, 1, 5, 6};
-        // suffix "5 6": occurrences at 4 (-> 9 1 5) and 0 (-> 7 8 5); most recent first
-        assertArrayEquals(new int[] {9, 1, 5}, p.propose(null, t, t.length, 8));
-        assertArrayEquals(new int[] {9}, p.propose(null, t, t.length, 1));
+        // suffix "5 6": occurrences at 0 (-> 7 8 5) and 4 (-> 9 1 5); the earliest, as vLLM
+        assertArrayEquals(new int[] {7, 8, 5}, p.propose(null, t, t.length, 8));
+        assertArrayEquals(new int[] {7}, p.propose(null, t, t.length, 1));
+        // in a run of repeats the earliest occurrence leaves the most to propose ("4 4 4" at 1, not 2)
+        int[] run = {3, 4, 4, 4, 4, 4};
+        assertArrayEquals(new int[] {4, 4}, p.propose(null, run, run.length, 8));
         // "1 5 6" does not recur; "8 5 6"? no: longest recurring suffix is 2 long
         int[] u = {1, 2, 3, 4, 2, 3, 4};
         assertArrayEquals(new int[] {2, 3, 4}, p.propose(null, u, u.length, 8));   // "2 3 4" at 1 -> "2 3 4"
