@@ -102,6 +102,25 @@ interface RowKernel {
     }
 
     /**
+     * Whether {@link #dotTokens} serves the matmuls of fewer than
+     * {@link WeightMatrix#PANEL_TOKENS} tokens, in either order (F16).
+     */
+    default boolean dotsTokens() {
+        return false;
+    }
+
+    /**
+     * {@code out[outOff + t * outStride + r] = dot(w, offset + r * rowBytes, x, xOff + t * xStride, n)}
+     * for {@code r < rows} and {@code t < tokens}, each the bits of {@code dot} (which for a kernel
+     * that answers {@link #dotsTokens} is also {@code dotFast}'s and the tiles'), each weight
+     * decoded once for all the tokens. Only where {@link #dotsTokens} is true.
+     */
+    default void dotTokens(MemorySegment w, long offset, long rowBytes, int rows, float[] x, int xOff, int xStride,
+            int tokens, int n, float[] out, int outOff, int outStride) {
+        throw new UnsupportedOperationException(type() + " has no dotTokens");
+    }
+
+    /**
      * One row against four vectors, each weight decoded once:
      * {@code out[outOff + t] = dot(w, offset, x, xOff + t * xStride, n)} for {@code t < 4}, the
      * same bits. What a matmul of a few tokens (a decode step of a few sequences) runs on: the

@@ -342,6 +342,12 @@ public final class WeightMatrix {
             }
         }
         float[] x = input.values(MatmulInput.Form.of(type));
+        if (!scalar && kernel.dotsTokens() && tokens < PANEL_TOKENS) {
+            // one order for any number of tokens (dot's), each weight decoded once for all of them
+            kernel.dotTokens(kernelData, rowStart * kernelRowBytes, kernelRowBytes, rowEnd - rowStart, x, 0, cols,
+                    tokens, cols, out, rowStart, rows);
+            return;
+        }
         if (!scalar && !batchInvariant && tokens < 4) {
             // two or three tokens at once (each weight decoded once for all, where the kernel can);
             // a kernel that runs a third token alone gets runs of rows that stay in cache for it

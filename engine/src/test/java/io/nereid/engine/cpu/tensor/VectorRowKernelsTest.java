@@ -235,6 +235,50 @@ class VectorRowKernelsTest {
     }
 
     /**
+     * A kernel that computes several tokens in one order ({@code dotsTokens}: F16) gives every
+     * token of a matmul of 1 to 15 tokens {@code dot}'s bits for its row, in the faster order and
+     * the batch-invariant one, on any row range (four rows side by side and the rows left over),
+     * with a row longer than the widened chunk and a tail past the last whole vector; interpreted
+     * and after C2 compiled the kernel.
+     */
+    @ParameterizedTest
+    @MethodSource("manyTokenTypes")
+    void aKernelOfManyTokensGivesEachTokenDotsBits(GgmlType type) {
+        RowKernel k = vector(type);
+        assertTrue(k.dotsTokens(), type + " has a many-token kernel");
+        int n = 2 * F16Vector.CHUNK + 76; // three chunks, the last with a 12-element tail at 512 bits
+        int rows = 7;
+        Random random = new Random(53 + type.ordinal());
+        byte[] bytes = TestRows.randomRow(type, rows * n, random);
+        MemorySegment data = MemorySegment.ofArray(bytes);
+        WeightMatrix w = WeightMatrix.of(type, new long[] {n, rows}, data);
+        long rowBytes = (long) n * 2;
+        float[] x = TestRows.gaussian(random, 15 * n, 1f);
+        float[] form = MatmulInput.of(x, 15, n).values(MatmulInput.Form.of(type)); // what the matmul dots
+        float[] expected = new float[15 * rows];
+        for (int t = 0; t < 15; t++) {
+            for (int r = 0; r < rows; r++) {
+                expected[t * rows + r] = k.dot(data, r * rowBytes, form, t * n, n);
+            }
+        }
+        float[] got = new float[15 * rows];
+        for (int c = 0; c < 3_000; c++) {
+            int tokens = 1 + c % 15;
+            int from = c % 4 == 3 ? 1 : 0, to = c % 4 == 3 ? rows - 1 : rows;
+            Arrays.fill(got, Float.NaN);
+            w.matmul(MatmulInput.of(Arrays.copyOf(x, tokens * n), tokens, n), got, from, to, null, c % 2 == 1);
+            for (int t = 0; t < tokens; t++) {
+                for (int r = from; r < to; r++) {
+                    if (Float.compare(got[t * rows + r], expected[t * rows + r]) != 0) {
+                        assertEquals(expected[t * rows + r], got[t * rows + r], type + ": token " + t + " of " + tokens
+                                + ", row " + r + " of [" + from + ", " + to + "), call " + c);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
      * {@link Q4_KPacked}, {@link Q5_KPacked} and {@link Q6_KPacked}, which the vector kernels of
      * those formats bind a matrix to: decoding a repacked row gives the specification's bits, and
      * {@code dot4Tokens} gives each token {@code dot}'s bits (interpreted and, after 20,000 calls,
@@ -291,6 +335,11 @@ class VectorRowKernelsTest {
     static Stream<Arguments> packedTypesAndBlockCounts() {
         return Stream.of(GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K)
                 .flatMap(t -> Arrays.stream(BLOCK_COUNTS).mapToObj(b -> Arguments.of(t, b)));
+    }
+
+    /** The formats whose kernel answers {@code dotsTokens}. */
+    static Stream<GgmlType> manyTokenTypes() {
+        return Stream.of(GgmlType.F16);
     }
 
     static Stream<GgmlType> allTypes() {
