@@ -246,7 +246,7 @@ class VectorRowKernelsTest {
     void aKernelOfManyTokensGivesEachTokenDotsBits(GgmlType type) {
         RowKernel k = vector(type);
         assertTrue(k.dotsTokens(), type + " has a many-token kernel");
-        int n = 2 * F16Vector.CHUNK + 76; // three chunks, the last with a 12-element tail at 512 bits
+        int n = 2 * WideningKernel.CHUNK + 76; // three chunks, the last with a 12-element tail at 512 bits
         int rows = 7;
         Random random = new Random(53 + type.ordinal());
         byte[] bytes = TestRows.randomRow(type, rows * n, random);
@@ -339,7 +339,7 @@ class VectorRowKernelsTest {
 
     /** The formats whose kernel answers {@code dotsTokens}. */
     static Stream<GgmlType> manyTokenTypes() {
-        return Stream.of(GgmlType.F16);
+        return Stream.of(GgmlType.F16, GgmlType.BF16);
     }
 
     static Stream<GgmlType> allTypes() {
