@@ -13,13 +13,9 @@ trap 'rm -rf "$work"' EXIT
 # engine, last in the reactor, wins.
 (cd "$root" && ./mvnw -B -q -ntp -DskipTests test-compile dependency:build-classpath -pl engine -am \
   -Dmdep.includeScope=test -Dmdep.outputFile="$work/cp.txt")
-# The CompileCommands keep C2 from inlining one weight format's kernel into matmul's shared loop.
+# The kernels' JVM flags, as bin/nereid passes them (bin/lib/jvm.sh).
 # NEREID_JAVA_OPTS: extra JVM flags, as bin/nereid takes them (e.g. -Dnereid.kernels.interleaved=false)
+. "$root/bin/lib/jvm.sh"
 # shellcheck disable=SC2086
-"$JAVA_HOME/bin/java" -Xmx10g ${NEREID_JAVA_OPTS:-} --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
-  -XX:CompileCommand=quiet "-XX:CompileCommand=dontinline,io.nereid.engine.cpu.tensor.*::dot" \
-  "-XX:CompileCommand=dontinline,io.nereid.engine.cpu.tensor.*::dot4" \
-  "-XX:CompileCommand=dontinline,io.nereid.engine.cpu.tensor.*::dot4Tokens" \
-  "-XX:CompileCommand=dontinline,io.nereid.engine.cpu.tensor.*::dot4Tokens2Rows" \
-  "-XX:CompileCommand=dontinline,io.nereid.engine.cpu.tensor.*::dequantize" \
+"$JAVA_HOME/bin/java" -Xmx10g ${NEREID_JAVA_OPTS:-} "${nereid_jvm_args[@]}" \
   -cp "$root/engine/target/test-classes:$root/engine/target/classes:$(cat "$work/cp.txt")" "$@"
