@@ -64,8 +64,11 @@ import jdk.incubator.vector.VectorSpecies;
  *       {@code GROUP} bytes {@code q - 32} (276 bytes per 256; the file has 210).
  * </ul>
  * The copy is made once when a matrix is bound ({@link WeightMatrix}), on top of the data and
- * any other repacked copy: it serves only matmuls of one to four tokens in the faster order
- * (from eight on, the decoded tiles measured faster for Q4_K and Q8_0).
+ * any other repacked copy: it serves the matmuls of up to 15 tokens in the faster order (Q4_K,
+ * Q5_K: up to 7; {@link WeightMatrix#interleavedTokens}), two at a time where the format shares a
+ * column's decoding, so that every token of a decode step, a speculative verification or a small
+ * batch gets the bits it gets alone (it served one to four before, and the decoded tiles' bits
+ * for five drafts' verification changed 110M Q4_0's greedy output at its 37th token).
  */
 final class Interleaved {
 
@@ -225,7 +228,7 @@ final class Interleaved {
     }
 
     /**
-     * {@code out[t * outStride + outOff + r]} for {@code t < tokens} (1 to 4) and {@code r < GROUP}:
+     * {@code out[t * outStride + outOff + r]} for {@code t < tokens} and {@code r < GROUP}:
      * group {@code g}'s rows against the tokens of {@code x}.
      *
      * @param work {@link #WORK} floats at {@code workOff} the kernels may use

@@ -20,8 +20,8 @@ import java.util.Objects;
  * vector kernels ({@link RepackedKernel}) Q4_K into {@link Q4_KPacked}'s layout (0.75 bytes a
  * weight), Q5_K into {@link Q5_KPacked}'s and Q6_K into {@link Q6_KPacked}'s (1.25), off-heap and
  * freed with the matrix, which decode to the same bits far faster. Q8_0, Q4_0, Q4_K, Q5_K and Q6_K matrices
- * also get an {@link Interleaved} copy (rows side by side in the lanes) for the matmuls of one to
- * four tokens in the faster order, unless {@value #INTERLEAVED_PROPERTY} is {@code false}.
+ * also get an {@link Interleaved} copy (rows side by side in the lanes) for the matmuls of a few
+ * tokens in the faster order ({@link #interleavedTokens}), unless {@value #INTERLEAVED_PROPERTY} is {@code false}.
  *
  * <p>Thread-safety: immutable; every method may be called concurrently, on disjoint output
  * ranges for {@link #matmul}. Lifecycle: valid as long as the segment is (a closed GGUF file
@@ -55,6 +55,18 @@ public final class WeightMatrix {
      */
     static final int PANEL_TOKENS = 16;
 
+    /**
+     * Below this many tokens a matmul in the faster order takes the {@link Interleaved} copy, so
+     * that each token gets its lone bits (a speculative verification scores its drafts as plain
+     * decoding would); from it on, the tiles or panels. Q4_K and Q5_K, whose interleaved kernel
+     * runs token by token, stop at 8: JMH (1024 x 4096, one thread) 5 tokens 828 against 919 us for
+     * the tiles, 8 tokens 1315 against 1093, 12 2004 against 1421; Q8_0 / Q4_0 / Q6_K run up to the
+     * panels (Q8_0 5 tokens 706 against 966, 8 1050 against 1159, 12 1624 against 1474, the VM noisy).
+     */
+    static int interleavedTokens(GgmlType type) {
+        return type == GgmlType.Q4_K || type == GgmlType.Q5_K ? 8 : PANEL_TOKENS;
+    }
+
     /** Bytes of transposed tokens the groups that share a decoded row may take ({@link #multiplyPanels}). */
     static final long PANEL_L2_BYTES = 1 << 20;
 
@@ -67,8 +79,8 @@ public final class WeightMatrix {
     private final MemorySegment kernelData;
     private final long kernelRowBytes;
     /**
-     * The first {@code rows / GROUP} groups of rows interleaved for the matmuls of one to four
-     * tokens in the faster order ({@link Interleaved}), or null: a format without that layout,
+     * The first {@code rows / GROUP} groups of rows interleaved for the matmuls of fewer than
+     * {@link #interleavedTokens} tokens in the faster order ({@link Interleaved}), or null: a format without that layout,
      * the scalar kernels, or {@value #INTERLEAVED_PROPERTY} {@code false}.
      */
     private final MemorySegment interleaved;
@@ -305,8 +317,8 @@ public final class WeightMatrix {
      * {@code batchInvariant}, the products of fewer than four tokens use
      * {@link RowKernel#dotFast} (several chains, each format's own order): faster alone, but not
      * the bits a tile gives the same token. Where the matrix has an {@link Interleaved} copy (Q8_0,
-     * Q4_0, Q4_K, Q5_K, Q6_K), one to four tokens take it instead: integer sums on the input's Q8 quants,
-     * each token the same bits alone or with up to three others. The scalar kernels always decode
+     * Q4_0, Q4_K, Q5_K, Q6_K), fewer than {@link #interleavedTokens} take it instead (15 or 7):
+     * integer sums on the input's Q8 quants, each token the same bits alone or with the others. The scalar kernels always decode
      * and use {@link F32Format}'s sums, which keeps the promise either way.
      *
      * @param scratch at least {@link #scratchSize()} floats;
@@ -326,17 +338,22 @@ public final class WeightMatrix {
             return;
         }
         boolean scalar = kernel == RowKernels.scalar(type);
-        if (interleaved != null && !batchInvariant && tokens <= 4) {
+        if (interleaved != null && !batchInvariant && tokens < interleavedTokens(type)) {
             // the copy's rows; any after its last whole group take the row kernels below
             rowStart = Math.max(rowStart, multiplyInterleaved(input, out, rowStart, rowEnd, scratch));
             if (rowStart >= rowEnd) {
                 return;
             }
-            if (tokens == 4) { // as two pairs: each token the bits of dotFast, as alone (not dot4Tokens')
+            if (tokens >= 4) { // in pairs: each token the bits of dotFast, as alone (not dot4Tokens' nor a tile's)
                 float[] x = input.values(MatmulInput.Form.of(type));
-                for (int t = 0; t < 4; t += 2) {
+                int t = 0;
+                for (; t + 2 <= tokens; t += 2) {
                     kernel.dotFastRows2Tokens(kernelData, rowStart * kernelRowBytes, kernelRowBytes, rowEnd - rowStart,
                             x, t * cols, cols, cols, out, t * rows + rowStart, rows, scratch);
+                }
+                if (t < tokens) {
+                    kernel.dotFastRows(kernelData, rowStart * kernelRowBytes, kernelRowBytes, rowEnd - rowStart, x,
+                            t * cols, cols, out, t * rows + rowStart, scratch);
                 }
                 return;
             }
@@ -407,8 +424,8 @@ public final class WeightMatrix {
     }
 
     /**
-     * The rows of {@code [rowStart, rowEnd)} that the interleaved copy holds, for one to four
-     * tokens: each group computed whole (into scratch where the range cuts it, so that a row's
+     * The rows of {@code [rowStart, rowEnd)} that the interleaved copy holds, for fewer than
+     * {@link #interleavedTokens} tokens: each group computed whole (into scratch where the range cuts it, so that a row's
      * bits do not depend on the range) and its rows in the range written. Returns the copy's
      * row count, where rows not in it begin (a matrix whose rows are not a multiple of
      * {@link Interleaved#GROUP} has some).

@@ -201,35 +201,44 @@ class VectorRowKernelsTest {
     }
 
     /**
-     * In the faster order a step of two or three tokens ({@code dotFastRows2Tokens},
-     * {@code dotFastRows3Tokens}) gives each token the bits it gets alone, interpreted and
-     * after C2 compiled the kernels: a speculative verification of one or two drafts scores them
-     * exactly as plain decoding would.
+     * In the faster order a step of a few tokens gives each token the bits it gets alone,
+     * interpreted and after C2 compiled the kernels, on a matrix with an interleaved group and
+     * rows after it: a speculative verification of up to 14 drafts (6 for Q4_K / Q5_K, whose
+     * interleaved kernel stops at 7 tokens; 2 for F32, whose row kernels share only two or three)
+     * scores them exactly as plain decoding would.
      */
     @ParameterizedTest
     @MethodSource("allTypes")
-    void twoOrThreeTokensInTheFasterOrderAreEachTokenAlone(GgmlType type) {
+    void aFewTokensInTheFasterOrderAreEachTokenAlone(GgmlType type) {
         int n = 2 * Math.max(type.blockSize(), 32);
-        int rows = 5;
+        int rows = Interleaved.GROUP + 5;
+        int most = type == GgmlType.F32 ? 3
+                : type == GgmlType.F16 || type == GgmlType.BF16 ? WeightMatrix.PANEL_TOKENS - 1
+                : WeightMatrix.interleavedTokens(type) - 1;
         Random random = new Random(47 + type.ordinal());
         WeightMatrix w = WeightMatrix.of(type, new long[] {n, rows},
                 MemorySegment.ofArray(TestRows.randomRow(type, rows * n, random)));
-        float[] x = TestRows.gaussian(random, 3 * n, 1f);
+        float[] x = TestRows.gaussian(random, most * n, 1f);
         float[] scratch = new float[WeightMatrix.scratchSize(n)];
-        float[] together = new float[3 * rows];
-        float[] alone = new float[3 * rows];
+        float[] together = new float[most * rows];
+        float[] alone = new float[most * rows];
         float[] one = new float[rows];
-        for (int c = 0; c < 20_000; c++) {
-            int tokens = 2 + c % 2;
-            w.matmul(MatmulInput.of(x, tokens, n), together, 0, rows, c % 3 == 0 ? null : scratch, false);
+        for (int c = 0; c < 6_000; c++) {
+            int tokens = 2 + c % (most - 1);
+            int from = c % 5 == 4 ? 3 : 0; // a range that cuts the group
+            w.matmul(MatmulInput.of(Arrays.copyOf(x, tokens * n), tokens, n), together, from, rows,
+                    c % 3 == 0 ? null : scratch, false);
             for (int t = 0; t < tokens; t++) {
                 w.matmul(MatmulInput.of(Arrays.copyOfRange(x, t * n, (t + 1) * n), 1, n), one, 0, rows, scratch,
                         false);
                 System.arraycopy(one, 0, alone, t * rows, rows);
             }
-            if (!Arrays.equals(together, 0, tokens * rows, alone, 0, tokens * rows)) {
-                assertArrayEquals(Arrays.copyOf(alone, tokens * rows), Arrays.copyOf(together, tokens * rows),
-                        type + ": " + tokens + " tokens at once are each token alone, call " + c);
+            for (int t = 0; t < tokens; t++) {
+                if (!Arrays.equals(together, t * rows + from, (t + 1) * rows, alone, t * rows + from, (t + 1) * rows)) {
+                    assertArrayEquals(Arrays.copyOfRange(alone, t * rows + from, (t + 1) * rows),
+                            Arrays.copyOfRange(together, t * rows + from, (t + 1) * rows),
+                            type + ": token " + t + " of " + tokens + " at once is the token alone, call " + c);
+                }
             }
         }
     }
