@@ -42,12 +42,12 @@ interface RowKernel {
      * {@link #dot} in the fastest order for a lone token, which may differ from {@code dot}'s in
      * float rounding (so not batch invariant, see {@link WeightMatrix#matmul}): {@code dot}'s one
      * FMA chain makes a lone token wait on the FMA latency, so the vector kernels of the formats
-     * where it measured faster keep several chains in flight (F32, BF16: four, vector {@code k}
+     * where it measured faster keep several chains in flight (F32: four, vector {@code k}
      * into accumulator {@code k % 4}; Q8_0, Q4_0: a block's sum in two chains, scaled once per
      * block into one of two; repacked Q6_K: each 16-weight sum scaled once; repacked Q4_K and
      * Q5_K: llama.cpp's {@code ds * sum(q * x) - ms * sum(x)}). Still one fixed order: the same
-     * bits on every call, thread and row range. By default {@code dot} (F16, where several chains
-     * measured no faster, nor widening a row to floats first).
+     * bits on every call, thread and row range. By default {@code dot} (F16, BF16: their
+     * {@link #dotTokens} gets a lone token four chains from four rows side by side, in {@code dot}'s order).
      */
     default float dotFast(MemorySegment w, long offset, float[] x, int xOff, int n) {
         return dot(w, offset, x, xOff, n);
