@@ -4,7 +4,7 @@ import static io.nereid.engine.cpu.tensor.KScales.QK_K;
 
 import io.nereid.engine.cpu.kernel.VectorWidth;
 import io.nereid.engine.gguf.GgmlType;
-import java.lang.foreign.Arena;
+import io.nereid.engine.mmap.HugePages;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import java.util.stream.IntStream;
@@ -116,7 +116,7 @@ final class Interleaved {
     static MemorySegment pack(GgmlType type, MemorySegment data, int rows, int cols) {
         int groups = rows / GROUP;
         long gb = groupBytes(type, cols);
-        MemorySegment il = Arena.ofAuto().allocate(Math.max(1, groups * gb), 64);
+        MemorySegment il = HugePages.allocate(groups * gb);
         long rowBytes = (long) cols / type.blockSize() * type.bytesPerBlock();
         // at load, on the common pool: ~1 s a thread for 1.1B weights, disjoint groups
         IntStream.range(0, groups).parallel().forEach(g -> {

@@ -1,7 +1,7 @@
 package io.nereid.engine.cpu.tensor;
 
 import io.nereid.engine.gguf.GgmlType;
-import java.lang.foreign.Arena;
+import io.nereid.engine.mmap.HugePages;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -40,7 +40,7 @@ final class RepackedKernel implements RowKernel {
     /** The matrix packed into a new off-heap segment (freed when it is no longer reachable), for {@code packed}. */
     @Override
     public Bound bind(MemorySegment data, long blocks) {
-        MemorySegment copy = Arena.ofAuto().allocate(blocks * packedBlockBytes, 64);
+        MemorySegment copy = HugePages.allocate(blocks * packedBlockBytes);
         packer.pack(data, blocks, copy);
         return new Bound(packed, copy, packedBlockBytes);
     }
