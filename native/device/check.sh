@@ -13,7 +13,14 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 out=${1:-${OUT:-$here/out}}
 mkdir -p "$out"
 java="$here/jdk/bin/java"
-jvm=(--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:CompileCommand=quiet)
+# the kernels' JVM flags, as bin/nereid passes them (bin/lib/jvm.sh, copied in by make-bundle.sh)
+if [ -f "$here/jvm.sh" ]; then
+  # shellcheck source=../../bin/lib/jvm.sh
+  . "$here/jvm.sh"
+  jvm=("${nereid_jvm_args[@]}")
+else
+  jvm=(--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:CompileCommand=quiet)
+fi
 
 # The CUDA libraries NVRTC and cuBLAS: the toolkit's, or those of PyTorch's nvidia wheels.
 dirs=$(python3 - <<'PY' 2>/dev/null

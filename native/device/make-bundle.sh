@@ -38,6 +38,7 @@ cp "$fixtures/models/stories260K.gguf" "$out/fixtures/models/"
 gzip -9 -c "$fixtures/tokenizers/llama3/tokenizer.json" > "$out/fixtures/tokenizers/llama3/tokenizer.json.gz"
 cp "$fixtures/tokenizers/llama3/tokenizer_config.json" "$out/fixtures/tokenizers/llama3/"
 cp "$root/native/device/check.sh" "$root/native/device/torch_reference.py" "$root/native/device/report.py" "$out/"
+cp "$root/bin/lib/jvm.sh" "$out/jvm.sh"
 chmod +x "$out/check.sh"
 
 # The modules jdeps names for our classes and the JUnit launcher (java.logging, java.xml; its jdk.jfr

@@ -33,7 +33,7 @@ class DeviceBundleTest {
             bytes = files.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
         }
         assertTrue(bytes <= 60L << 20, "the bundle holds " + (bytes >> 20) + " MiB");
-        for (String f : List.of("check.sh", "torch_reference.py", "report.py", "lib/nereid-engine.jar",
+        for (String f : List.of("check.sh", "jvm.sh", "torch_reference.py", "report.py", "lib/nereid-engine.jar",
                 "lib/nereid-kvcache.jar", "lib/nereid-native.jar", "lib/junit-platform-console-standalone.jar",
                 "fixtures/models/stories260K.gguf", "fixtures/tokenizers/llama3/tokenizer.json.gz",
                 "test-classes/io/nereid/nativebackend/cuda/CudaConsistencyTest.class")) {
@@ -42,5 +42,9 @@ class DeviceBundleTest {
         String java = out.resolve("jdk/bin/java").toString();
         assertTrue(KernelSourceTest.run(List.of(java, "-version"), dir).contains("version \"25"));
         assertTrue(KernelSourceTest.run(List.of(java, "--list-modules"), dir).contains("jdk.incubator.vector"));
+        // check.sh starts the JVM with bin/lib/jvm.sh's flags: the bundled runtime takes them
+        String withFlags = ". \"$1/jvm.sh\" && \"$1/jdk/bin/java\" \"${nereid_jvm_args[@]}\" -version";
+        assertTrue(KernelSourceTest.run(List.of("bash", "-c", withFlags, "check", out.toString()), dir)
+                .contains("version \"25"));
     }
 }
