@@ -7,9 +7,10 @@ import java.util.Arrays;
  * {@code maxN} down to {@code minN}, that ends the sequence and also occurs earlier in it (prompt
  * and output alike); the tokens that followed its earliest occurrence are the drafts, up to
  * {@code k}: vLLM's choice ({@code _find_longest_matched_ngram_and_propose_tokens} keeps "the
- * earliest position"), which in a run of repeats leaves the most tokens to propose (the most recent
- * occurrence of {@code A A} inside {@code A A A A} is followed by one token only). No model: the cost is a scan of the sequence, {@code O(length × maxN)} token
- * comparisons at worst, usually far fewer (a candidate is dropped at its first mismatch).
+ * earliest position"), which in a run of repeats leaves the most tokens to propose (the most
+ * recent occurrence of {@code A A} inside {@code A A A A} is followed by one token only). No
+ * model: the cost is a scan of the sequence, {@code O(length × maxN)} token comparisons at worst,
+ * usually far fewer (a candidate is dropped at its first mismatch).
  *
  * <p>Immutable and stateless; the engine thread calls it.
  */

@@ -1,7 +1,7 @@
 package io.nereid.engine.cpu.tensor;
 
-import io.nereid.engine.gguf.GgmlType;
 import io.nereid.engine.cpu.kernel.VectorWidth;
+import io.nereid.engine.gguf.GgmlType;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.IntVector;
@@ -11,8 +11,8 @@ import jdk.incubator.vector.VectorSpecies;
 
 /**
  * BF16 with the Vector API: widened a chunk at a time in the lanes (each value's bits shifted
- * left by 16), and the dots are {@link WideningKernel}'s. {@link BF16Format}
- * is the specification. Before, the lanes were widened in registers and a lone token's dot ran in
+ * left by 16), and the dots are {@link WideningKernel}'s. {@link BF16Format} is the
+ * specification. Before, the lanes were widened in registers and a lone token's dot ran in
  * four chains of its own order; now a lone token gets its four chains from four rows side by
  * side, in the one order every token count shares.
  */

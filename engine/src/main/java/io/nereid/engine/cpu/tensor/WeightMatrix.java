@@ -80,8 +80,8 @@ public final class WeightMatrix {
     private final long kernelRowBytes;
     /**
      * The first {@code rows / GROUP} groups of rows interleaved for the matmuls of fewer than
-     * {@link #interleavedTokens} tokens in the faster order ({@link Interleaved}), or null: a format without that layout,
-     * the scalar kernels, or {@value #INTERLEAVED_PROPERTY} {@code false}.
+     * {@link #interleavedTokens} tokens in the faster order ({@link Interleaved}), or null: a
+     * format without that layout, the scalar kernels, or {@value #INTERLEAVED_PROPERTY} {@code false}.
      */
     private final MemorySegment interleaved;
 
@@ -318,8 +318,10 @@ public final class WeightMatrix {
      * {@link RowKernel#dotFast} (several chains, each format's own order): faster alone, but not
      * the bits a tile gives the same token. Where the matrix has an {@link Interleaved} copy (Q8_0,
      * Q4_0, Q4_K, Q5_K, Q6_K), fewer than {@link #interleavedTokens} take it instead (15 or 7):
-     * integer sums on the input's Q8 quants, each token the same bits alone or with the others. The scalar kernels always decode
-     * and use {@link F32Format}'s sums, which keeps the promise either way.
+     * integer sums on the input's Q8 quants, each token the same bits alone or with the others.
+     * F16 and BF16 ({@link RowKernel#dotsTokens}) take one kernel of {@code dot}'s order for fewer
+     * than {@value #PANEL_TOKENS} tokens in either order. The scalar kernels always decode and use
+     * {@link F32Format}'s sums, which keeps the promise either way.
      *
      * @param scratch at least {@link #scratchSize()} floats;
      *     null to allocate them
@@ -425,8 +427,8 @@ public final class WeightMatrix {
 
     /**
      * The rows of {@code [rowStart, rowEnd)} that the interleaved copy holds, for fewer than
-     * {@link #interleavedTokens} tokens: each group computed whole (into scratch where the range cuts it, so that a row's
-     * bits do not depend on the range) and its rows in the range written. Returns the copy's
+     * {@link #interleavedTokens} tokens: each group computed whole (into scratch where the range
+     * cuts it, so that a row's bits do not depend on the range) and its rows in the range written. Returns the copy's
      * row count, where rows not in it begin (a matrix whose rows are not a multiple of
      * {@link Interleaved#GROUP} has some).
      */

@@ -1,6 +1,5 @@
 package io.nereid.engine.cpu.tensor;
 
-import io.nereid.engine.cpu.kernel.LaneSums;
 import io.nereid.engine.cpu.kernel.VectorWidth;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
@@ -18,7 +17,10 @@ import jdk.incubator.vector.VectorSpecies;
  * matmuls of fewer than {@link WeightMatrix#PANEL_TOKENS} tokens ({@link #dotTokens}: a decode step,
  * a speculative verification, a decode step of a few sequences) widen each weight once for all
  * their tokens and run four rows side by side, so that even a lone token keeps four FMA chains in
- * flight without a second order.
+ * flight without a second order. ({@link RowKernel#dot4Tokens} is the interface's: {@code dot}
+ * token by token, the same bits; the matmuls take {@code dotTokens}.) The token groups are
+ * written out accumulator by accumulator, as {@code PanelDot}'s kernels are: C2 keeps vectors in
+ * registers only as named locals.
  */
 abstract class WideningKernel implements RowKernel {
 
@@ -29,11 +31,11 @@ abstract class WideningKernel implements RowKernel {
     static final int ROWS = 4;
 
     /**
-     * Each thread's widened chunks and sums. A kernel thread keeps its own for its life; the
-     * kernels' signatures have no scratch for {@link #dot} and {@link #dot4Tokens}, and a lookup
-     * per call costs nanoseconds against the rows' hundreds.
+     * Each thread's widened chunks and sums (grown by {@link #dotTokens} to what its token count
+     * needs). A kernel thread keeps its own for its life; {@link #dot}'s signature has no scratch,
+     * and a lookup per call costs nanoseconds against the rows' hundreds.
      */
-    private static final ThreadLocal<float[]> WIDE = ThreadLocal.withInitial(() -> new float[ROWS * CHUNK + ROWS * 16 * 16]);
+    private static final ThreadLocal<float[]> WIDE = ThreadLocal.withInitial(() -> new float[ROWS * CHUNK]);
 
     /** This JVM's width, a static final so that every species read from it is a constant. */
     private static final VectorWidth W = VectorWidth.current();
@@ -269,35 +271,6 @@ abstract class WideningKernel implements RowKernel {
                 }
                 a.intoArray(s, acc + t * l);
             }
-        }
-    }
-
-    @Override
-    public final void dot4Tokens(MemorySegment w, long offset, float[] x, int xOff, int xStride, int n, float[] out,
-            int outOff) {
-        VectorSpecies<Float> f = W.floats();
-        int l = f.length();
-        int x1 = xOff + xStride, x2 = x1 + xStride, x3 = x2 + xStride;
-        FloatVector a0 = FloatVector.zero(f), a1 = a0, a2 = a0, a3 = a0;
-        int end = f.loopBound(n);
-        float[] wide = WIDE.get();
-        for (int c = 0; c < end; c += CHUNK) {
-            int m = Math.min(CHUNK, end - c);
-            widen(w, offset + 2L * c, wide, 0, m);
-            for (int i = 0; i < m; i += l) {
-                FloatVector v = FloatVector.fromArray(f, wide, i);
-                a0 = v.fma(FloatVector.fromArray(f, x, xOff + c + i), a0);
-                a1 = v.fma(FloatVector.fromArray(f, x, x1 + c + i), a1);
-                a2 = v.fma(FloatVector.fromArray(f, x, x2 + c + i), a2);
-                a3 = v.fma(FloatVector.fromArray(f, x, x3 + c + i), a3);
-            }
-        }
-        LaneSums.sum4(a0, a1, a2, a3, out, outOff);
-        if (end < n) {
-            out[outOff] = tail(out[outOff], w, offset, x, xOff, end, n);
-            out[outOff + 1] = tail(out[outOff + 1], w, offset, x, x1, end, n);
-            out[outOff + 2] = tail(out[outOff + 2], w, offset, x, x2, end, n);
-            out[outOff + 3] = tail(out[outOff + 3], w, offset, x, x3, end, n);
         }
     }
 
