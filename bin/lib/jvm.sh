@@ -16,7 +16,7 @@ nereid_jvm_args=(--add-modules jdk.incubator.vector --enable-native-access=ALL-U
 for m in dot dot4 dot4Tokens dot4Tokens2Rows dequantize; do
   nereid_jvm_args+=("-XX:CompileCommand=dontinline,io.nereid.engine.cpu.tensor.*::$m")
 done
-for m in bytes column floats nibbleSums toFloat widen; do
+for m in broadcast bytes column floats nibbleSums toFloat widen; do
   nereid_jvm_args+=("-XX:CompileCommand=inline,io.nereid.engine.cpu.tensor.Interleaved::$m")
 done
 unset m

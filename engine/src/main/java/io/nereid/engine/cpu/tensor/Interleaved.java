@@ -20,7 +20,7 @@ import jdk.incubator.vector.VectorSpecies;
  * lanes: a copy of the matrix interleaved so that one load holds one column of {@code GROUP} rows,
  * multiplied on 16-bit lanes by the input's Q8 integers ({@link MatmulInput.Quants}), each column's
  * integer broadcast once for all the rows. The products are summed on 16-bit lanes for as many
- * columns as cannot overflow there, then widened and scaled per block as llama.cpp scales its
+ * columns as cannot overflow there (the input's integers broadcast as ints, {@link #broadcast}), then widened and scaled per block as llama.cpp scales its
  * integer sums. No lane sums: each lane ends as one row's output.
  *
  * <p>Why: the row kernels ({@link RowKernel#dotFast}) widen every weight to a float and end each
@@ -31,7 +31,8 @@ import jdk.incubator.vector.VectorSpecies;
  * measured 1024 x 4096 on one thread at 155 against 340 us for Q4_0, 186 against 307 for Q8_0
  * and 175 against 325 for a Q6_K-like layout (512-bit).
  *
- * <p>Exactness: the weights' integers are stored signed ({@code q - 8}, {@code q - 32}) and the
+ * <p>Exactness: the weights' integers are stored signed ({@code q - 8}, {@code q - 32}; a 4-bit low
+ * nibble as it is, its {@code -8} restored by the sum's start, {@link #nibbleSums}) and the
  * input's are in {@code [-127, 127]}, so a product is at most 1016 (4-bit), 2032 (5-bit), 4064
  * (6-bit) or 16256 (8-bit) in magnitude: 32, 16, 8 or 2 of them sum to at most 32512,
  * which 16 bits hold (Q8_0's pairs then go on on int lanes). Each block's integer sum is then
@@ -50,7 +51,7 @@ import jdk.incubator.vector.VectorSpecies;
  *       {@code GROUP} bytes (36 bytes per 32 weights; the file has 34);
  *   <li>Q4_0, per block of 32 columns: {@code GROUP} floats {@code d}, then 16 columns of
  *       {@code GROUP} bytes, the byte of row {@code r} in column {@code c} holding its
- *       {@code q[c] - 8} in its low nibble and {@code q[c + 16] - 8} in its high one (20 bytes per
+ *       {@code q[c]} in its low nibble and {@code q[c + 16] - 8} in its high one (20 bytes per
  *       32 weights; the file has 18: the scales as halves, widened in the kernel as
  *       {@link F16Vector} widens them, ran 6x slower for reasons not found);
  *   <li>Q4_K, per super-block of 256: {@code GROUP} floats {@code d}, {@code GROUP} floats
@@ -154,15 +155,16 @@ final class Interleaved {
                 il.set(Bytes.FLOAT, at + 4L * r, Bytes.f16(w, block));
                 for (int c = 0; c < 16; c++) {
                     int q = Bytes.u8(w, block + 2 + c);
-                    Bytes.putByte(il, at + 4L * GROUP + (long) c * GROUP + lane(r), nibbles((q & 0xF) - 8, (q >>> 4) - 8));
+                    Bytes.putByte(il, at + 4L * GROUP + (long) c * GROUP + lane(r), nibbles(q & 0xF, (q >>> 4) - 8));
                 }
             }
             at += 20L * GROUP;
         }
     }
 
+    /** A byte of {@code lo} in {@code [0, 16)} and {@code hi} in {@code [-8, 8)}: signed, it is {@code lo + 16 * hi}. */
     private static int nibbles(int lo, int hi) {
-        return lo & 0xF | hi << 4;
+        return lo | hi << 4;
     }
 
     private static void packQ4_K(MemorySegment w, long row0, long rowBytes, int cols, MemorySegment il, long at) {
@@ -180,7 +182,7 @@ final class Interleaved {
                     for (int c = 0; c < 16; c++) {
                         int lo = Bytes.u8(w, qs + c) >>> shift & 0xF;
                         int hi = Bytes.u8(w, qs + 16 + c) >>> shift & 0xF;
-                        Bytes.putByte(il, columns + (long) c * GROUP + lane(r), nibbles(lo - 8, hi - 8));
+                        Bytes.putByte(il, columns + (long) c * GROUP + lane(r), nibbles(lo, hi - 8));
                     }
                 }
             }
@@ -293,20 +295,33 @@ final class Interleaved {
         return r < L ? 2 * r : 2 * (r - L) + 1;
     }
 
-    /** 16 columns of signed nibbles at {@code at}, against {@code q[x0 + c]} (low) and {@code q[x0 + 16 + c]} (high). */
-    private static ShortVector nibbleSums(MemorySegment il, long at, short[] q, int x0) {
-        ShortVector acc = ShortVector.zero(S);
+    /** {@code q[i]}, a 16-bit value in both halves of an int, in every 16-bit lane. */
+    private static ShortVector broadcast(int[] q, int i) {
+        return IntVector.broadcast(I, q[i]).reinterpretAsShorts();
+    }
+
+    /**
+     * 16 columns of nibble pairs at {@code at} against {@code q[x0 + c]} (low) and
+     * {@code q[x0 + 16 + c]} (high): {@code sum((lo - 8) * q + hi * q)}, the low nibbles stored as
+     * they are ({@code [0, 16)}, one mask) and the high ones less 8 (one arithmetic shift of the
+     * signed byte), the sum started at {@code low}, the block's {@code -8 * sum(q[x0, x0 + 16))}
+     * ({@link MatmulInput.Quants#lows}). The 16-bit sums may wrap on the way; the total is exact,
+     * since it is one of at most 32512 in magnitude. (Both nibbles less 8 took two shifts for the
+     * low one, on the port the multiplies need.)
+     */
+    private static ShortVector nibbleSums(MemorySegment il, long at, int[] q, int x0, int low) {
+        ShortVector acc = IntVector.broadcast(I, low).reinterpretAsShorts();
         for (int c = 0; c < 16; c++) {
             ShortVector v = column(il, at + (long) c * GROUP);
             ShortVector hi = v.lanewise(VectorOperators.ASHR, 4);
-            ShortVector lo = v.lanewise(VectorOperators.LSHL, 12).lanewise(VectorOperators.ASHR, 12);
-            acc = acc.add(lo.mul(q[x0 + c])).add(hi.mul(q[x0 + 16 + c]));
+            ShortVector lo = v.lanewise(VectorOperators.AND, (short) 0xF);
+            acc = acc.add(lo.mul(broadcast(q, x0 + c))).add(hi.mul(broadcast(q, x0 + 16 + c)));
         }
         return acc;
     }
 
     private static void q8_0(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, float[] out, int o) {
-        short[] q = x.q();
+        int[] q = x.q();
         FloatVector a0 = FloatVector.zero(F), a1 = a0;
         int blocks = cols / 32;
         for (int b = 0; b < blocks; b++) {
@@ -317,8 +332,8 @@ final class Interleaved {
             IntVector i0 = IntVector.zero(I), i1 = i0;
             for (int c = 0; c < 32; c += 2) {
                 // two products of at most 127 * 127 each fit 16 bits; then on to int lanes
-                ShortVector p = column(il, cAt + (long) c * GROUP).mul(q[x0 + c])
-                        .add(column(il, cAt + (long) (c + 1) * GROUP).mul(q[x0 + c + 1]));
+                ShortVector p = column(il, cAt + (long) c * GROUP).mul(broadcast(q, x0 + c))
+                        .add(column(il, cAt + (long) (c + 1) * GROUP).mul(broadcast(q, x0 + c + 1)));
                 i0 = i0.add(widen(p, 0));
                 i1 = i1.add(widen(p, 1));
             }
@@ -331,13 +346,14 @@ final class Interleaved {
     }
 
     private static void q4_0(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, float[] out, int o) {
-        short[] q = x.q();
+        int[] q = x.q();
         FloatVector a0 = FloatVector.zero(F), a1 = a0;
         int blocks = cols / 32;
         for (int b = 0; b < blocks; b++) {
             FloatVector d = FloatVector.broadcast(F, x.d()[t * blocks + b]);
             FloatVector s0 = floats(il, at).mul(d), s1 = floats(il, at + 4L * L).mul(d);
-            ShortVector acc = nibbleSums(il, at + 4L * GROUP, q, t * cols + 32 * b);
+            int x0 = t * cols + 32 * b;
+            ShortVector acc = nibbleSums(il, at + 4L * GROUP, q, x0, x.lows()[x0 / 32]);
             a0 = toFloat(widen(acc, 0)).fma(s0, a0);
             a1 = toFloat(widen(acc, 1)).fma(s1, a1);
             at += 20L * GROUP;
@@ -353,7 +369,7 @@ final class Interleaved {
         int supers = cols / QK_K;
         for (int sb = 0; sb < supers; sb++) {
             int x0 = t * cols + sb * QK_K;
-            q4_KScaledSums(il, at, x.q(), x0, sums, work, w);
+            q4_KScaledSums(il, at, x.q(), x0, sums, x.lows(), work, w);
             FloatVector u0 = FloatVector.zero(F), u1 = u0;
             for (int j = 0; j < 8; j++) {
                 FloatVector bs = FloatVector.broadcast(F, sums[x0 / 32 + j]);
@@ -377,15 +393,15 @@ final class Interleaved {
      * into {@code work[w, w + 2L)}: a method of its own, since with the rest of the kernel it
      * passed C2's inlining budget (NodeCountInliningCutoff) and its vectors were boxed.
      */
-    private static void q4_KScaledSums(MemorySegment il, long at, short[] q, int x0, int[] sums, float[] work,
-            int w) {
+    private static void q4_KScaledSums(MemorySegment il, long at, int[] q, int x0, int[] sums, int[] lows,
+            float[] work, int w) {
         FloatVector t0 = FloatVector.zero(F), t1 = t0;
         for (int j = 0; j < 8; j++) {
             // the scales loaded before the columns: loaded after them, Q6_K's kernel ran 1.26x slower
             long scales = at + (8L + j) * GROUP;
             FloatVector sc0 = bytes(il, scales), sc1 = bytes(il, scales + L);
             int bsum8 = 8 * sums[x0 / 32 + j];
-            ShortVector acc = nibbleSums(il, at + (24L + 16 * j) * GROUP, q, x0 + 32 * j);
+            ShortVector acc = nibbleSums(il, at + (24L + 16 * j) * GROUP, q, x0 + 32 * j, lows[x0 / 32 + j]);
             // sum(q * x) = sum((q - 8) * x) + 8 * sum(x), exact on int lanes
             t0 = toFloat(widen(acc, 0).add(bsum8)).fma(sc0, t0);
             t1 = toFloat(widen(acc, 1).add(bsum8)).fma(sc1, t1);
@@ -428,7 +444,7 @@ final class Interleaved {
      * One Q5_K super-block's {@code sum(scale[j] * sum(q * x))}: per sub-block two runs of 16
      * columns, each at most 16 * 2032 on 16 bits, as {@link #q6_KScaledSums} sums its halves.
      */
-    private static void q5_KScaledSums(MemorySegment il, long at, short[] q, int x0, int[] sums, float[] work,
+    private static void q5_KScaledSums(MemorySegment il, long at, int[] q, int x0, int[] sums, float[] work,
             int w) {
         FloatVector t0 = FloatVector.zero(F), t1 = t0;
         for (int j = 0; j < 8; j++) {
@@ -439,8 +455,8 @@ final class Interleaved {
             int y = x0 + 32 * j;
             ShortVector e = ShortVector.zero(S), f = e;
             for (int c = 0; c < 16; c++) {
-                e = e.add(column(il, cAt + (long) c * GROUP).mul(q[y + c]));
-                f = f.add(column(il, cAt + (long) (c + 16) * GROUP).mul(q[y + 16 + c]));
+                e = e.add(column(il, cAt + (long) c * GROUP).mul(broadcast(q, y + c)));
+                f = f.add(column(il, cAt + (long) (c + 16) * GROUP).mul(broadcast(q, y + 16 + c)));
             }
             // sum(q * x) = sum((q - 16) * x) + 16 * sum(x), exact on int lanes
             t0 = toFloat(widen(e, 0).add(widen(f, 0)).add(bsum16)).fma(sc0, t0);
@@ -470,7 +486,7 @@ final class Interleaved {
      * into {@code work[w, w + 2L)}: a method of its own for C2's inlining budget, as
      * {@link #q4_KScaledSums}.
      */
-    private static void q6_KScaledSums(MemorySegment il, long at, short[] q, int x0, float[] work, int w) {
+    private static void q6_KScaledSums(MemorySegment il, long at, int[] q, int x0, float[] work, int w) {
         FloatVector t0 = FloatVector.zero(F), t1 = t0;
         for (int j = 0; j < 16; j++) {
             long scales = at + (4L + j) * GROUP;
@@ -479,8 +495,8 @@ final class Interleaved {
             int y = x0 + 16 * j;
             ShortVector e = ShortVector.zero(S), f = e;   // eight columns each: at most 8 * 4064 in magnitude
             for (int c = 0; c < 8; c++) {
-                e = e.add(column(il, cAt + (long) c * GROUP).mul(q[y + c]));
-                f = f.add(column(il, cAt + (long) (c + 8) * GROUP).mul(q[y + 8 + c]));
+                e = e.add(column(il, cAt + (long) c * GROUP).mul(broadcast(q, y + c)));
+                f = f.add(column(il, cAt + (long) (c + 8) * GROUP).mul(broadcast(q, y + 8 + c)));
             }
             t0 = toFloat(widen(e, 0).add(widen(f, 0))).fma(sc0, t0);
             t1 = toFloat(widen(e, 1).add(widen(f, 1))).fma(sc1, t1);
@@ -529,7 +545,7 @@ final class Interleaved {
             FloatVector da = FloatVector.broadcast(F, x.d()[t * blocks + b]);
             FloatVector db = FloatVector.broadcast(F, x.d()[(t + 1) * blocks + b]);
             FloatVector s0 = floats(il, at), s1 = floats(il, at + 4L * L);
-            nibbleSums2(il, at + 4L * GROUP, x.q(), t * cols + 32 * b, cols, work, w);
+            nibbleSums2(il, at + 4L * GROUP, x.q(), x.lows(), t * cols + 32 * b, cols, work, w);
             a0 = FloatVector.fromArray(F, work, w).fma(s0.mul(da), a0);
             a1 = FloatVector.fromArray(F, work, w + L).fma(s1.mul(da), a1);
             b0 = FloatVector.fromArray(F, work, w + 2 * L).fma(s0.mul(db), b0);
@@ -540,14 +556,14 @@ final class Interleaved {
     }
 
     /** A Q8_0 block's integer sums for the tokens at {@code xa} and {@code xa + xStride}, as floats into {@code work}. */
-    private static void q8_0Sums2(MemorySegment il, long at, short[] q, int xa, int xStride, float[] work, int w) {
+    private static void q8_0Sums2(MemorySegment il, long at, int[] q, int xa, int xStride, float[] work, int w) {
         int xb = xa + xStride;
         IntVector i0 = IntVector.zero(I), i1 = i0, j0 = i0, j1 = i0;
         for (int c = 0; c < 32; c += 2) {
             ShortVector u = column(il, at + (long) c * GROUP);
             ShortVector v = column(il, at + (long) (c + 1) * GROUP);
-            ShortVector p = u.mul(q[xa + c]).add(v.mul(q[xa + c + 1]));
-            ShortVector r = u.mul(q[xb + c]).add(v.mul(q[xb + c + 1]));
+            ShortVector p = u.mul(broadcast(q, xa + c)).add(v.mul(broadcast(q, xa + c + 1)));
+            ShortVector r = u.mul(broadcast(q, xb + c)).add(v.mul(broadcast(q, xb + c + 1)));
             i0 = i0.add(widen(p, 0));
             i1 = i1.add(widen(p, 1));
             j0 = j0.add(widen(r, 0));
@@ -560,15 +576,17 @@ final class Interleaved {
     }
 
     /** {@link #nibbleSums} for the tokens at {@code xa} and {@code xa + xStride}, widened, as floats into {@code work}. */
-    private static void nibbleSums2(MemorySegment il, long at, short[] q, int xa, int xStride, float[] work, int w) {
+    private static void nibbleSums2(MemorySegment il, long at, int[] q, int[] lows, int xa, int xStride,
+            float[] work, int w) {
         int xb = xa + xStride;
-        ShortVector accA = ShortVector.zero(S), accB = accA;
+        ShortVector accA = IntVector.broadcast(I, lows[xa / 32]).reinterpretAsShorts();
+        ShortVector accB = IntVector.broadcast(I, lows[xb / 32]).reinterpretAsShorts();
         for (int c = 0; c < 16; c++) {
             ShortVector v = column(il, at + (long) c * GROUP);
             ShortVector hi = v.lanewise(VectorOperators.ASHR, 4);
-            ShortVector lo = v.lanewise(VectorOperators.LSHL, 12).lanewise(VectorOperators.ASHR, 12);
-            accA = accA.add(lo.mul(q[xa + c])).add(hi.mul(q[xa + 16 + c]));
-            accB = accB.add(lo.mul(q[xb + c])).add(hi.mul(q[xb + 16 + c]));
+            ShortVector lo = v.lanewise(VectorOperators.AND, (short) 0xF);
+            accA = accA.add(lo.mul(broadcast(q, xa + c))).add(hi.mul(broadcast(q, xa + 16 + c)));
+            accB = accB.add(lo.mul(broadcast(q, xb + c))).add(hi.mul(broadcast(q, xb + 16 + c)));
         }
         toFloat(widen(accA, 0)).intoArray(work, w);
         toFloat(widen(accA, 1)).intoArray(work, w + L);
@@ -605,16 +623,16 @@ final class Interleaved {
     }
 
     /** A Q6_K sub-block's integer sums for the tokens at {@code ya} and {@code ya + yStride}, as floats into {@code work}. */
-    private static void q6_KSums2(MemorySegment il, long at, short[] q, int ya, int yStride, float[] work, int w) {
+    private static void q6_KSums2(MemorySegment il, long at, int[] q, int ya, int yStride, float[] work, int w) {
         int yb = ya + yStride;
         ShortVector ea = ShortVector.zero(S), fa = ea, eb = ea, fb = ea;
         for (int c = 0; c < 8; c++) {
             ShortVector u = column(il, at + (long) c * GROUP);
             ShortVector v = column(il, at + (long) (c + 8) * GROUP);
-            ea = ea.add(u.mul(q[ya + c]));
-            fa = fa.add(v.mul(q[ya + 8 + c]));
-            eb = eb.add(u.mul(q[yb + c]));
-            fb = fb.add(v.mul(q[yb + 8 + c]));
+            ea = ea.add(u.mul(broadcast(q, ya + c)));
+            fa = fa.add(v.mul(broadcast(q, ya + 8 + c)));
+            eb = eb.add(u.mul(broadcast(q, yb + c)));
+            fb = fb.add(v.mul(broadcast(q, yb + 8 + c)));
         }
         toFloat(widen(ea, 0).add(widen(fa, 0))).intoArray(work, w);
         toFloat(widen(ea, 1).add(widen(fa, 1))).intoArray(work, w + L);

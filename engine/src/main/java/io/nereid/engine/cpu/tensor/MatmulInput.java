@@ -213,15 +213,41 @@ public final class MatmulInput {
 
     /**
      * A quantized form's integers and scales, what the {@link Interleaved} kernels multiply: for
-     * element {@code i}, {@link #values}{@code [i] == d[i / block] * q[i]} (the form's block), and
-     * for Q8_K {@code sums[i / 32]} is the sum of the 32 {@code q} from {@code i / 32 * 32}, as
-     * ggml's {@code bsums} (by 16) added in pairs.
+     * element {@code i}, {@link #values}{@code [i] == d[i / block] * value(i)} (the form's block),
+     * for Q8_K {@code sums[i / 32]} is the sum of the 32 integers from {@code i / 32 * 32}, as
+     * ggml's {@code bsums} (by 16) added in pairs, and for both forms {@code lows[i / 32]} holds
+     * {@code -8} times the sum of the first 16 of those 32, the bias {@link Interleaved}'s nibble
+     * sums start from.
+     *
+     * <p>{@code q[i]} and {@code lows[b]} hold each 16-bit value twice, in the low and the high
+     * half: the kernels broadcast them to every 16-bit lane as ints, which x86 does in the load
+     * unit ({@code vpbroadcastd zmm, m32}), where a 16-bit broadcast takes the shuffle port the
+     * kernels' widenings also need ({@code vpbroadcastw zmm, m16}).
      */
-    record Quants(short[] q, float[] d, int[] sums) {
+    record Quants(int[] q, float[] d, int[] sums, int[] lows) {
 
         static Quants of(Form form, int elements) {
-            return new Quants(new short[elements], new float[elements / form.block()],
-                    form == Form.Q8_K ? new int[elements / 32] : null);
+            return new Quants(new int[elements], new float[elements / form.block()],
+                    form == Form.Q8_K ? new int[elements / 32] : null, new int[elements / 32]);
+        }
+
+        /** The integer of element {@code i}. */
+        int value(int i) {
+            return (short) q[i];
+        }
+
+        /** {@code v} (in the 16-bit range) in both halves of an int. */
+        static int pair(int v) {
+            return v & 0xFFFF | v << 16;
+        }
+
+        /** {@link #lows} of the 32-block at {@code off}. */
+        void low(int off) {
+            int sum = 0;
+            for (int j = off; j < off + 16; j++) {
+                sum += (short) q[j];
+            }
+            lows[off / 32] = pair(-8 * sum);
         }
     }
 
@@ -275,8 +301,9 @@ public final class MatmulInput {
         out.d[off / Q8_0Format.BLOCK] = Float.float16ToFloat(Float.floatToFloat16(amax / 127f));
         float id = amax != 0f ? 127f / amax : 0f;
         for (int j = off; j < off + Q8_0Format.BLOCK; j++) {
-            out.q[j] = (short) Math.rint(x[j] * id);
+            out.q[j] = Quants.pair((int) Math.rint(x[j] * id));
         }
+        out.low(off);
     }
 
     /** The first value of largest magnitude in the Q8_K block at {@code off}, 0 if all are. */
@@ -302,10 +329,11 @@ public final class MatmulInput {
             int sum = 0;
             for (int j = s; j < s + 32; j++) {
                 int q = (int) Math.min(127f, (float) Math.rint(iscale * x[j]));
-                out.q[j] = (short) q;
+                out.q[j] = Quants.pair(q);
                 sum += q;
             }
             out.sums[s / 32] = sum;
+            out.low(s);
         }
     }
 

@@ -83,7 +83,8 @@ class MatmulInputTest {
 
     /**
      * The integer quants the interleaved kernels multiply stand for the form's values exactly, with
-     * the sums of 32 of Q8_K, through buffers reused by a second input; a block of zeros included.
+     * the sums of 32 of Q8_K and the nibble bias of both forms (each 16-bit value in both halves of
+     * its int), through buffers reused by a second input; a block of zeros included.
      */
     @Test
     void quantsAreTheFormsIntegersAndScales() {
@@ -98,14 +99,23 @@ class MatmulInputTest {
                 float[] values = MatmulInput.of(x, 2, cols).values(form);
                 int block = form.block();
                 for (int i = 0; i < 2 * cols; i++) {
-                    assertEquals(values[i], q.d()[i / block] * q.q()[i], 0f, form + " element " + i); // -0.0 is 0 here
-                    assertEquals(true, Math.abs(q.q()[i]) <= 127, form + " element " + i + " is " + q.q()[i]);
+                    int v = q.value(i);
+                    assertEquals(values[i], q.d()[i / block] * v, 0f, form + " element " + i); // -0.0 is 0 here
+                    assertEquals(true, Math.abs(v) <= 127, form + " element " + i + " is " + v);
+                    assertEquals(v & 0xFFFF | v << 16, q.q()[i], form + " element " + i + " in both halves");
+                }
+                for (int s = 0; s < 2 * cols / 32; s++) {
+                    int low = 0;
+                    for (int i = 32 * s; i < 32 * s + 16; i++) {
+                        low += q.value(i);
+                    }
+                    assertEquals(-8 * low & 0xFFFF | -8 * low << 16, q.lows()[s], form + " bias " + s);
                 }
                 if (form == MatmulInput.Form.Q8_K) {
                     for (int s = 0; s < 2 * cols / 32; s++) {
                         int sum = 0;
                         for (int i = 32 * s; i < 32 * s + 32; i++) {
-                            sum += q.q()[i];
+                            sum += q.value(i);
                         }
                         assertEquals(sum, q.sums()[s], "sum " + s);
                     }
