@@ -9,7 +9,8 @@ import java.lang.invoke.MethodHandle;
 import java.util.Locale;
 
 /**
- * Off-heap memory for the weights' repacked copies (interleaved rows, K-quant layouts), backed by
+ * Off-heap memory for the weights' repacked copies (interleaved rows, K-quant layouts) and for the
+ * weights a kernel reads as the file has them ({@link #copyOf}), backed by
  * transparent huge pages where Linux lets it: the copy is {@code mmap}ped anonymously, advised
  * {@code MADV_HUGEPAGE} before its first touch, and 2 MiB aligned, so that a decode streaming
  * hundreds of MB a token walks a page table entry per 2 MiB rather than per 4 KiB. JDK arenas
@@ -32,6 +33,8 @@ public final class HugePages {
     private static final int PROT_READ_WRITE = 0x3;
     private static final int MAP_PRIVATE_ANONYMOUS = 0x22; // Linux's values
     private static final int MADV_HUGEPAGE = 14;
+    private static final int MADV_DONTNEED = 4;
+    private static final long PAGE = 4096;
     private static final boolean LINUX = System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("linux");
     private static final Linker LINKER = Linker.nativeLinker();
     private static final MethodHandle MMAP = handle("mmap", FunctionDescriptor.of(ValueLayout.ADDRESS,
@@ -88,6 +91,29 @@ public final class HugePages {
             // the advice is only that; the mapping is good either way
         }
         return start.reinterpret(bytes, Arena.ofAuto(), s -> unmap(base, size));
+    }
+
+    /**
+     * {@code src}'s bytes in memory of {@link #allocate}; where {@code src} is a file mapping, its
+     * whole pages are then dropped from this process's page tables ({@code MADV_DONTNEED}: they stay
+     * in the page cache, which may reclaim them, and fault back in if read again), so that the copy is
+     * not counted twice in the resident size.
+     */
+    public static MemorySegment copyOf(MemorySegment src) {
+        MemorySegment copy = allocate(src.byteSize());
+        copy.copyFrom(src);
+        if (src.isMapped() && src.isNative() && MADVISE != null) {
+            long from = (src.address() + PAGE - 1) / PAGE * PAGE;
+            long to = (src.address() + src.byteSize()) / PAGE * PAGE;
+            if (to > from) {
+                try {
+                    int ignored = (int) MADVISE.invokeExact(MemorySegment.ofAddress(from), to - from, MADV_DONTNEED);
+                } catch (Throwable t) {
+                    // only the resident size is at stake
+                }
+            }
+        }
+        return copy;
     }
 
     private static void unmap(long base, long size) {

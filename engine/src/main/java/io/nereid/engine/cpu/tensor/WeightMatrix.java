@@ -3,6 +3,7 @@ package io.nereid.engine.cpu.tensor;
 import io.nereid.engine.cpu.kernel.Kernels;
 import io.nereid.engine.cpu.kernel.PanelDot;
 import io.nereid.engine.gguf.GgmlType;
+import io.nereid.engine.mmap.HugePages;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.Objects;
@@ -94,17 +95,42 @@ public final class WeightMatrix {
 
     private static final boolean INTERLEAVE = !"false".equals(System.getProperty(INTERLEAVED_PROPERTY));
 
+    /**
+     * System property: {@code false} leaves the weights that a decode reads as the file has them
+     * (F32, F16, BF16; a format's matrix with no interleaved or repacked copy) in the file mapping.
+     * By default they are copied at load into anonymous memory ({@link HugePages#copyOf}): on this
+     * project's 2-core VM a file mapping streamed at 10.5 GB/s on one thread and 15.5 on two, the
+     * same bytes copied to anonymous memory at 15.5 and 30.5 (bench/MEASUREMENTS.md, "Weights out of
+     * the file mapping"), and 1.1B F16 decoded at 5.9 against 9.1 tok/s. The copy is resident
+     * memory the size of those weights; the file's pages are dropped from this process.
+     */
+    public static final String COPY_PROPERTY = "nereid.weights.copy";
+
+    private static final boolean COPY = !"false".equals(System.getProperty(COPY_PROPERTY));
+
     private WeightMatrix(GgmlType type, int rows, int cols, MemorySegment data, RowKernel kernel, boolean lookupOnly) {
         this.type = type;
         this.rows = rows;
         this.cols = cols;
+        long blocks = (long) rows * cols / type.blockSize();
+        RowKernel.Bound bound = kernel.bind(data, blocks);
+        boolean interleave = INTERLEAVE && !lookupOnly && kernel != RowKernels.scalar(type) && Interleaved.supports(type)
+                && rows >= Interleaved.GROUP;
+        if (COPY && !lookupOnly && !interleave && data.isMapped() && bound.data() == data) {
+            data = HugePages.copyOf(data);
+            bound = kernel.bind(data, blocks);
+        } else if (data.isMapped()) {
+            // the same bytes and lifetime as a plain native segment: the kernels then see one segment class.
+            // With copies (native) and file mappings both reaching F16Vector::widen, its profile went
+            // bimorphic in a prompt and 1.1B F16 decode after it ran at 7.1 instead of 9.2 tok/s
+            data = data.reinterpret(data.byteSize());
+            bound = kernel.bind(data, blocks);
+        }
         this.data = data;
-        RowKernel.Bound bound = kernel.bind(data, (long) rows * cols / type.blockSize());
         this.kernel = bound.kernel();
         this.kernelData = bound.data();
         this.kernelRowBytes = (long) cols / type.blockSize() * bound.bytesPerBlock();
-        this.interleaved = INTERLEAVE && !lookupOnly && kernel != RowKernels.scalar(type) && Interleaved.supports(type)
-                && rows >= Interleaved.GROUP ? Interleaved.pack(type, data, rows, cols) : null;
+        this.interleaved = interleave ? Interleaved.pack(type, data, rows, cols) : null;
     }
 
     /**
