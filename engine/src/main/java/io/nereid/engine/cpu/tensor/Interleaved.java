@@ -321,7 +321,7 @@ final class Interleaved {
     }
 
     private static void q8_0(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, float[] out, int o) {
-        int[] q = x.q();
+        short[] q = x.q16();
         FloatVector a0 = FloatVector.zero(F), a1 = a0;
         int blocks = cols / 32;
         for (int b = 0; b < blocks; b++) {
@@ -332,8 +332,8 @@ final class Interleaved {
             IntVector i0 = IntVector.zero(I), i1 = i0;
             for (int c = 0; c < 32; c += 2) {
                 // two products of at most 127 * 127 each fit 16 bits; then on to int lanes
-                ShortVector p = column(il, cAt + (long) c * GROUP).mul(broadcast(q, x0 + c))
-                        .add(column(il, cAt + (long) (c + 1) * GROUP).mul(broadcast(q, x0 + c + 1)));
+                ShortVector p = column(il, cAt + (long) c * GROUP).mul(q[x0 + c])
+                        .add(column(il, cAt + (long) (c + 1) * GROUP).mul(q[x0 + c + 1]));
                 i0 = i0.add(widen(p, 0));
                 i1 = i1.add(widen(p, 1));
             }
@@ -526,7 +526,7 @@ final class Interleaved {
             FloatVector da = FloatVector.broadcast(F, x.d()[t * blocks + b]);
             FloatVector db = FloatVector.broadcast(F, x.d()[(t + 1) * blocks + b]);
             FloatVector s0 = floats(il, at), s1 = floats(il, at + 4L * L);
-            q8_0Sums2(il, at + 4L * GROUP, x.q(), t * cols + 32 * b, cols, work, w);
+            q8_0Sums2(il, at + 4L * GROUP, x.q16(), t * cols + 32 * b, cols, work, w);
             a0 = FloatVector.fromArray(F, work, w).fma(s0.mul(da), a0);
             a1 = FloatVector.fromArray(F, work, w + L).fma(s1.mul(da), a1);
             b0 = FloatVector.fromArray(F, work, w + 2 * L).fma(s0.mul(db), b0);
@@ -556,14 +556,14 @@ final class Interleaved {
     }
 
     /** A Q8_0 block's integer sums for the tokens at {@code xa} and {@code xa + xStride}, as floats into {@code work}. */
-    private static void q8_0Sums2(MemorySegment il, long at, int[] q, int xa, int xStride, float[] work, int w) {
+    private static void q8_0Sums2(MemorySegment il, long at, short[] q, int xa, int xStride, float[] work, int w) {
         int xb = xa + xStride;
         IntVector i0 = IntVector.zero(I), i1 = i0, j0 = i0, j1 = i0;
         for (int c = 0; c < 32; c += 2) {
             ShortVector u = column(il, at + (long) c * GROUP);
             ShortVector v = column(il, at + (long) (c + 1) * GROUP);
-            ShortVector p = u.mul(broadcast(q, xa + c)).add(v.mul(broadcast(q, xa + c + 1)));
-            ShortVector r = u.mul(broadcast(q, xb + c)).add(v.mul(broadcast(q, xb + c + 1)));
+            ShortVector p = u.mul(q[xa + c]).add(v.mul(q[xa + c + 1]));
+            ShortVector r = u.mul(q[xb + c]).add(v.mul(q[xb + c + 1]));
             i0 = i0.add(widen(p, 0));
             i1 = i1.add(widen(p, 1));
             j0 = j0.add(widen(r, 0));

@@ -103,6 +103,7 @@ class MatmulInputTest {
                     assertEquals(values[i], q.d()[i / block] * v, 0f, form + " element " + i); // -0.0 is 0 here
                     assertEquals(true, Math.abs(v) <= 127, form + " element " + i + " is " + v);
                     assertEquals(v & 0xFFFF | v << 16, q.q()[i], form + " element " + i + " in both halves");
+                    assertEquals(v, q.q16()[i], form + " element " + i + " on 16 bits");
                 }
                 for (int s = 0; s < 2 * cols / 32; s++) {
                     int low = 0;
