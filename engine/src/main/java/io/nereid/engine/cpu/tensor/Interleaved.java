@@ -20,7 +20,7 @@ import jdk.incubator.vector.VectorSpecies;
  * lanes: a copy of the matrix interleaved so that one load holds one column of {@code GROUP} rows,
  * multiplied on 16-bit lanes by the input's Q8 integers ({@link MatmulInput.Quants}), each column's
  * integer broadcast once for all the rows. The products are summed on 16-bit lanes for as many
- * columns as cannot overflow there (the input's integers broadcast as ints, {@link #broadcast}), then widened and scaled per block as llama.cpp scales its
+ * columns as cannot overflow there (the 4-bit kernels broadcast the input's integers as ints, {@link #broadcast}), then widened and scaled per block as llama.cpp scales its
  * integer sums. No lane sums: each lane ends as one row's output.
  *
  * <p>Why: the row kernels ({@link RowKernel#dotFast}) widen every weight to a float and end each
@@ -421,7 +421,7 @@ final class Interleaved {
         int supers = cols / QK_K;
         for (int sb = 0; sb < supers; sb++) {
             int x0 = t * cols + sb * QK_K;
-            q5_KScaledSums(il, at, x.q(), x0, sums, work, w);
+            q5_KScaledSums(il, at, x.q16(), x0, sums, work, w);
             FloatVector u0 = FloatVector.zero(F), u1 = u0;
             for (int j = 0; j < 8; j++) {
                 FloatVector bs = FloatVector.broadcast(F, sums[x0 / 32 + j]);
@@ -444,7 +444,7 @@ final class Interleaved {
      * One Q5_K super-block's {@code sum(scale[j] * sum(q * x))}: per sub-block two runs of 16
      * columns, each at most 16 * 2032 on 16 bits, as {@link #q6_KScaledSums} sums its halves.
      */
-    private static void q5_KScaledSums(MemorySegment il, long at, int[] q, int x0, int[] sums, float[] work,
+    private static void q5_KScaledSums(MemorySegment il, long at, short[] q, int x0, int[] sums, float[] work,
             int w) {
         FloatVector t0 = FloatVector.zero(F), t1 = t0;
         for (int j = 0; j < 8; j++) {
@@ -455,8 +455,8 @@ final class Interleaved {
             int y = x0 + 32 * j;
             ShortVector e = ShortVector.zero(S), f = e;
             for (int c = 0; c < 16; c++) {
-                e = e.add(column(il, cAt + (long) c * GROUP).mul(broadcast(q, y + c)));
-                f = f.add(column(il, cAt + (long) (c + 16) * GROUP).mul(broadcast(q, y + 16 + c)));
+                e = e.add(column(il, cAt + (long) c * GROUP).mul(q[y + c]));
+                f = f.add(column(il, cAt + (long) (c + 16) * GROUP).mul(q[y + 16 + c]));
             }
             // sum(q * x) = sum((q - 16) * x) + 16 * sum(x), exact on int lanes
             t0 = toFloat(widen(e, 0).add(widen(f, 0)).add(bsum16)).fma(sc0, t0);
@@ -471,7 +471,7 @@ final class Interleaved {
         FloatVector a0 = FloatVector.zero(F), a1 = a0;
         int supers = cols / QK_K;
         for (int sb = 0; sb < supers; sb++) {
-            q6_KScaledSums(il, at, x.q(), t * cols + sb * QK_K, work, w);
+            q6_KScaledSums(il, at, x.q16(), t * cols + sb * QK_K, work, w);
             FloatVector dx = FloatVector.broadcast(F, x.d()[t * supers + sb]);
             a0 = FloatVector.fromArray(F, work, w).fma(floats(il, at).mul(dx), a0);
             a1 = FloatVector.fromArray(F, work, w + L).fma(floats(il, at + 4L * L).mul(dx), a1);
@@ -486,7 +486,7 @@ final class Interleaved {
      * into {@code work[w, w + 2L)}: a method of its own for C2's inlining budget, as
      * {@link #q4_KScaledSums}.
      */
-    private static void q6_KScaledSums(MemorySegment il, long at, int[] q, int x0, float[] work, int w) {
+    private static void q6_KScaledSums(MemorySegment il, long at, short[] q, int x0, float[] work, int w) {
         FloatVector t0 = FloatVector.zero(F), t1 = t0;
         for (int j = 0; j < 16; j++) {
             long scales = at + (4L + j) * GROUP;
@@ -495,8 +495,8 @@ final class Interleaved {
             int y = x0 + 16 * j;
             ShortVector e = ShortVector.zero(S), f = e;   // eight columns each: at most 8 * 4064 in magnitude
             for (int c = 0; c < 8; c++) {
-                e = e.add(column(il, cAt + (long) c * GROUP).mul(broadcast(q, y + c)));
-                f = f.add(column(il, cAt + (long) (c + 8) * GROUP).mul(broadcast(q, y + 8 + c)));
+                e = e.add(column(il, cAt + (long) c * GROUP).mul(q[y + c]));
+                f = f.add(column(il, cAt + (long) (c + 8) * GROUP).mul(q[y + 8 + c]));
             }
             t0 = toFloat(widen(e, 0).add(widen(f, 0))).fma(sc0, t0);
             t1 = toFloat(widen(e, 1).add(widen(f, 1))).fma(sc1, t1);
@@ -604,7 +604,7 @@ final class Interleaved {
             for (int j = 0; j < 16; j++) {
                 long scales = at + (4L + j) * GROUP;
                 FloatVector sc0 = bytes(il, scales), sc1 = bytes(il, scales + L);
-                q6_KSums2(il, at + (20L + 16 * j) * GROUP, x.q(), xa + 16 * j, cols, work, w);
+                q6_KSums2(il, at + (20L + 16 * j) * GROUP, x.q16(), xa + 16 * j, cols, work, w);
                 ta0 = FloatVector.fromArray(F, work, w).fma(sc0, ta0);
                 ta1 = FloatVector.fromArray(F, work, w + L).fma(sc1, ta1);
                 tb0 = FloatVector.fromArray(F, work, w + 2 * L).fma(sc0, tb0);
@@ -623,16 +623,16 @@ final class Interleaved {
     }
 
     /** A Q6_K sub-block's integer sums for the tokens at {@code ya} and {@code ya + yStride}, as floats into {@code work}. */
-    private static void q6_KSums2(MemorySegment il, long at, int[] q, int ya, int yStride, float[] work, int w) {
+    private static void q6_KSums2(MemorySegment il, long at, short[] q, int ya, int yStride, float[] work, int w) {
         int yb = ya + yStride;
         ShortVector ea = ShortVector.zero(S), fa = ea, eb = ea, fb = ea;
         for (int c = 0; c < 8; c++) {
             ShortVector u = column(il, at + (long) c * GROUP);
             ShortVector v = column(il, at + (long) (c + 8) * GROUP);
-            ea = ea.add(u.mul(broadcast(q, ya + c)));
-            fa = fa.add(v.mul(broadcast(q, ya + 8 + c)));
-            eb = eb.add(u.mul(broadcast(q, yb + c)));
-            fb = fb.add(v.mul(broadcast(q, yb + 8 + c)));
+            ea = ea.add(u.mul(q[ya + c]));
+            fa = fa.add(v.mul(q[ya + 8 + c]));
+            eb = eb.add(u.mul(q[yb + c]));
+            fb = fb.add(v.mul(q[yb + 8 + c]));
         }
         toFloat(widen(ea, 0).add(widen(fa, 0))).intoArray(work, w);
         toFloat(widen(ea, 1).add(widen(fa, 1))).intoArray(work, w + L);

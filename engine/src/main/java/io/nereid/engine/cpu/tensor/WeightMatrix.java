@@ -98,11 +98,13 @@ public final class WeightMatrix {
     /**
      * System property: {@code false} leaves the weights that a decode reads as the file has them
      * (F32, F16, BF16; a format's matrix with no interleaved or repacked copy) in the file mapping.
-     * By default they are copied at load into anonymous memory ({@link HugePages#copyOf}): on this
-     * project's 2-core VM a file mapping streamed at 10.5 GB/s on one thread and 15.5 on two, the
-     * same bytes copied to anonymous memory at 15.5 and 30.5 (bench/MEASUREMENTS.md, "Weights out of
-     * the file mapping"), and 1.1B F16 decoded at 5.9 against 9.1 tok/s. The copy is resident
-     * memory the size of those weights; the file's pages are dropped from this process.
+     * By default they are copied at load into anonymous huge-page memory ({@link HugePages#copyOf}).
+     * 1.1B F16 decode after a prompt, 2 threads, alternated: 8.32 / 8.41 tok/s from the mapping,
+     * 9.18 / 9.28 from the copy. (Earlier the same day {@code bench/kernels/StreamProbe.java} read
+     * that file's mapping at 10.5 GB/s on one thread and 15.5 on two against 15.5 and 30.5 for a
+     * copy, and later at the copy's speed: how fast a mapping streams depended on the state of its
+     * page-cache pages, which a copy made at load leaves behind.) The copy is resident memory the
+     * size of those weights; the file's pages are dropped from this process.
      */
     public static final String COPY_PROPERTY = "nereid.weights.copy";
 
