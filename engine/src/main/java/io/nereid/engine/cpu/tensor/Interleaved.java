@@ -55,15 +55,19 @@ import jdk.incubator.vector.VectorSpecies;
  *       32 weights; the file has 18: the scales as halves, widened in the kernel as
  *       {@link F16Vector} widens them, ran 6x slower for reasons not found);
  *   <li>Q4_K, per super-block of 256: {@code GROUP} floats {@code d}, {@code GROUP} floats
- *       {@code dmin}, the eight sub-blocks' 6-bit scales ({@code GROUP} bytes each), their mins,
- *       then per sub-block of 32 its 16 columns as Q4_0's (152 bytes per 256 weights per row; the
- *       file has 144);
+ *       {@code dmin}, then per sub-block of 32 its 6-bit scale and its min ({@code GROUP} bytes
+ *       each) and its 16 columns as Q4_0's (152 bytes per 256 weights per row; the file has 144);
  *   <li>Q5_K, as Q4_K but each sub-block's 32 columns are bytes {@code q - 16} (280 bytes per
  *       256 weights per row; the file has 176);
- *   <li>Q6_K, per super-block: {@code GROUP} floats {@code d}, the sixteen sub-blocks' int8
- *       scales ({@code GROUP} bytes each), then per sub-block of 16 its 16 columns of
- *       {@code GROUP} bytes {@code q - 32} (276 bytes per 256; the file has 210).
+ *   <li>Q6_K, per super-block: {@code GROUP} floats {@code d}, then per sub-block of 16 its int8
+ *       scale ({@code GROUP} bytes) and its 16 columns of {@code GROUP} bytes {@code q - 32}
+ *       (276 bytes per 256; the file has 210).
  * </ul>
+ * Every layout is in the order its kernel reads it, front to back with no gap: a K-quant
+ * super-block that kept its scales and mins ahead of all its columns (read a sub-block at a time,
+ * the mins and {@code d} after the columns) streamed from memory at a third of its speed in cache
+ * (Q6_K 32,000 x 768 on one thread 10-12 against 33 weights/ns; in the same order, 23-25;
+ * AMD EPYC, 2026-12-06; the Q4_0 and Q8_0 layouts, read in order, kept their speed).
  * The copy is made once when a matrix is bound ({@link WeightMatrix}), on top of the data and
  * any other repacked copy: it serves the matmuls of up to 15 tokens in the faster order (Q4_K,
  * Q5_K: up to 7; {@link WeightMatrix#interleavedTokens}), two at a time where the format shares a
@@ -174,9 +178,10 @@ final class Interleaved {
                 il.set(Bytes.FLOAT, at + 4L * r, Bytes.f16(w, block));
                 il.set(Bytes.FLOAT, at + 4L * (GROUP + r), Bytes.f16(w, block + 2));
                 for (int j = 0; j < 8; j++) {
-                    Bytes.putByte(il, at + (8L + j) * GROUP + r, KScales.scale(w, block + 4, j));
-                    Bytes.putByte(il, at + (16L + j) * GROUP + r, KScales.min(w, block + 4, j));
-                    long columns = at + (24L + 16 * j) * GROUP;
+                    long sub = at + (8L + 18 * j) * GROUP;
+                    Bytes.putByte(il, sub + r, KScales.scale(w, block + 4, j));
+                    Bytes.putByte(il, sub + GROUP + r, KScales.min(w, block + 4, j));
+                    long columns = sub + 2L * GROUP;
                     long qs = block + 16 + 32L * (j / 2);
                     int shift = 4 * (j % 2);
                     for (int c = 0; c < 16; c++) {
@@ -197,9 +202,10 @@ final class Interleaved {
                 il.set(Bytes.FLOAT, at + 4L * r, Bytes.f16(w, block));
                 il.set(Bytes.FLOAT, at + 4L * (GROUP + r), Bytes.f16(w, block + 2));
                 for (int j = 0; j < 8; j++) {
-                    Bytes.putByte(il, at + (8L + j) * GROUP + r, KScales.scale(w, block + 4, j));
-                    Bytes.putByte(il, at + (16L + j) * GROUP + r, KScales.min(w, block + 4, j));
-                    long columns = at + (24L + 32 * j) * GROUP;
+                    long sub = at + (8L + 34 * j) * GROUP;
+                    Bytes.putByte(il, sub + r, KScales.scale(w, block + 4, j));
+                    Bytes.putByte(il, sub + GROUP + r, KScales.min(w, block + 4, j));
+                    long columns = sub + 2L * GROUP;
                     long qs = block + 48 + 32L * (j / 2);
                     int shift = 4 * (j % 2);
                     for (int c = 0; c < 32; c++) {
@@ -218,8 +224,9 @@ final class Interleaved {
                 long block = row0 + r * rowBytes + sb * (long) Q6_KFormat.BLOCK_BYTES;
                 il.set(Bytes.FLOAT, at + 4L * r, Bytes.f16(w, block + 208));
                 for (int j = 0; j < 16; j++) {
-                    Bytes.putByte(il, at + (4L + j) * GROUP + r, Bytes.s8(w, block + 192 + j));
-                    long columns = at + (20L + 16 * j) * GROUP;
+                    long sub = at + (4L + 17 * j) * GROUP;
+                    Bytes.putByte(il, sub + r, Bytes.s8(w, block + 192 + j));
+                    long columns = sub + GROUP;
                     for (int c = 0; c < 16; c++) {
                         Bytes.putByte(il, columns + (long) c * GROUP + lane(r), Q6_KFormat.quant(w, block, 16 * j + c));
                     }
@@ -369,19 +376,14 @@ final class Interleaved {
         int supers = cols / QK_K;
         for (int sb = 0; sb < supers; sb++) {
             int x0 = t * cols + sb * QK_K;
-            q4_KScaledSums(il, at, x.q(), x0, sums, x.lows(), work, w);
-            FloatVector u0 = FloatVector.zero(F), u1 = u0;
-            for (int j = 0; j < 8; j++) {
-                FloatVector bs = FloatVector.broadcast(F, sums[x0 / 32 + j]);
-                long mins = at + (16L + j) * GROUP;
-                u0 = bytes(il, mins).fma(bs, u0);
-                u1 = bytes(il, mins + L).fma(bs, u1);
-            }
             FloatVector dx = FloatVector.broadcast(F, x.d()[t * supers + sb]);
-            a0 = FloatVector.fromArray(F, work, w).fma(floats(il, at).mul(dx), a0);
-            a1 = FloatVector.fromArray(F, work, w + L).fma(floats(il, at + 4L * L).mul(dx), a1);
-            m0 = u0.fma(floats(il, at + 8L * L).mul(dx), m0);
-            m1 = u1.fma(floats(il, at + 12L * L).mul(dx), m1);
+            FloatVector d0 = floats(il, at).mul(dx), d1 = floats(il, at + 4L * L).mul(dx);
+            FloatVector n0 = floats(il, at + 8L * L).mul(dx), n1 = floats(il, at + 12L * L).mul(dx);
+            q4_KScaledSums(il, at + 8L * GROUP, x.q(), x0, sums, x.lows(), work, w);
+            a0 = FloatVector.fromArray(F, work, w).fma(d0, a0);
+            a1 = FloatVector.fromArray(F, work, w + L).fma(d1, a1);
+            m0 = FloatVector.fromArray(F, work, w + 2 * L).fma(n0, m0);
+            m1 = FloatVector.fromArray(F, work, w + 3 * L).fma(n1, m1);
             at += 152L * GROUP;
         }
         a0.sub(m0).intoArray(out, o);
@@ -389,25 +391,32 @@ final class Interleaved {
     }
 
     /**
-     * One Q4_K super-block's {@code sum(scale[j] * sum(q * x))} over its eight sub-blocks, lanes
-     * into {@code work[w, w + 2L)}: a method of its own, since with the rest of the kernel it
+     * One Q4_K super-block's sub-blocks from {@code at}: {@code sum(scale[j] * sum(q * x))} over
+     * the eight, lanes into {@code work[w, w + 2L)}, and {@code sum(min[j] * bsum[j])} into
+     * {@code work[w + 2L, w + 4L)}. A method of its own, since with the rest of the kernel it
      * passed C2's inlining budget (NodeCountInliningCutoff) and its vectors were boxed.
      */
     private static void q4_KScaledSums(MemorySegment il, long at, int[] q, int x0, int[] sums, int[] lows,
             float[] work, int w) {
-        FloatVector t0 = FloatVector.zero(F), t1 = t0;
+        FloatVector t0 = FloatVector.zero(F), t1 = t0, u0 = t0, u1 = t0;
         for (int j = 0; j < 8; j++) {
             // the scales loaded before the columns: loaded after them, Q6_K's kernel ran 1.26x slower
-            long scales = at + (8L + j) * GROUP;
+            long scales = at + 18L * j * GROUP;
             FloatVector sc0 = bytes(il, scales), sc1 = bytes(il, scales + L);
-            int bsum8 = 8 * sums[x0 / 32 + j];
-            ShortVector acc = nibbleSums(il, at + (24L + 16 * j) * GROUP, q, x0 + 32 * j, lows[x0 / 32 + j]);
+            FloatVector mn0 = bytes(il, scales + GROUP), mn1 = bytes(il, scales + GROUP + L);
+            int bsum = sums[x0 / 32 + j];
+            ShortVector acc = nibbleSums(il, scales + 2L * GROUP, q, x0 + 32 * j, lows[x0 / 32 + j]);
             // sum(q * x) = sum((q - 8) * x) + 8 * sum(x), exact on int lanes
-            t0 = toFloat(widen(acc, 0).add(bsum8)).fma(sc0, t0);
-            t1 = toFloat(widen(acc, 1).add(bsum8)).fma(sc1, t1);
+            t0 = toFloat(widen(acc, 0).add(8 * bsum)).fma(sc0, t0);
+            t1 = toFloat(widen(acc, 1).add(8 * bsum)).fma(sc1, t1);
+            FloatVector bs = FloatVector.broadcast(F, bsum);
+            u0 = mn0.fma(bs, u0);
+            u1 = mn1.fma(bs, u1);
         }
         t0.intoArray(work, w);
         t1.intoArray(work, w + L);
+        u0.intoArray(work, w + 2 * L);
+        u1.intoArray(work, w + 3 * L);
     }
 
     /**
@@ -421,19 +430,14 @@ final class Interleaved {
         int supers = cols / QK_K;
         for (int sb = 0; sb < supers; sb++) {
             int x0 = t * cols + sb * QK_K;
-            q5_KScaledSums(il, at, x.q16(), x0, sums, work, w);
-            FloatVector u0 = FloatVector.zero(F), u1 = u0;
-            for (int j = 0; j < 8; j++) {
-                FloatVector bs = FloatVector.broadcast(F, sums[x0 / 32 + j]);
-                long mins = at + (16L + j) * GROUP;
-                u0 = bytes(il, mins).fma(bs, u0);
-                u1 = bytes(il, mins + L).fma(bs, u1);
-            }
             FloatVector dx = FloatVector.broadcast(F, x.d()[t * supers + sb]);
-            a0 = FloatVector.fromArray(F, work, w).fma(floats(il, at).mul(dx), a0);
-            a1 = FloatVector.fromArray(F, work, w + L).fma(floats(il, at + 4L * L).mul(dx), a1);
-            m0 = u0.fma(floats(il, at + 8L * L).mul(dx), m0);
-            m1 = u1.fma(floats(il, at + 12L * L).mul(dx), m1);
+            FloatVector d0 = floats(il, at).mul(dx), d1 = floats(il, at + 4L * L).mul(dx);
+            FloatVector n0 = floats(il, at + 8L * L).mul(dx), n1 = floats(il, at + 12L * L).mul(dx);
+            q5_KScaledSums(il, at + 8L * GROUP, x.q16(), x0, sums, work, w);
+            a0 = FloatVector.fromArray(F, work, w).fma(d0, a0);
+            a1 = FloatVector.fromArray(F, work, w + L).fma(d1, a1);
+            m0 = FloatVector.fromArray(F, work, w + 2 * L).fma(n0, m0);
+            m1 = FloatVector.fromArray(F, work, w + 3 * L).fma(n1, m1);
             at += 280L * GROUP;
         }
         a0.sub(m0).intoArray(out, o);
@@ -441,17 +445,20 @@ final class Interleaved {
     }
 
     /**
-     * One Q5_K super-block's {@code sum(scale[j] * sum(q * x))}: per sub-block two runs of 16
-     * columns, each at most 16 * 2032 on 16 bits, as {@link #q6_KScaledSums} sums its halves.
+     * One Q5_K super-block's sub-blocks from {@code at}, into {@code work} as {@link #q4_KScaledSums}:
+     * per sub-block two runs of 16 columns, each at most 16 * 2032 on 16 bits, as
+     * {@link #q6_KScaledSums} sums its halves.
      */
     private static void q5_KScaledSums(MemorySegment il, long at, short[] q, int x0, int[] sums, float[] work,
             int w) {
-        FloatVector t0 = FloatVector.zero(F), t1 = t0;
+        FloatVector t0 = FloatVector.zero(F), t1 = t0, u0 = t0, u1 = t0;
         for (int j = 0; j < 8; j++) {
-            long scales = at + (8L + j) * GROUP;
+            long scales = at + 34L * j * GROUP;
             FloatVector sc0 = bytes(il, scales), sc1 = bytes(il, scales + L);
-            int bsum16 = 16 * sums[x0 / 32 + j];
-            long cAt = at + (24L + 32 * j) * GROUP;
+            FloatVector mn0 = bytes(il, scales + GROUP), mn1 = bytes(il, scales + GROUP + L);
+            int bsum = sums[x0 / 32 + j];
+            int bsum16 = 16 * bsum;
+            long cAt = scales + 2L * GROUP;
             int y = x0 + 32 * j;
             ShortVector e = ShortVector.zero(S), f = e;
             for (int c = 0; c < 16; c++) {
@@ -461,9 +468,14 @@ final class Interleaved {
             // sum(q * x) = sum((q - 16) * x) + 16 * sum(x), exact on int lanes
             t0 = toFloat(widen(e, 0).add(widen(f, 0)).add(bsum16)).fma(sc0, t0);
             t1 = toFloat(widen(e, 1).add(widen(f, 1)).add(bsum16)).fma(sc1, t1);
+            FloatVector bs = FloatVector.broadcast(F, bsum);
+            u0 = mn0.fma(bs, u0);
+            u1 = mn1.fma(bs, u1);
         }
         t0.intoArray(work, w);
         t1.intoArray(work, w + L);
+        u0.intoArray(work, w + 2 * L);
+        u1.intoArray(work, w + 3 * L);
     }
 
     private static void q6_K(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, float[] out, int o,
@@ -471,10 +483,11 @@ final class Interleaved {
         FloatVector a0 = FloatVector.zero(F), a1 = a0;
         int supers = cols / QK_K;
         for (int sb = 0; sb < supers; sb++) {
-            q6_KScaledSums(il, at, x.q16(), t * cols + sb * QK_K, work, w);
             FloatVector dx = FloatVector.broadcast(F, x.d()[t * supers + sb]);
-            a0 = FloatVector.fromArray(F, work, w).fma(floats(il, at).mul(dx), a0);
-            a1 = FloatVector.fromArray(F, work, w + L).fma(floats(il, at + 4L * L).mul(dx), a1);
+            FloatVector d0 = floats(il, at).mul(dx), d1 = floats(il, at + 4L * L).mul(dx);
+            q6_KScaledSums(il, at + 4L * GROUP, x.q16(), t * cols + sb * QK_K, work, w);
+            a0 = FloatVector.fromArray(F, work, w).fma(d0, a0);
+            a1 = FloatVector.fromArray(F, work, w + L).fma(d1, a1);
             at += 276L * GROUP;
         }
         a0.intoArray(out, o);
@@ -489,9 +502,9 @@ final class Interleaved {
     private static void q6_KScaledSums(MemorySegment il, long at, short[] q, int x0, float[] work, int w) {
         FloatVector t0 = FloatVector.zero(F), t1 = t0;
         for (int j = 0; j < 16; j++) {
-            long scales = at + (4L + j) * GROUP;
+            long scales = at + 17L * j * GROUP;
             FloatVector sc0 = bytes(il, scales), sc1 = bytes(il, scales + L);
-            long cAt = at + (20L + 16 * j) * GROUP;
+            long cAt = scales + GROUP;
             int y = x0 + 16 * j;
             ShortVector e = ShortVector.zero(S), f = e;   // eight columns each: at most 8 * 4064 in magnitude
             for (int c = 0; c < 8; c++) {
@@ -600,11 +613,12 @@ final class Interleaved {
         int supers = cols / QK_K;
         for (int sb = 0; sb < supers; sb++) {
             int xa = t * cols + sb * QK_K;
+            FloatVector d0 = floats(il, at), d1 = floats(il, at + 4L * L);   // read in the layout's order
             FloatVector ta0 = FloatVector.zero(F), ta1 = ta0, tb0 = ta0, tb1 = ta0;
             for (int j = 0; j < 16; j++) {
-                long scales = at + (4L + j) * GROUP;
+                long scales = at + (4L + 17 * j) * GROUP;
                 FloatVector sc0 = bytes(il, scales), sc1 = bytes(il, scales + L);
-                q6_KSums2(il, at + (20L + 16 * j) * GROUP, x.q16(), xa + 16 * j, cols, work, w);
+                q6_KSums2(il, scales + GROUP, x.q16(), xa + 16 * j, cols, work, w);
                 ta0 = FloatVector.fromArray(F, work, w).fma(sc0, ta0);
                 ta1 = FloatVector.fromArray(F, work, w + L).fma(sc1, ta1);
                 tb0 = FloatVector.fromArray(F, work, w + 2 * L).fma(sc0, tb0);
@@ -612,7 +626,6 @@ final class Interleaved {
             }
             FloatVector dxa = FloatVector.broadcast(F, x.d()[t * supers + sb]);
             FloatVector dxb = FloatVector.broadcast(F, x.d()[(t + 1) * supers + sb]);
-            FloatVector d0 = floats(il, at), d1 = floats(il, at + 4L * L);
             a0 = ta0.fma(d0.mul(dxa), a0);
             a1 = ta1.fma(d1.mul(dxa), a1);
             b0 = tb0.fma(d0.mul(dxb), b0);
