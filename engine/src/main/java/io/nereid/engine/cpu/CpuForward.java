@@ -319,25 +319,30 @@ public final class CpuForward {
         return s.logitRows();
     }
 
-    /** Rows in groups of four, the matmul kernels' tile; a chunk is at least four groups. */
-    private static final int GROUP = 4;
-    private static final int MIN_GROUPS = 4;
+    /** A chunk of a matmul has at least this many rows (in groups of the matrix's {@link WeightMatrix#rowAlignment}). */
+    private static final int MIN_ROWS = 16;
 
+    /** A matrix's rows in groups of its {@link WeightMatrix#rowAlignment}: a thread's chunk is whole groups. */
     private static int groups(WeightMatrix m) {
-        return (m.rows() + GROUP - 1) / GROUP;
+        return (m.rows() + m.rowAlignment() - 1) / m.rowAlignment();
     }
 
-    /** Rows {@code [GROUP * from, GROUP * to)} of {@code m}, clipped to its rows. */
+    private static int minGroups(WeightMatrix m) {
+        return Math.max(1, MIN_ROWS / m.rowAlignment());
+    }
+
+    /** Rows of groups {@code [from, to)} of {@code m}, clipped to its rows. */
     private void matmulGroups(WeightMatrix m, MatmulInput in, float[] out, int from, int to) {
         if (from < to) {
-            m.matmul(in, out, GROUP * from, Math.min(m.rows(), GROUP * to), scratch.get().rows, batchInvariant);
+            int unit = m.rowAlignment();
+            m.matmul(in, out, unit * from, Math.min(m.rows(), unit * to), scratch.get().rows, batchInvariant);
         }
     }
 
     private void matmul(WeightMatrix m, MatmulInput in, float[] out) {
         m.prepare(in, batchInvariant, tokenRanges);
-        // Chunks of whole four-row groups: each weight row is read once for all tokens of the step.
-        runner.run(0, groups(m), MIN_GROUPS, (from, to) -> matmulGroups(m, in, out, from, to));
+        // Chunks of whole groups: each weight row is read once for all tokens of the step.
+        runner.run(0, groups(m), minGroups(m), (from, to) -> matmulGroups(m, in, out, from, to));
     }
 
     /** Three matrices of one input (the query, key and value projections) as one parallel loop. */
@@ -348,7 +353,8 @@ public final class CpuForward {
         d.prepare(in, batchInvariant, tokenRanges);
         int ga = groups(a);
         int gb = groups(b);
-        runner.run(0, ga + gb + groups(d), MIN_GROUPS, (from, to) -> {
+        int min = Math.min(minGroups(a), Math.min(minGroups(b), minGroups(d)));
+        runner.run(0, ga + gb + groups(d), min, (from, to) -> {
             matmulGroups(a, in, outA, from, Math.min(to, ga));
             matmulGroups(b, in, outB, Math.max(from, ga) - ga, Math.min(to, ga + gb) - ga);
             matmulGroups(d, in, outD, Math.max(from, ga + gb) - ga - gb, to - ga - gb);
@@ -360,11 +366,14 @@ public final class CpuForward {
         gate.prepare(in, batchInvariant, tokenRanges);
         up.prepare(in, batchInvariant, tokenRanges);
         int ffn = c.ffnDim();
-        runner.run(0, groups(gate), MIN_GROUPS, (from, to) -> {
+        int unit = gate.rowAlignment();   // up's rows in gate's groups, which silu(gate) * up then takes
+        runner.run(0, groups(gate), minGroups(gate), (from, to) -> {
             matmulGroups(gate, in, g, from, to);
-            matmulGroups(up, in, u, from, to);
-            int r0 = GROUP * from;
-            int len = Math.min(ffn, GROUP * to) - r0;
+            if (from < to) {
+                up.matmul(in, u, unit * from, Math.min(ffn, unit * to), scratch.get().rows, batchInvariant);
+            }
+            int r0 = unit * from;
+            int len = Math.min(ffn, unit * to) - r0;
             for (int t = 0; t < n; t++) {
                 k.siluMul(g, t * ffn + r0, u, t * ffn + r0, len);
             }

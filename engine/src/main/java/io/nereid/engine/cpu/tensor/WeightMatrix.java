@@ -22,7 +22,9 @@ import java.util.Objects;
  * weight), Q5_K into {@link Q5_KPacked}'s and Q6_K into {@link Q6_KPacked}'s (1.25), off-heap and
  * freed with the matrix, which decode to the same bits far faster. Q8_0, Q4_0, Q4_K, Q5_K and Q6_K matrices
  * also get an {@link Interleaved} copy (rows side by side in the lanes) for the matmuls of a few
- * tokens in the faster order ({@link #interleavedTokens}), unless {@value #INTERLEAVED_PROPERTY} is {@code false}.
+ * tokens in the faster order ({@link #interleavedTokens}), and F16 / BF16 matrices a {@link HalfColumns}
+ * copy (column order) for the matmuls of up to four tokens in that order, unless {@value #INTERLEAVED_PROPERTY}
+ * is {@code false}.
  *
  * <p>Thread-safety: immutable; every method may be called concurrently, on disjoint output
  * ranges for {@link #matmul}. Lifecycle: valid as long as the segment is (a closed GGUF file
@@ -87,9 +89,16 @@ public final class WeightMatrix {
     private final MemorySegment interleaved;
 
     /**
-     * System property: {@code false} leaves the {@link Interleaved} copies out (less memory: 1.13,
-     * 0.63, 0.59, 1.09 and 1.08 bytes a weight for Q8_0, Q4_0, Q4_K, Q5_K and Q6_K matrices; slower
-     * decode).
+     * An F16 or BF16 matrix's {@link HalfColumns} copy for the matmuls of up to {@link HalfColumns#MAX_TOKENS}
+     * tokens in the faster order (and the panels, in the same order, for more), or null: another
+     * format, the scalar kernels, or {@value #INTERLEAVED_PROPERTY} {@code false}.
+     */
+    private final MemorySegment columns;
+
+    /**
+     * System property: {@code false} leaves the {@link Interleaved} and {@link HalfColumns} copies out
+     * (less memory: 1.13, 0.63, 0.59, 1.09, 1.08 and 2 bytes a weight for Q8_0, Q4_0, Q4_K, Q5_K, Q6_K
+     * and F16 / BF16 matrices; slower decode; F16 / BF16 then copied row by row as below).
      */
     public static final String INTERLEAVED_PROPERTY = "nereid.kernels.interleaved";
 
@@ -97,7 +106,8 @@ public final class WeightMatrix {
 
     /**
      * System property: {@code false} leaves the weights that a decode reads as the file has them
-     * (F32, F16, BF16; a format's matrix with no interleaved or repacked copy) in the file mapping.
+     * (F32; F16 / BF16 without their column copy; a format's matrix with no interleaved or repacked
+     * copy) in the file mapping.
      * By default they are copied at load into anonymous huge-page memory ({@link HugePages#copyOf}).
      * 1.1B F16 decode after a prompt, 2 threads, alternated: 8.32 / 8.41 tok/s from the mapping,
      * 9.18 / 9.28 from the copy. (Earlier the same day {@code bench/kernels/StreamProbe.java} read
@@ -118,7 +128,8 @@ public final class WeightMatrix {
         RowKernel.Bound bound = kernel.bind(data, blocks);
         boolean interleave = INTERLEAVE && !lookupOnly && kernel != RowKernels.scalar(type) && Interleaved.supports(type)
                 && rows >= Interleaved.GROUP;
-        if (COPY && !lookupOnly && !interleave && data.isMapped() && bound.data() == data) {
+        boolean columnCopy = INTERLEAVE && !lookupOnly && kernel != RowKernels.scalar(type) && HalfColumns.supports(type);
+        if (COPY && !lookupOnly && !interleave && !columnCopy && data.isMapped() && bound.data() == data) {
             data = HugePages.copyOf(data);
             bound = kernel.bind(data, blocks);
         } else if (data.isMapped()) {
@@ -133,6 +144,7 @@ public final class WeightMatrix {
         this.kernelData = bound.data();
         this.kernelRowBytes = (long) cols / type.blockSize() * bound.bytesPerBlock();
         this.interleaved = interleave ? Interleaved.pack(type, data, rows, cols) : null;
+        this.columns = columnCopy ? HalfColumns.pack(data, rows, cols) : null;
     }
 
     /**
@@ -230,7 +242,18 @@ public final class WeightMatrix {
      * off-heap and on top of the data; 0 when they read the data in place.
      */
     public long copyBytes() {
-        return (kernelData != data ? kernelData.byteSize() : 0) + (interleaved != null ? interleaved.byteSize() : 0);
+        return (kernelData != data ? kernelData.byteSize() : 0) + (interleaved != null ? interleaved.byteSize() : 0)
+                + (columns != null ? columns.byteSize() : 0);
+    }
+
+    /**
+     * The rows a thread's share of a matmul should start and end on: the {@link HalfColumns} copy's
+     * groups (a thread reads a group's columns front to back; two threads cutting a group read every
+     * column in pieces, and 110M F16 decode on two threads ran at 58 instead of 65 tok/s on one), the
+     * {@link Interleaved} copy's (a cut group is computed whole by each thread that cuts it), else four.
+     */
+    public int rowAlignment() {
+        return columns != null ? HalfColumns.ROWS : interleaved != null ? Interleaved.GROUP : 4;
     }
 
     /** Which kernels compute with this matrix, for logs: {@code "Q4_0, vector (512-bit)"}. */
@@ -298,14 +321,15 @@ public final class WeightMatrix {
      * first thread's conversion is short.
      */
     public void prepare(MatmulInput input, boolean batchInvariant, MatmulInput.Ranges ranges) {
-        if (input.tokens() >= PANEL_TOKENS) {
+        if (input.tokens() >= PANEL_TOKENS || panels(input.tokens(), batchInvariant)) {
             input.prepare(type, panels(input.tokens(), batchInvariant) ? PanelDot.lanes() : 0, ranges);
         }
     }
 
     /** Whether a matmul of {@code tokens} in this order takes {@link #multiplyPanels}. */
     private boolean panels(int tokens, boolean batchInvariant) {
-        return kernel != RowKernels.scalar(type) && !batchInvariant && tokens >= PANEL_TOKENS;
+        return kernel != RowKernels.scalar(type) && !batchInvariant
+                && (tokens >= PANEL_TOKENS || columns != null && tokens > HalfColumns.MAX_TOKENS);
     }
 
     /** {@link #scratchSize()} of a matrix with rows of {@code cols}. */
@@ -387,6 +411,16 @@ public final class WeightMatrix {
                 }
                 return;
             }
+        }
+        if (columns != null && !batchInvariant) {
+            // F16 / BF16: one FMA chain per (row, token) over the columns in order, the panels' order, for any token count
+            if (tokens <= HalfColumns.MAX_TOKENS) {
+                HalfColumns.multiply(type, columns, rows, cols, input.values(MatmulInput.Form.of(type)), tokens,
+                        rowStart, rowEnd, out, rows);
+            } else {
+                multiplyPanels(input, out, rowStart, rowEnd, scratch);
+            }
+            return;
         }
         float[] x = input.values(MatmulInput.Form.of(type));
         if (!scalar && kernel.dotsTokens() && tokens < PANEL_TOKENS) {

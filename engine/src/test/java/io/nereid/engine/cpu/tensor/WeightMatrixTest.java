@@ -278,9 +278,9 @@ class WeightMatrixTest {
     }
 
     /**
-     * The vector kernels compute K-quants from a repacked copy, which {@code copyBytes} reports (what
-     * a memory limit counts on top of the file); the other formats and the scalar kernels read the
-     * data in place.
+     * The vector kernels compute K-quants from a repacked copy and F16 / BF16 decode from a column-order one,
+     * which {@code copyBytes} reports (what a memory limit counts on top of the file); the other
+     * formats and the scalar kernels read the data in place.
      */
     @ParameterizedTest
     @EnumSource(value = GgmlType.class, names = {"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_K", "Q5_K", "Q6_K"})
@@ -295,6 +295,7 @@ class WeightMatrixTest {
             case Q4_K -> blocks * Q4_KPacked.BLOCK_BYTES;
             case Q5_K -> blocks * Q5_KPacked.BLOCK_BYTES;
             case Q6_K -> blocks * Q6_KPacked.BLOCK_BYTES;
+            case F16, BF16 -> HalfColumns.bytes(rows, cols);
             default -> 0;
         };
         assertEquals(expected, w.copyBytes(), type + " with " + w.kernelDescription());

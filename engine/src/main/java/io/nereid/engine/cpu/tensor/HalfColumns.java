@@ -1,0 +1,267 @@
+package io.nereid.engine.cpu.tensor;
+
+import io.nereid.engine.cpu.kernel.VectorWidth;
+import io.nereid.engine.gguf.GgmlType;
+import io.nereid.engine.mmap.HugePages;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.stream.IntStream;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * F16 and BF16 matrices for the matmuls of one to {@link #MAX_TOKENS} tokens in the faster order,
+ * from a copy in column order: the rows in groups of {@link #ROWS}, each group's columns one after
+ * the other ({@code ROWS} 16-bit values each; the last group may be shorter). A matmul walks the
+ * copy front to back and adds each column, times the token's input there, into the rows' sums:
+ * {@code acc[r] = fma(w[r][k], x[k], acc[r])} for {@code k = 0, 1, ...}. F16 runs as one plain loop
+ * over a column's rows that C2 compiles to {@code vcvtph2ps} and {@code vfmadd} (the Vector API has
+ * no half-float lanes); BF16, whose plain loop C2 does not vectorize ({@code Float.intBitsToFloat}),
+ * in the lanes (a shift).
+ *
+ * <p>Why: {@link WideningKernel} widens a chunk of four rows into a buffer and then multiplies it,
+ * so the core reads memory only while it widens: out of cache (every decode: a model does not fit)
+ * one thread streamed F16 at 9-10 GB/s, against 23-27 GB/s here where the loads are spread evenly
+ * over the multiplies (AMD EPYC, 2026-12-06, {@code 2048 x 768}, twenty copies; in cache the buffer
+ * is faster, 32 against 24-27 GB/s). 1.1B F16 decode on two threads 7.9 -> 15.8 tok/s. llama.cpp's
+ * F16 dot, loads and FMAs interleaved, streams like this.
+ *
+ * <p>Order: each (row, token) is one FMA chain over the columns in order from zero, which is
+ * {@code PanelDot}'s order: a token gets the same bits here, in the panels (which the matmuls of
+ * more than {@link #MAX_TOKENS} tokens take for these formats, {@link WeightMatrix}), alone or with
+ * others, on any row range (the rows do not interact). The inputs are the format's
+ * {@link MatmulInput.Form} values (rounded to halves or bfloat16, as ggml's dots take them), and
+ * each weight widens exactly.
+ *
+ * <p>Thread-safety: the copy is immutable; each thread sums into arrays of its own.
+ */
+final class HalfColumns {
+
+    /**
+     * Rows per group (the last may have fewer): the plain loop's vector part dominates from here. With
+     * 128 rows, so that a 768-row matrix splits into more groups for the threads, 110M F16 decode on
+     * two threads ran at 73-80 tok/s against 126-146 with 256 (the short loops' scalar ends and set-up
+     * outweigh the balance), so a matrix with few groups leaves a thread idle for part of its matmul.
+     */
+    static final int ROWS = 256;
+
+    /** Tokens one pass takes; more than this take the panels. */
+    static final int MAX_TOKENS = 4;
+
+    private static final VectorWidth W = VectorWidth.current();
+    private static final VectorSpecies<Float> F = W.floats();
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+
+    /**
+     * Each thread's sums, one array per token: the loop's stores to four arrays C2 keeps apart
+     * (offsets into one array it cannot prove disjoint, and then it does not vectorize).
+     */
+    private static final ThreadLocal<float[][]> SUMS = ThreadLocal.withInitial(() -> new float[][] {
+        new float[ROWS], new float[ROWS], new float[ROWS], new float[ROWS]});
+
+    private HalfColumns() {
+    }
+
+    /** Whether {@code type} has this layout. */
+    static boolean supports(GgmlType type) {
+        return type == GgmlType.F16 || type == GgmlType.BF16;
+    }
+
+    /** Bytes of the copy of a {@code rows x cols} matrix: as many as the weights'. */
+    static long bytes(int rows, int cols) {
+        return 2L * rows * cols;
+    }
+
+    /** The copy of {@code rows} rows of {@code cols} 16-bit weights at {@code data} (row-major), in new off-heap memory. */
+    static MemorySegment pack(MemorySegment data, int rows, int cols) {
+        MemorySegment copy = HugePages.allocate(bytes(rows, cols));
+        int groups = (rows + ROWS - 1) / ROWS;
+        // at load, on the common pool: disjoint groups
+        IntStream.range(0, groups).parallel().forEach(g -> {
+            int r0 = g * ROWS;
+            int n = Math.min(ROWS, rows - r0);
+            long base = 2L * r0 * cols;
+            short[] row = new short[cols];
+            for (int j = 0; j < n; j++) {
+                MemorySegment.copy(data, Bytes.SHORT, 2L * (r0 + j) * cols, row, 0, cols);
+                for (int k = 0; k < cols; k++) {
+                    copy.set(Bytes.SHORT, base + 2L * ((long) k * n + j), row[k]);
+                }
+            }
+        });
+        return copy;
+    }
+
+    /**
+     * {@code out[t * outStride + r] = W[r] · x[t * cols, (t + 1) * cols)} for
+     * {@code t < tokens <= MAX_TOKENS} and rows {@code r} in {@code [rowStart, rowEnd)}, from the
+     * copy {@link #pack} made of a {@code type} matrix.
+     */
+    static void multiply(GgmlType type, MemorySegment copy, int rows, int cols, float[] x, int tokens, int rowStart,
+            int rowEnd, float[] out, int outStride) {
+        if (tokens < 1 || tokens > MAX_TOKENS) {
+            throw new IllegalArgumentException("tokens " + tokens + " not in 1.." + MAX_TOKENS);
+        }
+        boolean bf16 = type == GgmlType.BF16;
+        float[][] s = SUMS.get();
+        for (int r = rowStart; r < rowEnd; ) {
+            int g0 = r / ROWS * ROWS;
+            int n = Math.min(ROWS, rows - g0);    // the group's rows
+            int end = Math.min(rowEnd, g0 + n);
+            long base = 2L * g0 * cols;
+            int from = r - g0, to = end - g0;
+            for (int t = 0; t < tokens; t++) {
+                Arrays.fill(s[t], from, to, 0f);
+            }
+            if (bf16) {
+                // tokens in pairs, a pass over the group each
+                int t = 0;
+                for (; t + 2 <= tokens; t += 2) {
+                    bf16Two(copy, base, n, cols, from, to, x, t * cols, s[t], s[t + 1]);
+                }
+                if (t < tokens) {
+                    bf16One(copy, base, n, cols, from, to, x, t * cols, s[t]);
+                }
+            } else {
+                // all the tokens in one pass (two passes of two took 1.5x the time of one of four)
+                switch (tokens) {
+                    case 1 -> f16One(copy, base, n, cols, from, to, x, 0, s[0]);
+                    case 2 -> f16Two(copy, base, n, cols, from, to, x, 0, s[0], s[1]);
+                    case 3 -> f16Three(copy, base, n, cols, from, to, x, s[0], s[1], s[2]);
+                    default -> f16Four(copy, base, n, cols, from, to, x, s[0], s[1], s[2], s[3]);
+                }
+            }
+            for (int t = 0; t < tokens; t++) {
+                System.arraycopy(s[t], from, out, t * outStride + r, to - from);
+            }
+            r = end;
+        }
+    }
+
+    /*
+     * A group's rows [from, to) of n against one to four tokens (inputs from x[xt], cols apart), each
+     * token's sums (zeroed by the caller) at s[t][from]. The four F16 loops are written out, as
+     * PanelDot's kernels are: one loop body per token count is what C2 vectorizes. F16: one plain loop a token count, each the loop C2 vectorizes (one
+     * statement a token; counted from 0: with the loop starting at from, C2 did not vectorize it).
+     */
+
+    private static float f16(MemorySegment w, long at) {
+        return Float.float16ToFloat(w.get(Bytes.SHORT, at));
+    }
+
+    private static void f16One(MemorySegment w, long base, int n, int cols, int from, int to, float[] x, int xt,
+            float[] a) {
+        int m = to - from;
+        for (int k = 0; k < cols; k++) {
+            float x0 = x[xt + k];
+            long col = base + 2L * ((long) k * n + from);
+            for (int i = 0; i < m; i++) {
+                a[from + i] = Math.fma(f16(w, col + 2L * i), x0, a[from + i]);
+            }
+        }
+    }
+
+    private static void f16Two(MemorySegment w, long base, int n, int cols, int from, int to, float[] x, int xt,
+            float[] a, float[] b) {
+        int m = to - from;
+        for (int k = 0; k < cols; k++) {
+            float x0 = x[xt + k], x1 = x[xt + cols + k];
+            long col = base + 2L * ((long) k * n + from);
+            for (int i = 0; i < m; i++) {
+                float v = f16(w, col + 2L * i);
+                a[from + i] = Math.fma(v, x0, a[from + i]);
+                b[from + i] = Math.fma(v, x1, b[from + i]);
+            }
+        }
+    }
+
+    private static void f16Three(MemorySegment w, long base, int n, int cols, int from, int to, float[] x,
+            float[] a, float[] b, float[] c) {
+        int m = to - from;
+        for (int k = 0; k < cols; k++) {
+            float x0 = x[k], x1 = x[cols + k], x2 = x[2 * cols + k];
+            long col = base + 2L * ((long) k * n + from);
+            for (int i = 0; i < m; i++) {
+                float v = f16(w, col + 2L * i);
+                a[from + i] = Math.fma(v, x0, a[from + i]);
+                b[from + i] = Math.fma(v, x1, b[from + i]);
+                c[from + i] = Math.fma(v, x2, c[from + i]);
+            }
+        }
+    }
+
+    private static void f16Four(MemorySegment w, long base, int n, int cols, int from, int to, float[] x,
+            float[] a, float[] b, float[] c, float[] d) {
+        int m = to - from;
+        for (int k = 0; k < cols; k++) {
+            float x0 = x[k], x1 = x[cols + k], x2 = x[2 * cols + k], x3 = x[3 * cols + k];
+            long col = base + 2L * ((long) k * n + from);
+            for (int i = 0; i < m; i++) {
+                float v = f16(w, col + 2L * i);
+                a[from + i] = Math.fma(v, x0, a[from + i]);
+                b[from + i] = Math.fma(v, x1, b[from + i]);
+                c[from + i] = Math.fma(v, x2, c[from + i]);
+                d[from + i] = Math.fma(v, x3, d[from + i]);
+            }
+        }
+    }
+
+    /*
+     * BF16: the same sums in the lanes (a bfloat16 widens by a shift), the rows past the last whole
+     * vector one by one with the same fma.
+     */
+
+    /** {@code L} bfloat16 values at {@code at} as floats. */
+    private static FloatVector bf16(MemorySegment w, long at) {
+        IntVector h = (IntVector) ShortVector.fromMemorySegment(W.shorts(), w, at, LE).castShape(W.ints(), 0);
+        return h.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats(); // the sign extension shifted out
+    }
+
+    private static float bf16At(MemorySegment w, long at) {
+        return BF16Format.toFloat(w.get(Bytes.SHORT, at));
+    }
+
+    /** One token, its input at {@code x[xt]}. */
+    private static void bf16One(MemorySegment w, long base, int n, int cols, int from, int to, float[] x, int xt,
+            float[] a) {
+        int m = to - from;
+        int l = F.length();
+        int end = F.loopBound(m);
+        for (int k = 0; k < cols; k++) {
+            FloatVector x0 = FloatVector.broadcast(F, x[xt + k]);
+            long col = base + 2L * ((long) k * n + from);
+            for (int i = 0; i < end; i += l) {
+                bf16(w, col + 2L * i).fma(x0, FloatVector.fromArray(F, a, from + i)).intoArray(a, from + i);
+            }
+            for (int i = end; i < m; i++) {
+                a[from + i] = Math.fma(bf16At(w, col + 2L * i), x[xt + k], a[from + i]);
+            }
+        }
+    }
+
+    /** Two tokens, their inputs at {@code x[xt]} and {@code x[xt + cols]}. */
+    private static void bf16Two(MemorySegment w, long base, int n, int cols, int from, int to, float[] x, int xt,
+            float[] a, float[] b) {
+        int m = to - from;
+        int l = F.length();
+        int end = F.loopBound(m);
+        for (int k = 0; k < cols; k++) {
+            FloatVector x0 = FloatVector.broadcast(F, x[xt + k]), x1 = FloatVector.broadcast(F, x[xt + cols + k]);
+            long col = base + 2L * ((long) k * n + from);
+            for (int i = 0; i < end; i += l) {
+                FloatVector v = bf16(w, col + 2L * i);
+                v.fma(x0, FloatVector.fromArray(F, a, from + i)).intoArray(a, from + i);
+                v.fma(x1, FloatVector.fromArray(F, b, from + i)).intoArray(b, from + i);
+            }
+            for (int i = end; i < m; i++) {
+                float v = bf16At(w, col + 2L * i);
+                a[from + i] = Math.fma(v, x[xt + k], a[from + i]);
+                b[from + i] = Math.fma(v, x[xt + cols + k], b[from + i]);
+            }
+        }
+    }
+}

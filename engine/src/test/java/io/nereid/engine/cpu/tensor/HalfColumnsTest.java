@@ -1,0 +1,120 @@
+package io.nereid.engine.cpu.tensor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+
+import io.nereid.engine.cpu.kernel.VectorWidthsUnderTest;
+import io.nereid.engine.gguf.GgmlType;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.Random;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * F16 and BF16 in the faster order ({@link HalfColumns} for up to four tokens, the panels for
+ * more): every (row, token) is one FMA chain over the columns from zero, so a token gets the same
+ * bits whatever the token count, the row range or the thread's share, and those bits are the chain
+ * computed here in plain Java. At every vector width (BF16 runs in the lanes).
+ */
+@Tag(VectorWidthsUnderTest.TAG)
+class HalfColumnsTest {
+
+    /** A last group of 44 rows (300 = 256 + 44, not a multiple of a vector), columns not a multiple of a vector. */
+    private static final int ROWS = 300;
+    private static final int COLS = 200;
+
+    private static WeightMatrix matrix(GgmlType type, byte[] bytes) {
+        return WeightMatrix.of(type, new long[] {COLS, ROWS}, MemorySegment.ofArray(bytes));
+    }
+
+    /** The chain: {@code acc = fma(w[k], x[k], acc)} over k in order, x in the form the format's dot takes. */
+    private static float chain(float[] row, float[] form, int xOff) {
+        float acc = 0f;
+        for (int k = 0; k < COLS; k++) {
+            acc = Math.fma(row[k], form[xOff + k], acc);
+        }
+        return acc;
+    }
+
+    private static float[] fastest(WeightMatrix w, float[] x, int tokens, int from, int to) {
+        float[] out = new float[tokens * ROWS];
+        w.matmul(MatmulInput.of(x, tokens, COLS), out, from, to, null, false);
+        return out;
+    }
+
+    static Stream<Arguments> typesAndTokens() {
+        return Stream.of(GgmlType.F16, GgmlType.BF16)
+                .flatMap(t -> Stream.of(1, 2, 3, 4, 5, 9, 16, 17).map(n -> Arguments.of(t, n)));
+    }
+
+    @ParameterizedTest(name = "{0} x {1} tokens")
+    @MethodSource("typesAndTokens")
+    void everyTokenIsTheChainOverTheColumns(GgmlType type, int tokens) {
+        byte[] bytes = TestRows.randomRow(type, ROWS * COLS, new Random(tokens));
+        WeightMatrix w = matrix(type, bytes);
+        float[] x = TestRows.gaussian(new Random(100 + tokens), tokens * COLS, 1f);
+        float[] form = MatmulInput.of(x, tokens, COLS).values(MatmulInput.Form.of(type));
+        float[] out = fastest(w, x, tokens, 0, ROWS);
+        for (int r = 0; r < ROWS; r++) {
+            float[] row = w.dequantizeRow(r);
+            for (int t = 0; t < tokens; t++) {
+                assertEquals(Float.floatToRawIntBits(chain(row, form, t * COLS)), Float.floatToRawIntBits(out[t * ROWS + r]),
+                        type + " token " + t + " of " + tokens + ", row " + r);
+            }
+        }
+    }
+
+    /** Ranges that cut the groups (as threads' shares may) give each row its bits and write nothing else. */
+    @ParameterizedTest
+    @EnumSource(value = GgmlType.class, names = {"F16", "BF16"})
+    void anyRowRangeGivesTheSameBitsAndLeavesTheOtherRows(GgmlType type) {
+        byte[] bytes = TestRows.randomRow(type, ROWS * COLS, new Random(7));
+        WeightMatrix w = matrix(type, bytes);
+        for (int tokens = 1; tokens <= HalfColumns.MAX_TOKENS; tokens++) {
+            float[] x = TestRows.gaussian(new Random(tokens), tokens * COLS, 1f);
+            float[] whole = fastest(w, x, tokens, 0, ROWS);
+            for (int[] range : new int[][] {{3, 29}, {250, 262}, {256, 300}, {0, 1}, {299, 300}}) {
+                float[] part = new float[tokens * ROWS];
+                Arrays.fill(part, Float.NaN);
+                w.matmul(MatmulInput.of(x, tokens, COLS), part, range[0], range[1], null, false);
+                for (int t = 0; t < tokens; t++) {
+                    for (int r = 0; r < ROWS; r++) {
+                        float got = part[t * ROWS + r];
+                        if (r >= range[0] && r < range[1]) {
+                            assertEquals(Float.floatToRawIntBits(whole[t * ROWS + r]), Float.floatToRawIntBits(got));
+                        } else {
+                            assertEquals(Float.NaN, got, "row " + r + " outside " + Arrays.toString(range) + " written");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /** The copy counts in copyBytes (a memory limit's share); without it ({@code forLookup}) the row kernels' order. */
+    @ParameterizedTest
+    @EnumSource(value = GgmlType.class, names = {"F16", "BF16"})
+    void theCopyCountsAndALookupMatrixHasNone(GgmlType type) {
+        byte[] bytes = TestRows.randomRow(type, ROWS * COLS, new Random(8));
+        WeightMatrix w = matrix(type, bytes);
+        assertEquals(HalfColumns.bytes(ROWS, COLS), w.copyBytes());
+        assertEquals(HalfColumns.ROWS, w.rowAlignment());
+        WeightMatrix lookup = WeightMatrix.forLookup(type, new long[] {COLS, ROWS}, MemorySegment.ofArray(bytes));
+        assertEquals(0, lookup.copyBytes());
+        assertEquals(4, lookup.rowAlignment());
+        float[] x = TestRows.gaussian(new Random(9), COLS, 1f);
+        float[] withCopy = fastest(w, x, 1, 0, ROWS);
+        float[] without = fastest(lookup, x, 1, 0, ROWS);
+        int differ = 0;
+        for (int r = 0; r < ROWS; r++) {
+            assertEquals(withCopy[r], without[r], 1e-4f * (1 + Math.abs(withCopy[r])));
+            differ += Float.floatToRawIntBits(withCopy[r]) != Float.floatToRawIntBits(without[r]) ? 1 : 0;
+        }
+        assertNotEquals(0, differ, "the two orders differ somewhere (else this test shows nothing)");
+    }
+}
