@@ -14,8 +14,8 @@ import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * F16 and BF16 matrices for the matmuls of one to {@link #MAX_TOKENS} tokens in the faster order,
- * from a copy in column order: the rows in groups of {@link #ROWS}, each group's columns one after
+ * F16 and BF16 matrices for the matmuls of up to {@link WeightMatrix#PANEL_TOKENS} tokens in the
+ * faster order, from a copy in column order: the rows in groups of {@link #ROWS}, each group's columns one after
  * the other ({@code ROWS} 16-bit values each; the last group may be shorter). A matmul walks the
  * copy front to back and adds each column, times the token's input there, into the rows' sums:
  * {@code acc[r] = fma(w[r][k], x[k], acc[r])} for {@code k = 0, 1, ...}. F16 runs as one plain loop
@@ -31,9 +31,9 @@ import jdk.incubator.vector.VectorSpecies;
  * F16 dot, loads and FMAs interleaved, streams like this.
  *
  * <p>Order: each (row, token) is one FMA chain over the columns in order from zero, which is
- * {@code PanelDot}'s order: a token gets the same bits here, in the panels (which the matmuls of
- * more than {@link #MAX_TOKENS} tokens take for these formats, {@link WeightMatrix}), alone or with
- * others, on any row range (the rows do not interact). The inputs are the format's
+ * {@code PanelDot}'s order: a token gets the same bits here (up to {@link #MAX_TOKENS} tokens in the
+ * column loops, more in {@link #multiplyMany}), in the panels (from {@link WeightMatrix#PANEL_TOKENS}
+ * tokens), alone or with others, on any row range (the rows do not interact). The inputs are the format's
  * {@link MatmulInput.Form} values (rounded to halves or bfloat16, as ggml's dots take them), and
  * each weight widens exactly.
  *
@@ -49,19 +49,23 @@ final class HalfColumns {
      */
     static final int ROWS = 256;
 
-    /** Tokens one pass takes; more than this take the panels. */
-    static final int MAX_TOKENS = 4;
+    /**
+     * Tokens the column loops ({@link #multiply}) take; from here to {@link WeightMatrix#PANEL_TOKENS}
+     * {@link #multiplyMany}, then the panels. F16 2048 x 768, one thread, out of cache: three tokens
+     * 265 against 315 us for the many-token kernel, four 370 against 293.
+     */
+    static final int MAX_TOKENS = 3;
 
     private static final VectorWidth W = VectorWidth.current();
     private static final VectorSpecies<Float> F = W.floats();
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     /**
-     * Each thread's sums, one array per token: the loop's stores to four arrays C2 keeps apart
+     * Each thread's sums, one array per token: the loop's stores to three arrays C2 keeps apart
      * (offsets into one array it cannot prove disjoint, and then it does not vectorize).
      */
     private static final ThreadLocal<float[][]> SUMS = ThreadLocal.withInitial(() -> new float[][] {
-        new float[ROWS], new float[ROWS], new float[ROWS], new float[ROWS]});
+        new float[ROWS], new float[ROWS], new float[ROWS]});
 
     private HalfColumns() {
     }
@@ -127,12 +131,10 @@ final class HalfColumns {
                     bf16One(copy, base, n, cols, from, to, x, t * cols, s[t]);
                 }
             } else {
-                // all the tokens in one pass (two passes of two took 1.5x the time of one of four)
-                switch (tokens) {
+                switch (tokens) { // all the tokens in one pass
                     case 1 -> f16One(copy, base, n, cols, from, to, x, 0, s[0]);
                     case 2 -> f16Two(copy, base, n, cols, from, to, x, 0, s[0], s[1]);
-                    case 3 -> f16Three(copy, base, n, cols, from, to, x, s[0], s[1], s[2]);
-                    default -> f16Four(copy, base, n, cols, from, to, x, s[0], s[1], s[2], s[3]);
+                    default -> f16Three(copy, base, n, cols, from, to, x, s[0], s[1], s[2]);
                 }
             }
             for (int t = 0; t < tokens; t++) {
@@ -142,10 +144,157 @@ final class HalfColumns {
         }
     }
 
+    /** Columns of a group the many-token kernel widens at a time: {@code KC * ROWS} floats (32 KiB) stay in L1. */
+    static final int KC = 32;
+
+    /** Tokens the many-token kernel multiplies at a time: four accumulators a row vector. */
+    private static final int TOKEN_GROUP = 4;
+
+    /** Each thread's widened columns and many-token sums ({@code t * ROWS + r}, up to {@link WeightMatrix#PANEL_TOKENS} tokens rounded up to four). */
+    private static final ThreadLocal<float[][]> MANY = ThreadLocal.withInitial(() -> new float[][] {
+        new float[KC * ROWS], new float[(WeightMatrix.PANEL_TOKENS + TOKEN_GROUP) * ROWS]});
+
+    /**
+     * As {@link #multiply}, for {@code tokens} up to {@link WeightMatrix#PANEL_TOKENS} in the same order:
+     * each group's columns {@link #KC} at a time widened by {@code widener} (the format's kernel) into
+     * the thread's buffer, then four row vectors ({@code 4L} rows) against four tokens at a time, in
+     * registers, over those columns (a weight vector loaded once for four FMAs; the column loops above
+     * load and store each token's sums at every column). Tokens past the last whole four are computed
+     * against the last token's input into sums nobody reads.
+     */
+    static void multiplyMany(RowKernel widener, MemorySegment copy, int rows, int cols, float[] x, int tokens,
+            int rowStart, int rowEnd, float[] out, int outStride) {
+        if (tokens < 1 || tokens > WeightMatrix.PANEL_TOKENS) {
+            throw new IllegalArgumentException("tokens " + tokens + " not in 1.." + WeightMatrix.PANEL_TOKENS);
+        }
+        float[][] many = MANY.get();
+        float[] wide = many[0];
+        float[] acc = many[1];
+        int l = F.length();
+        int padded = (tokens + TOKEN_GROUP - 1) / TOKEN_GROUP * TOKEN_GROUP;
+        for (int r = rowStart; r < rowEnd; ) {
+            int g0 = r / ROWS * ROWS;
+            int n = Math.min(ROWS, rows - g0);
+            int end = Math.min(rowEnd, g0 + n);
+            long base = 2L * g0 * cols;
+            int from = r - g0, to = end - g0;
+            for (int t = 0; t < padded; t++) {
+                Arrays.fill(acc, t * ROWS + from, t * ROWS + to, 0f);
+            }
+            for (int k0 = 0; k0 < cols; k0 += KC) {
+                int kn = Math.min(KC, cols - k0);
+                widener.dequantize(copy, base + 2L * k0 * n, wide, 0, kn * n);
+                for (int t0 = 0; t0 < padded; t0 += TOKEN_GROUP) {
+                    // the four tokens' inputs, from column k0: past the last token, the last token's again
+                    int x0 = Math.min(t0, tokens - 1) * cols + k0, x1 = Math.min(t0 + 1, tokens - 1) * cols + k0;
+                    int x2 = Math.min(t0 + 2, tokens - 1) * cols + k0, x3 = Math.min(t0 + 3, tokens - 1) * cols + k0;
+                    int a = t0 * ROWS;
+                    int i = from;
+                    for (; i + 4 * l <= to; i += 4 * l) {
+                        rows4(wide, n, i, kn, x, x0, x1, x2, x3, acc, a + i);
+                    }
+                    for (; i + l <= to; i += l) {
+                        rows1(wide, n, i, kn, x, x0, x1, x2, x3, acc, a + i);
+                    }
+                    for (; i < to; i++) { // the rows past the last whole vector, the same chains one by one
+                        for (int k = 0; k < kn; k++) {
+                            float w = wide[k * n + i];
+                            acc[a + i] = Math.fma(w, x[x0 + k], acc[a + i]);
+                            acc[a + ROWS + i] = Math.fma(w, x[x1 + k], acc[a + ROWS + i]);
+                            acc[a + 2 * ROWS + i] = Math.fma(w, x[x2 + k], acc[a + 2 * ROWS + i]);
+                            acc[a + 3 * ROWS + i] = Math.fma(w, x[x3 + k], acc[a + 3 * ROWS + i]);
+                        }
+                    }
+                }
+            }
+            for (int t = 0; t < tokens; t++) {
+                System.arraycopy(acc, t * ROWS + from, out, t * outStride + r, to - from);
+            }
+            r = end;
+        }
+    }
+
+    /**
+     * Rows {@code [i, i + 4L)} of a widened block ({@code kn} columns of {@code n} floats) against four
+     * tokens' inputs, their sums at {@code acc[at + j * ROWS]} for token {@code j}: sixteen accumulators.
+     */
+    private static void rows4(float[] w, int n, int i, int kn, float[] x, int x0, int x1, int x2, int x3, float[] acc,
+            int at) {
+        int l = F.length();
+        int b = at + ROWS, c = b + ROWS, d = c + ROWS;
+        FloatVector a00 = FloatVector.fromArray(F, acc, at), a01 = FloatVector.fromArray(F, acc, at + l);
+        FloatVector a02 = FloatVector.fromArray(F, acc, at + 2 * l), a03 = FloatVector.fromArray(F, acc, at + 3 * l);
+        FloatVector a10 = FloatVector.fromArray(F, acc, b), a11 = FloatVector.fromArray(F, acc, b + l);
+        FloatVector a12 = FloatVector.fromArray(F, acc, b + 2 * l), a13 = FloatVector.fromArray(F, acc, b + 3 * l);
+        FloatVector a20 = FloatVector.fromArray(F, acc, c), a21 = FloatVector.fromArray(F, acc, c + l);
+        FloatVector a22 = FloatVector.fromArray(F, acc, c + 2 * l), a23 = FloatVector.fromArray(F, acc, c + 3 * l);
+        FloatVector a30 = FloatVector.fromArray(F, acc, d), a31 = FloatVector.fromArray(F, acc, d + l);
+        FloatVector a32 = FloatVector.fromArray(F, acc, d + 2 * l), a33 = FloatVector.fromArray(F, acc, d + 3 * l);
+        for (int k = 0; k < kn; k++) {
+            int p = k * n + i;
+            FloatVector w0 = FloatVector.fromArray(F, w, p), w1 = FloatVector.fromArray(F, w, p + l);
+            FloatVector w2 = FloatVector.fromArray(F, w, p + 2 * l), w3 = FloatVector.fromArray(F, w, p + 3 * l);
+            FloatVector v = FloatVector.broadcast(F, x[x0 + k]);
+            a00 = w0.fma(v, a00);
+            a01 = w1.fma(v, a01);
+            a02 = w2.fma(v, a02);
+            a03 = w3.fma(v, a03);
+            v = FloatVector.broadcast(F, x[x1 + k]);
+            a10 = w0.fma(v, a10);
+            a11 = w1.fma(v, a11);
+            a12 = w2.fma(v, a12);
+            a13 = w3.fma(v, a13);
+            v = FloatVector.broadcast(F, x[x2 + k]);
+            a20 = w0.fma(v, a20);
+            a21 = w1.fma(v, a21);
+            a22 = w2.fma(v, a22);
+            a23 = w3.fma(v, a23);
+            v = FloatVector.broadcast(F, x[x3 + k]);
+            a30 = w0.fma(v, a30);
+            a31 = w1.fma(v, a31);
+            a32 = w2.fma(v, a32);
+            a33 = w3.fma(v, a33);
+        }
+        a00.intoArray(acc, at);
+        a01.intoArray(acc, at + l);
+        a02.intoArray(acc, at + 2 * l);
+        a03.intoArray(acc, at + 3 * l);
+        a10.intoArray(acc, b);
+        a11.intoArray(acc, b + l);
+        a12.intoArray(acc, b + 2 * l);
+        a13.intoArray(acc, b + 3 * l);
+        a20.intoArray(acc, c);
+        a21.intoArray(acc, c + l);
+        a22.intoArray(acc, c + 2 * l);
+        a23.intoArray(acc, c + 3 * l);
+        a30.intoArray(acc, d);
+        a31.intoArray(acc, d + l);
+        a32.intoArray(acc, d + 2 * l);
+        a33.intoArray(acc, d + 3 * l);
+    }
+
+    /** {@link #rows4} for one row vector. */
+    private static void rows1(float[] w, int n, int i, int kn, float[] x, int x0, int x1, int x2, int x3, float[] acc,
+            int at) {
+        FloatVector a0 = FloatVector.fromArray(F, acc, at), a1 = FloatVector.fromArray(F, acc, at + ROWS);
+        FloatVector a2 = FloatVector.fromArray(F, acc, at + 2 * ROWS), a3 = FloatVector.fromArray(F, acc, at + 3 * ROWS);
+        for (int k = 0; k < kn; k++) {
+            FloatVector v = FloatVector.fromArray(F, w, k * n + i);
+            a0 = v.fma(FloatVector.broadcast(F, x[x0 + k]), a0);
+            a1 = v.fma(FloatVector.broadcast(F, x[x1 + k]), a1);
+            a2 = v.fma(FloatVector.broadcast(F, x[x2 + k]), a2);
+            a3 = v.fma(FloatVector.broadcast(F, x[x3 + k]), a3);
+        }
+        a0.intoArray(acc, at);
+        a1.intoArray(acc, at + ROWS);
+        a2.intoArray(acc, at + 2 * ROWS);
+        a3.intoArray(acc, at + 3 * ROWS);
+    }
+
     /*
-     * A group's rows [from, to) of n against one to four tokens (inputs from x[xt], cols apart), each
-     * token's sums (zeroed by the caller) at s[t][from]. The four F16 loops are written out, as
-     * PanelDot's kernels are: one loop body per token count is what C2 vectorizes. F16: one plain loop a token count, each the loop C2 vectorizes (one
+     * A group's rows [from, to) of n against one to three tokens (inputs from x[xt], cols apart), each
+     * token's sums (zeroed by the caller) at s[t][from]. The F16 loops are written out, as PanelDot's
+     * kernels are: one loop body per token count is what C2 vectorizes. F16: one plain loop a token count, each the loop C2 vectorizes (one
      * statement a token; counted from 0: with the loop starting at from, C2 did not vectorize it).
      */
 
@@ -190,22 +339,6 @@ final class HalfColumns {
                 a[from + i] = Math.fma(v, x0, a[from + i]);
                 b[from + i] = Math.fma(v, x1, b[from + i]);
                 c[from + i] = Math.fma(v, x2, c[from + i]);
-            }
-        }
-    }
-
-    private static void f16Four(MemorySegment w, long base, int n, int cols, int from, int to, float[] x,
-            float[] a, float[] b, float[] c, float[] d) {
-        int m = to - from;
-        for (int k = 0; k < cols; k++) {
-            float x0 = x[k], x1 = x[cols + k], x2 = x[2 * cols + k], x3 = x[3 * cols + k];
-            long col = base + 2L * ((long) k * n + from);
-            for (int i = 0; i < m; i++) {
-                float v = f16(w, col + 2L * i);
-                a[from + i] = Math.fma(v, x0, a[from + i]);
-                b[from + i] = Math.fma(v, x1, b[from + i]);
-                c[from + i] = Math.fma(v, x2, c[from + i]);
-                d[from + i] = Math.fma(v, x3, d[from + i]);
             }
         }
     }

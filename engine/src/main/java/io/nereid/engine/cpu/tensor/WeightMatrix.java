@@ -23,7 +23,7 @@ import java.util.Objects;
  * freed with the matrix, which decode to the same bits far faster. Q8_0, Q4_0, Q4_K, Q5_K and Q6_K matrices
  * also get an {@link Interleaved} copy (rows side by side in the lanes) for the matmuls of a few
  * tokens in the faster order ({@link #interleavedTokens}), and F16 / BF16 matrices a {@link HalfColumns}
- * copy (column order) for the matmuls of up to four tokens in that order, unless {@value #INTERLEAVED_PROPERTY}
+ * copy (column order) for the matmuls of up to 15 tokens in that order, unless {@value #INTERLEAVED_PROPERTY}
  * is {@code false}.
  *
  * <p>Thread-safety: immutable; every method may be called concurrently, on disjoint output
@@ -89,8 +89,8 @@ public final class WeightMatrix {
     private final MemorySegment interleaved;
 
     /**
-     * An F16 or BF16 matrix's {@link HalfColumns} copy for the matmuls of up to {@link HalfColumns#MAX_TOKENS}
-     * tokens in the faster order (and the panels, in the same order, for more), or null: another
+     * An F16 or BF16 matrix's {@link HalfColumns} copy for the matmuls of fewer than {@link #PANEL_TOKENS}
+     * tokens in the faster order (the panels, in the same order, take more), or null: another
      * format, the scalar kernels, or {@value #INTERLEAVED_PROPERTY} {@code false}.
      */
     private final MemorySegment columns;
@@ -321,7 +321,7 @@ public final class WeightMatrix {
      * first thread's conversion is short.
      */
     public void prepare(MatmulInput input, boolean batchInvariant, MatmulInput.Ranges ranges) {
-        if (input.tokens() >= PANEL_TOKENS || panels(input.tokens(), batchInvariant)) {
+        if (input.tokens() >= PANEL_TOKENS) {
             input.prepare(type, panels(input.tokens(), batchInvariant) ? PanelDot.lanes() : 0, ranges);
         }
     }
@@ -329,7 +329,7 @@ public final class WeightMatrix {
     /** Whether a matmul of {@code tokens} in this order takes {@link #multiplyPanels}. */
     private boolean panels(int tokens, boolean batchInvariant) {
         return kernel != RowKernels.scalar(type) && !batchInvariant
-                && (tokens >= PANEL_TOKENS || columns != null && tokens > HalfColumns.MAX_TOKENS);
+                && tokens >= PANEL_TOKENS;
     }
 
     /** {@link #scratchSize()} of a matrix with rows of {@code cols}. */
@@ -416,6 +416,9 @@ public final class WeightMatrix {
             // F16 / BF16: one FMA chain per (row, token) over the columns in order, the panels' order, for any token count
             if (tokens <= HalfColumns.MAX_TOKENS) {
                 HalfColumns.multiply(type, columns, rows, cols, input.values(MatmulInput.Form.of(type)), tokens,
+                        rowStart, rowEnd, out, rows);
+            } else if (tokens < PANEL_TOKENS) {
+                HalfColumns.multiplyMany(kernel, columns, rows, cols, input.values(MatmulInput.Form.of(type)), tokens,
                         rowStart, rowEnd, out, rows);
             } else {
                 multiplyPanels(input, out, rowStart, rowEnd, scratch);
