@@ -3,14 +3,15 @@ import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * Probe for issue 13: the cores' float FMA peak through the Vector API, the ceiling of prompt
- * processing (float FMAs on decoded weight tiles). Twelve independent 512-bit FMA chains per
- * thread, nothing loaded. On the 2-core AMD EPYC VM (2026-12-06): 208 GFLOP/s on one thread, 390
- * on two (the two vCPUs are separate cores). 110M pp512 at 1,100 tok/s is about 200 GFLOP/s.
+ * Probe for issue 13: the cores' float FMA peak through the Vector API at its preferred width,
+ * the ceiling of prompt processing (float FMAs on decoded weight tiles). Twelve independent FMA
+ * chains per thread, nothing loaded. On the 2-core AMD EPYC VM (2026-12-06, 512-bit): 208-219
+ * GFLOP/s on one thread, 390 on two (the two vCPUs are separate cores). 110M pp512 at 1,100 tok/s
+ * is about 200 GFLOP/s.
  * Run: java --add-modules jdk.incubator.vector bench/kernels/FmaProbe.java THREADS
  */
 public class FmaProbe {
-    static final VectorSpecies<Float> F = FloatVector.SPECIES_512;
+    static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
 
     static float run(long iters, float seed) {
         FloatVector a0 = FloatVector.broadcast(F, seed), a1 = a0.add(1), a2 = a0.add(2), a3 = a0.add(3);
@@ -42,7 +43,7 @@ public class FmaProbe {
                 t.join();
             }
             double s = (System.nanoTime() - t0) / 1e9;
-            System.out.printf("%d thread(s): %.1f GFLOP/s (checksum %.1f)%n", threads,
+            System.out.printf("%d thread(s), %d-bit: %.1f GFLOP/s (checksum %.1f)%n", threads, F.vectorBitSize(),
                     threads * iters * 12 * 2.0 * F.length() / s / 1e9, sink[0]);
         }
     }

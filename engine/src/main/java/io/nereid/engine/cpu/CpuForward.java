@@ -319,30 +319,34 @@ public final class CpuForward {
         return s.logitRows();
     }
 
-    /** A chunk of a matmul has at least this many rows (in groups of the matrix's {@link WeightMatrix#rowAlignment}). */
+    /** A chunk of a matmul has at least this many rows, in whole groups of the matrix's {@link WeightMatrix#rowAlignment}. */
     private static final int MIN_ROWS = 16;
 
-    /** A matrix's rows in groups of its {@link WeightMatrix#rowAlignment}: a thread's chunk is whole groups. */
-    private static int groups(WeightMatrix m) {
-        return (m.rows() + m.rowAlignment() - 1) / m.rowAlignment();
+    /** The rows of {@code m}'s groups for a matmul of {@code in}: a thread's chunk is whole groups. */
+    private int unit(WeightMatrix m, MatmulInput in) {
+        return m.rowAlignment(in.tokens(), batchInvariant);
     }
 
-    private static int minGroups(WeightMatrix m) {
-        return Math.max(1, MIN_ROWS / m.rowAlignment());
+    private static int groups(WeightMatrix m, int unit) {
+        return (m.rows() + unit - 1) / unit;
     }
 
-    /** Rows of groups {@code [from, to)} of {@code m}, clipped to its rows. */
-    private void matmulGroups(WeightMatrix m, MatmulInput in, float[] out, int from, int to) {
+    private static int minGroups(int unit) {
+        return Math.max(1, MIN_ROWS / unit);
+    }
+
+    /** Rows of groups {@code [from, to)} of {@code unit} rows of {@code m}, clipped to its rows. */
+    private void matmulGroups(WeightMatrix m, int unit, MatmulInput in, float[] out, int from, int to) {
         if (from < to) {
-            int unit = m.rowAlignment();
             m.matmul(in, out, unit * from, Math.min(m.rows(), unit * to), scratch.get().rows, batchInvariant);
         }
     }
 
     private void matmul(WeightMatrix m, MatmulInput in, float[] out) {
         m.prepare(in, batchInvariant, tokenRanges);
+        int unit = unit(m, in);
         // Chunks of whole groups: each weight row is read once for all tokens of the step.
-        runner.run(0, groups(m), minGroups(m), (from, to) -> matmulGroups(m, in, out, from, to));
+        runner.run(0, groups(m, unit), minGroups(unit), (from, to) -> matmulGroups(m, unit, in, out, from, to));
     }
 
     /** Three matrices of one input (the query, key and value projections) as one parallel loop. */
@@ -351,13 +355,16 @@ public final class CpuForward {
         a.prepare(in, batchInvariant, tokenRanges);
         b.prepare(in, batchInvariant, tokenRanges);
         d.prepare(in, batchInvariant, tokenRanges);
-        int ga = groups(a);
-        int gb = groups(b);
-        int min = Math.min(minGroups(a), Math.min(minGroups(b), minGroups(d)));
-        runner.run(0, ga + gb + groups(d), min, (from, to) -> {
-            matmulGroups(a, in, outA, from, Math.min(to, ga));
-            matmulGroups(b, in, outB, Math.max(from, ga) - ga, Math.min(to, ga + gb) - ga);
-            matmulGroups(d, in, outD, Math.max(from, ga + gb) - ga - gb, to - ga - gb);
+        int ua = unit(a, in), ub = unit(b, in), ud = unit(d, in);
+        int ga = groups(a, ua);
+        int gb = groups(b, ub);
+        // the largest of the minimums (that of the matrix with the smallest groups): none of its chunks is shorter
+        // than MIN_ROWS, and a matrix of larger groups gets longer ones
+        int min = Math.max(minGroups(ua), Math.max(minGroups(ub), minGroups(ud)));
+        runner.run(0, ga + gb + groups(d, ud), min, (from, to) -> {
+            matmulGroups(a, ua, in, outA, from, Math.min(to, ga));
+            matmulGroups(b, ub, in, outB, Math.max(from, ga) - ga, Math.min(to, ga + gb) - ga);
+            matmulGroups(d, ud, in, outD, Math.max(from, ga + gb) - ga - gb, to - ga - gb);
         });
     }
 
@@ -366,12 +373,12 @@ public final class CpuForward {
         gate.prepare(in, batchInvariant, tokenRanges);
         up.prepare(in, batchInvariant, tokenRanges);
         int ffn = c.ffnDim();
-        int unit = gate.rowAlignment();   // up's rows in gate's groups, which silu(gate) * up then takes
-        runner.run(0, groups(gate), minGroups(gate), (from, to) -> {
-            matmulGroups(gate, in, g, from, to);
-            if (from < to) {
-                up.matmul(in, u, unit * from, Math.min(ffn, unit * to), scratch.get().rows, batchInvariant);
-            }
+        // up's rows in the same chunks, which silu(gate) * up then takes: groups of the larger unit of the two
+        // (powers of two, so whole groups of either)
+        int unit = Math.max(unit(gate, in), unit(up, in));
+        runner.run(0, groups(gate, unit), minGroups(unit), (from, to) -> {
+            matmulGroups(gate, unit, in, g, from, to);
+            matmulGroups(up, unit, in, u, from, to);
             int r0 = unit * from;
             int len = Math.min(ffn, unit * to) - r0;
             for (int t = 0; t < n; t++) {

@@ -9,8 +9,8 @@ import java.lang.invoke.MethodHandle;
 import java.util.Locale;
 
 /**
- * Off-heap memory for the weights' repacked copies (interleaved rows, K-quant layouts) and for the
- * weights a kernel reads as the file has them ({@link #copyOf}), backed by
+ * Off-heap memory for the weights' repacked copies (interleaved rows, F16 / BF16 columns, K-quant
+ * layouts) and for the weights a kernel reads as the file has them ({@link #copyOf}), backed by
  * transparent huge pages where Linux lets it: the copy is {@code mmap}ped anonymously, advised
  * {@code MADV_HUGEPAGE} before its first touch, and 2 MiB aligned, so that a decode streaming
  * hundreds of MB a token walks a page table entry per 2 MiB rather than per 4 KiB. JDK arenas

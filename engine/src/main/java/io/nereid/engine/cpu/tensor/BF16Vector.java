@@ -14,7 +14,8 @@ import jdk.incubator.vector.VectorSpecies;
  * left by 16), and the dots are {@link WideningKernel}'s. {@link BF16Format} is the
  * specification. Before, the lanes were widened in registers and a lone token's dot ran in
  * four chains of its own order; now a lone token gets its four chains from four rows side by
- * side, in the one order every token count shares.
+ * side, in the one order every token count shares (the batch-invariant order; the faster one
+ * takes the matrix's {@link HalfColumns} copy where it has one).
  */
 final class BF16Vector extends WideningKernel {
 

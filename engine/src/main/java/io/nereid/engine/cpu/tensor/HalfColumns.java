@@ -14,8 +14,8 @@ import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * F16 and BF16 matrices for the matmuls of up to {@link WeightMatrix#PANEL_TOKENS} tokens in the
- * faster order, from a copy in column order: the rows in groups of {@link #ROWS}, each group's columns one after
+ * F16 and BF16 matrices for the matmuls of fewer than {@link WeightMatrix#PANEL_TOKENS} tokens in
+ * the faster order, from a copy in column order: the rows in groups of {@link #ROWS}, each group's columns one after
  * the other ({@code ROWS} 16-bit values each; the last group may be shorter). A matmul walks the
  * copy front to back and adds each column, times the token's input there, into the rows' sums:
  * {@code acc[r] = fma(w[r][k], x[k], acc[r])} for {@code k = 0, 1, ...}. F16 runs as one plain loop
@@ -45,7 +45,9 @@ final class HalfColumns {
      * Rows per group (the last may have fewer): the plain loop's vector part dominates from here. With
      * 128 rows, so that a 768-row matrix splits into more groups for the threads, 110M F16 decode on
      * two threads ran at 73-80 tok/s against 126-146 with 256 (the short loops' scalar ends and set-up
-     * outweigh the balance), so a matrix with few groups leaves a thread idle for part of its matmul.
+     * outweigh the balance), so a matrix with few groups leaves a thread idle for part of its matmul,
+     * and a matrix of 2048 rows keeps at most 8 threads busy in decode (threads split matmuls on the
+     * groups, {@link WeightMatrix#rowAlignment}).
      */
     static final int ROWS = 256;
 
@@ -132,8 +134,8 @@ final class HalfColumns {
                 }
             } else {
                 switch (tokens) { // all the tokens in one pass
-                    case 1 -> f16One(copy, base, n, cols, from, to, x, 0, s[0]);
-                    case 2 -> f16Two(copy, base, n, cols, from, to, x, 0, s[0], s[1]);
+                    case 1 -> f16One(copy, base, n, cols, from, to, x, s[0]);
+                    case 2 -> f16Two(copy, base, n, cols, from, to, x, s[0], s[1]);
                     default -> f16Three(copy, base, n, cols, from, to, x, s[0], s[1], s[2]);
                 }
             }
@@ -150,12 +152,18 @@ final class HalfColumns {
     /** Tokens the many-token kernel multiplies at a time: four accumulators a row vector. */
     private static final int TOKEN_GROUP = 4;
 
-    /** Each thread's widened columns and many-token sums ({@code t * ROWS + r}, up to {@link WeightMatrix#PANEL_TOKENS} tokens rounded up to four). */
-    private static final ThreadLocal<float[][]> MANY = ThreadLocal.withInitial(() -> new float[][] {
-        new float[KC * ROWS], new float[(WeightMatrix.PANEL_TOKENS + TOKEN_GROUP) * ROWS]});
+    /** The most tokens {@link #multiplyMany} takes: fewer than the panels'. */
+    static final int MANY_TOKENS = WeightMatrix.PANEL_TOKENS - 1;
 
     /**
-     * As {@link #multiply}, for {@code tokens} up to {@link WeightMatrix#PANEL_TOKENS} in the same order:
+     * Each thread's widened columns and many-token sums ({@code t * ROWS + r}, for up to
+     * {@link #MANY_TOKENS} tokens rounded up to a multiple of four).
+     */
+    private static final ThreadLocal<float[][]> MANY = ThreadLocal.withInitial(() -> new float[][] {
+        new float[KC * ROWS], new float[(MANY_TOKENS + TOKEN_GROUP - 1) / TOKEN_GROUP * TOKEN_GROUP * ROWS]});
+
+    /**
+     * As {@link #multiply}, for up to {@link #MANY_TOKENS} tokens, in the same order:
      * each group's columns {@link #KC} at a time widened by {@code widener} (the format's kernel) into
      * the thread's buffer, then four row vectors ({@code 4L} rows) against four tokens at a time, in
      * registers, over those columns (a weight vector loaded once for four FMAs; the column loops above
@@ -164,8 +172,8 @@ final class HalfColumns {
      */
     static void multiplyMany(RowKernel widener, MemorySegment copy, int rows, int cols, float[] x, int tokens,
             int rowStart, int rowEnd, float[] out, int outStride) {
-        if (tokens < 1 || tokens > WeightMatrix.PANEL_TOKENS) {
-            throw new IllegalArgumentException("tokens " + tokens + " not in 1.." + WeightMatrix.PANEL_TOKENS);
+        if (tokens < 1 || tokens > MANY_TOKENS) {
+            throw new IllegalArgumentException("tokens " + tokens + " not in 1.." + MANY_TOKENS);
         }
         float[][] many = MANY.get();
         float[] wide = many[0];
@@ -292,21 +300,20 @@ final class HalfColumns {
     }
 
     /*
-     * A group's rows [from, to) of n against one to three tokens (inputs from x[xt], cols apart), each
-     * token's sums (zeroed by the caller) at s[t][from]. The F16 loops are written out, as PanelDot's
-     * kernels are: one loop body per token count is what C2 vectorizes. F16: one plain loop a token count, each the loop C2 vectorizes (one
-     * statement a token; counted from 0: with the loop starting at from, C2 did not vectorize it).
+     * A group's rows [from, to) of n against one to three tokens, each token's sums (zeroed by the
+     * caller) at s[t][from]. F16: one plain loop a token count, written out as PanelDot's kernels
+     * are (one statement a token in one loop body is what C2 vectorizes; counted from 0, since with
+     * the loop starting at from it did not vectorize it).
      */
 
     private static float f16(MemorySegment w, long at) {
         return Float.float16ToFloat(w.get(Bytes.SHORT, at));
     }
 
-    private static void f16One(MemorySegment w, long base, int n, int cols, int from, int to, float[] x, int xt,
-            float[] a) {
+    private static void f16One(MemorySegment w, long base, int n, int cols, int from, int to, float[] x, float[] a) {
         int m = to - from;
         for (int k = 0; k < cols; k++) {
-            float x0 = x[xt + k];
+            float x0 = x[k];
             long col = base + 2L * ((long) k * n + from);
             for (int i = 0; i < m; i++) {
                 a[from + i] = Math.fma(f16(w, col + 2L * i), x0, a[from + i]);
@@ -314,11 +321,11 @@ final class HalfColumns {
         }
     }
 
-    private static void f16Two(MemorySegment w, long base, int n, int cols, int from, int to, float[] x, int xt,
-            float[] a, float[] b) {
+    private static void f16Two(MemorySegment w, long base, int n, int cols, int from, int to, float[] x, float[] a,
+            float[] b) {
         int m = to - from;
         for (int k = 0; k < cols; k++) {
-            float x0 = x[xt + k], x1 = x[xt + cols + k];
+            float x0 = x[k], x1 = x[cols + k];
             long col = base + 2L * ((long) k * n + from);
             for (int i = 0; i < m; i++) {
                 float v = f16(w, col + 2L * i);

@@ -57,17 +57,18 @@ import jdk.incubator.vector.VectorSpecies;
  *   <li>Q4_K, per super-block of 256: {@code GROUP} floats {@code d}, {@code GROUP} floats
  *       {@code dmin}, then per sub-block of 32 its 6-bit scale and its min ({@code GROUP} bytes
  *       each) and its 16 columns as Q4_0's (152 bytes per 256 weights per row; the file has 144);
- *   <li>Q5_K, as Q4_K but each sub-block's 32 columns are bytes {@code q - 16} (280 bytes per
- *       256 weights per row; the file has 176);
+ *   <li>Q5_K, as Q4_K but each sub-block's 32 columns are bytes {@code q - 16}, stored in the order
+ *       0, 16, 1, 17, ... ({@link #pairOrder}; 280 bytes per 256 weights per row; the file has 176);
  *   <li>Q6_K, per super-block: {@code GROUP} floats {@code d}, then per sub-block of 16 its int8
- *       scale ({@code GROUP} bytes) and its 16 columns of {@code GROUP} bytes {@code q - 32}
- *       (276 bytes per 256; the file has 210).
+ *       scale ({@code GROUP} bytes) and its 16 columns of {@code GROUP} bytes {@code q - 32}, stored
+ *       in the order 0, 8, 1, 9, ... (276 bytes per 256; the file has 210).
  * </ul>
  * Every layout is in the order its kernel reads it, front to back with no gap: a K-quant
  * super-block that kept its scales and mins ahead of all its columns (read a sub-block at a time,
  * the mins and {@code d} after the columns) streamed from memory at a third of its speed in cache
- * (Q6_K 32,000 x 768 on one thread 10-12 against 33 weights/ns; in the same order, 23-25;
- * AMD EPYC, 2026-12-06; the Q4_0 and Q8_0 layouts, read in order, kept their speed).
+ * (Q6_K 32,000 x 768 out of cache on one thread 9.7 weights/ns against 31 in cache; laid out in
+ * the order it is read, 25-34; AMD EPYC, 2026-12-06; the Q4_0 and Q8_0 layouts, read in order,
+ * kept their speed).
  * The copy is made once when a matrix is bound ({@link WeightMatrix}), on top of the data and
  * any other repacked copy: it serves the matmuls of up to 15 tokens in the faster order (Q4_K,
  * Q5_K: up to 7; {@link WeightMatrix#interleavedTokens}), two at a time where the format shares a

@@ -377,6 +377,26 @@ public final class MatmulInput {
         }
     }
 
+    /** Columns {@link #transposeGroup} takes at a time, and the blocks a parallel transposition of one group splits into. */
+    static final int TRANSPOSE_COLUMNS = 64;
+
+    /**
+     * {@link #transpose} of all {@code tokens} (at most {@code 4 lanes}: one group) for columns
+     * {@code [c0, c1)} only: disjoint column ranges of whole {@link #TRANSPOSE_COLUMNS} write disjoint
+     * cache lines.
+     */
+    static void transposeGroup(float[] v, int tokens, int cols, int lanes, float[] out, int c0, int c1) {
+        int tg = paddedTokens(tokens, lanes);
+        for (int k0 = c0; k0 < c1; k0 += TRANSPOSE_COLUMNS) {
+            int k1 = Math.min(c1, k0 + TRANSPOSE_COLUMNS);
+            for (int t = 0; t < tg; t++) {
+                for (int k = k0; k < k1; k++) {
+                    out[k * tg + t] = t < tokens ? v[t * cols + k] : 0f;
+                }
+            }
+        }
+    }
+
     /** A parallel loop over {@code [0, n)}: the caller's threads run {@code body} on disjoint ranges. */
     @FunctionalInterface
     public interface Ranges {
@@ -391,7 +411,8 @@ public final class MatmulInput {
     }
 
     /**
-     * Computes now, by {@code ranges} over the tokens, the form {@code weights} multiplies (and its
+     * Computes now, by {@code ranges} over the tokens (in groups of {@code 4 lanes} when
+     * transposing), the form {@code weights} multiplies (and its
      * {@link #transposed} layout for {@code lanes > 0}), instead of by the first thread that asks
      * while the others wait: a forward pass calls this before a matmul of many tokens. The same
      * values either way. Does nothing for what is already computed.
@@ -428,7 +449,24 @@ public final class MatmulInput {
             if (!values && t == null) {
                 return;
             }
-            ranges.run(tokens, (from, to) -> {
+            // A cache line of the transposed layout holds one column of 16 tokens: ranges of tokens that cut a
+            // group of 4 * lanes had two threads write the same lines (a 16-sequence decode, its tokens split two by
+            // two, spent 11 % of its time here). So one group (a decode step of up to 4 * lanes sequences) is
+            // transposed by blocks of columns once every token's values are in; more, in whole groups with their values.
+            int group = 4 * lanes;
+            if (t != null && tokens <= group) {
+                if (values) {
+                    ranges.run(tokens, (from, to) -> convert(form, x, from * cols, to * cols, v));
+                }
+                int blocks = (cols + TRANSPOSE_COLUMNS - 1) / TRANSPOSE_COLUMNS;
+                ranges.run(blocks, (b0, b1) -> transposeGroup(v, tokens, cols, lanes, t, b0 * TRANSPOSE_COLUMNS,
+                        Math.min(cols, b1 * TRANSPOSE_COLUMNS)));
+                publish(i, bit, values, v, t, lanes);
+                return;
+            }
+            int unit = t != null ? group : 1;
+            ranges.run((tokens + unit - 1) / unit, (u0, u1) -> {
+                int from = u0 * unit, to = Math.min(tokens, u1 * unit);
                 if (values) {
                     convert(form, x, from * cols, to * cols, v);
                 }
@@ -436,15 +474,20 @@ public final class MatmulInput {
                     transpose(v, tokens, cols, lanes, t, from, to);
                 }
             });
-            if (values) {
-                forms[i] = v;
-                ready |= bit;
-            }
-            if (t != null) {
-                transposed[i] = t;
-                transposedLanes[i] = lanes;
-                transposedReady |= bit;
-            }
+            publish(i, bit, values, v, t, lanes);
+        }
+    }
+
+    /** Publishes what {@link #compute} computed: the values of form {@code i} and its transposed layout. Holds this lock. */
+    private void publish(int i, int bit, boolean values, float[] v, float[] t, int lanes) {
+        if (values) {
+            forms[i] = v;
+            ready |= bit;
+        }
+        if (t != null) {
+            transposed[i] = t;
+            transposedLanes[i] = lanes;
+            transposedReady |= bit;
         }
     }
 

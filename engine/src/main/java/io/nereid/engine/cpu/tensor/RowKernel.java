@@ -47,7 +47,8 @@ interface RowKernel {
      * block into one of two; repacked Q6_K: each 16-weight sum scaled once; repacked Q4_K and
      * Q5_K: llama.cpp's {@code ds * sum(q * x) - ms * sum(x)}). Still one fixed order: the same
      * bits on every call, thread and row range. By default {@code dot} (F16, BF16: their
-     * {@link #dotTokens} gets a lone token four chains from four rows side by side, in {@code dot}'s order).
+     * {@link #dotTokens} gets a lone token four chains from four rows side by side, in {@code dot}'s
+     * order; a matrix with its {@link HalfColumns} copy takes that instead in the faster order).
      */
     default float dotFast(MemorySegment w, long offset, float[] x, int xOff, int n) {
         return dot(w, offset, x, xOff, n);
@@ -103,7 +104,8 @@ interface RowKernel {
 
     /**
      * Whether {@link #dotTokens} serves the matmuls of fewer than
-     * {@link WeightMatrix#PANEL_TOKENS} tokens, in either order (F16).
+     * {@link WeightMatrix#PANEL_TOKENS} tokens (F16, BF16): in the batch-invariant order, and in the
+     * faster one where the matrix has no {@link HalfColumns} copy.
      */
     default boolean dotsTokens() {
         return false;

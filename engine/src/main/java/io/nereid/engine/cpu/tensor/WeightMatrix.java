@@ -98,7 +98,7 @@ public final class WeightMatrix {
     /**
      * System property: {@code false} leaves the {@link Interleaved} and {@link HalfColumns} copies out
      * (less memory: 1.13, 0.63, 0.59, 1.09, 1.08 and 2 bytes a weight for Q8_0, Q4_0, Q4_K, Q5_K, Q6_K
-     * and F16 / BF16 matrices; slower decode; F16 / BF16 then copied row by row as below).
+     * and F16 / BF16 matrices; slower decode; F16 / BF16 then copied at load as the file has them, as below).
      */
     public static final String INTERLEAVED_PROPERTY = "nereid.kernels.interleaved";
 
@@ -238,8 +238,9 @@ public final class WeightMatrix {
     }
 
     /**
-     * Bytes of the copy the kernels compute from where the format is repacked ({@link RowKernel#bind}),
-     * off-heap and on top of the data; 0 when they read the data in place.
+     * Bytes of the copies the kernels compute from, off-heap and on top of the data: the repacked
+     * one ({@link RowKernel#bind}), the {@link Interleaved} one and the {@link HalfColumns} one; 0
+     * when they read the data in place.
      */
     public long copyBytes() {
         return (kernelData != data ? kernelData.byteSize() : 0) + (interleaved != null ? interleaved.byteSize() : 0)
@@ -247,13 +248,21 @@ public final class WeightMatrix {
     }
 
     /**
-     * The rows a thread's share of a matmul should start and end on: the {@link HalfColumns} copy's
-     * groups (a thread reads a group's columns front to back; two threads cutting a group read every
-     * column in pieces, and 110M F16 decode on two threads ran at 58 instead of 65 tok/s on one), the
-     * {@link Interleaved} copy's (a cut group is computed whole by each thread that cuts it), else four.
+     * The rows a thread's share of a matmul of {@code tokens} in that order should start and end on:
+     * where the matmul takes the {@link HalfColumns} copy, its groups (a thread reads a group's
+     * columns front to back; two threads cutting a group read every column in pieces, and 110M F16
+     * decode on two threads ran at 58 instead of 65 tok/s on one); where it takes the
+     * {@link Interleaved} copy, its groups (a cut group is computed whole by each thread that cuts
+     * it); else four (the panels and tiles, whose rows the threads share finely).
      */
-    public int rowAlignment() {
-        return columns != null ? HalfColumns.ROWS : interleaved != null ? Interleaved.GROUP : 4;
+    public int rowAlignment(int tokens, boolean batchInvariant) {
+        if (batchInvariant || kernel == RowKernels.scalar(type)) {
+            return 4;
+        }
+        if (columns != null && tokens < PANEL_TOKENS) {
+            return HalfColumns.ROWS;
+        }
+        return interleaved != null && tokens < interleavedTokens(type) ? Interleaved.GROUP : 4;
     }
 
     /** Which kernels compute with this matrix, for logs: {@code "Q4_0, vector (512-bit)"}. */
@@ -328,8 +337,7 @@ public final class WeightMatrix {
 
     /** Whether a matmul of {@code tokens} in this order takes {@link #multiplyPanels}. */
     private boolean panels(int tokens, boolean batchInvariant) {
-        return kernel != RowKernels.scalar(type) && !batchInvariant
-                && tokens >= PANEL_TOKENS;
+        return kernel != RowKernels.scalar(type) && !batchInvariant && tokens >= PANEL_TOKENS;
     }
 
     /** {@link #scratchSize()} of a matrix with rows of {@code cols}. */
@@ -371,9 +379,12 @@ public final class WeightMatrix {
      * the bits a tile gives the same token. Where the matrix has an {@link Interleaved} copy (Q8_0,
      * Q4_0, Q4_K, Q5_K, Q6_K), fewer than {@link #interleavedTokens} take it instead (15 or 7):
      * integer sums on the input's Q8 quants, each token the same bits alone or with the others.
-     * F16 and BF16 ({@link RowKernel#dotsTokens}) take one kernel of {@code dot}'s order for fewer
-     * than {@value #PANEL_TOKENS} tokens in either order. The scalar kernels always decode and use
-     * {@link F32Format}'s sums, which keeps the promise either way.
+     * F16 and BF16 take their {@link HalfColumns} copy for fewer than {@value #PANEL_TOKENS} tokens:
+     * one FMA chain per (row, token) over the columns, the panels' order, so any token count gives a
+     * token the same bits; batch invariant (or without the copy: an embedding's matrix, or
+     * {@value #INTERLEAVED_PROPERTY} {@code false}) one kernel of {@code dot}'s order
+     * ({@link RowKernel#dotsTokens}). The scalar kernels always decode and use {@link F32Format}'s
+     * sums, which keeps the promise either way.
      *
      * @param scratch at least {@link #scratchSize()} floats;
      *     null to allocate them

@@ -17,7 +17,9 @@ import jdk.incubator.vector.VectorSpecies;
  * matmuls of fewer than {@link WeightMatrix#PANEL_TOKENS} tokens ({@link #dotTokens}: a decode step,
  * a speculative verification, a decode step of a few sequences) widen each weight once for all
  * their tokens and run four rows side by side, so that even a lone token keeps four FMA chains in
- * flight without a second order. ({@link RowKernel#dot4Tokens} is the interface's: {@code dot}
+ * flight without a second order. That is the batch-invariant order, and the faster one's for a
+ * matrix without a {@link HalfColumns} copy (an embedding's); with the copy, the faster order is
+ * its column chain, which streams from memory (this kernel reads memory only while it widens). ({@link RowKernel#dot4Tokens} is the interface's: {@code dot}
  * token by token, the same bits; the matmuls take {@code dotTokens}.) The token groups are
  * written out accumulator by accumulator, as {@code PanelDot}'s kernels are: C2 keeps vectors in
  * registers only as named locals.

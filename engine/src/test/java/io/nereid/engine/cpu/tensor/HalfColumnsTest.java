@@ -17,7 +17,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * F16 and BF16 in the faster order ({@link HalfColumns}' column loops for up to three tokens, its
- * many-token kernel up to 15, the panels for more): every (row, token) is one FMA chain over the columns from zero, so a token gets the same
+ * many-token kernel up to 15, the panels for more), and the row groups threads split a matmul on: every (row, token) is one FMA chain over the columns from zero, so a token gets the same
  * bits whatever the token count, the row range or the thread's share, and those bits are the chain
  * computed here in plain Java. At every vector width (BF16 runs in the lanes).
  */
@@ -103,10 +103,8 @@ class HalfColumnsTest {
         byte[] bytes = TestRows.randomRow(type, ROWS * COLS, new Random(8));
         WeightMatrix w = matrix(type, bytes);
         assertEquals(HalfColumns.bytes(ROWS, COLS), w.copyBytes());
-        assertEquals(HalfColumns.ROWS, w.rowAlignment());
         WeightMatrix lookup = WeightMatrix.forLookup(type, new long[] {COLS, ROWS}, MemorySegment.ofArray(bytes));
         assertEquals(0, lookup.copyBytes());
-        assertEquals(4, lookup.rowAlignment());
         float[] x = TestRows.gaussian(new Random(9), COLS, 1f);
         float[] withCopy = fastest(w, x, 1, 0, ROWS);
         float[] without = fastest(lookup, x, 1, 0, ROWS);
@@ -116,5 +114,32 @@ class HalfColumnsTest {
             differ += Float.floatToRawIntBits(withCopy[r]) != Float.floatToRawIntBits(without[r]) ? 1 : 0;
         }
         assertNotEquals(0, differ, "the two orders differ somewhere (else this test shows nothing)");
+    }
+
+    /**
+     * Threads split a matmul on the groups of the copy the matmul reads: the column copy's for F16 /
+     * BF16 below the panels, the interleaved copy's below its token limit, else rows of four (the
+     * panels, the tiles, the batch-invariant order, a matrix without a copy).
+     */
+    @ParameterizedTest
+    @EnumSource(value = GgmlType.class, names = {"F16", "BF16", "Q8_0", "Q4_K"})
+    void rowAlignmentIsTheGroupOfTheCopyTheMatmulReads(GgmlType type) {
+        int cols = 256;
+        WeightMatrix w = WeightMatrix.of(type, new long[] {cols, ROWS},
+                MemorySegment.ofArray(TestRows.randomRow(type, ROWS * cols, new Random(11))));
+        boolean half = type == GgmlType.F16 || type == GgmlType.BF16;
+        int copyGroup = half ? HalfColumns.ROWS : Interleaved.GROUP;
+        int copyTokens = half ? WeightMatrix.PANEL_TOKENS : WeightMatrix.interleavedTokens(type);
+        assertEquals(copyGroup, w.rowAlignment(1, false));
+        assertEquals(copyGroup, w.rowAlignment(copyTokens - 1, false));
+        assertEquals(4, w.rowAlignment(copyTokens, false));
+        assertEquals(4, w.rowAlignment(1, true));
+        WeightMatrix lookup = WeightMatrix.forLookup(type, new long[] {cols, ROWS},
+                MemorySegment.ofArray(TestRows.randomRow(type, ROWS * cols, new Random(11))));
+        assertEquals(4, lookup.rowAlignment(1, false), "an embedding's matrix, without a copy");
+        int few = Interleaved.GROUP - 1; // fewer rows than an interleaved group: no copy
+        WeightMatrix small = WeightMatrix.of(type, new long[] {cols, few},
+                MemorySegment.ofArray(TestRows.randomRow(type, few * cols, new Random(12))));
+        assertEquals(half ? HalfColumns.ROWS : 4, small.rowAlignment(1, false));
     }
 }

@@ -190,12 +190,12 @@ class MatmulInputTest {
 
     /**
      * The transposed form's layout: groups of four vectors of tokens, the last one smaller and its
-     * padded lanes zero, each element where {@link io.nereid.engine.cpu.kernel.PanelDot} reads it; with reused buffers too,
-     * after a larger input left other values in them.
+     * padded lanes zero, each element where {@link io.nereid.engine.cpu.kernel.PanelDot} reads it (one group, which is
+     * transposed by blocks of columns, and several); with reused buffers too, after a larger input left other values in them.
      */
     @Test
     void theTransposedFormPutsEachTokensElementWherePanelsReadIt() {
-        int cols = 64;
+        int cols = 160; // blocks of columns a one-group transposition splits into: 64, 64 and 32
         MatmulInput.Buffers buffers = new MatmulInput.Buffers(70 * cols);
         MatmulInput.of(activations(70 * cols, 5), 70, cols, buffers).transposed(MatmulInput.Form.Q8_0, 4);
         for (int lanes : new int[] {4, 8, 16}) {
@@ -224,7 +224,8 @@ class MatmulInputTest {
     /**
      * A form and its transposed layout computed by {@code prepare} over token ranges on several
      * threads (ranges of 1, 5 and 7 tokens, so a range ends inside a group and one holds the
-     * padding) are the same values as the lazy computation; prepare then has nothing left to do.
+     * padding; for one group, ranges of column blocks) are the same values as the lazy computation;
+     * prepare then has nothing left to do.
      */
     @Test
     @Timeout(30)
@@ -232,8 +233,9 @@ class MatmulInputTest {
         ExecutorService pool = Executors.newFixedThreadPool(3);
         try {
             for (GgmlType weights : new GgmlType[] {GgmlType.Q8_0, GgmlType.Q4_K, GgmlType.F16, GgmlType.F32}) {
-                for (int chunk : new int[] {1, 5, 7}) {
-                    int tokens = 23;
+                for (int[] tc : new int[][] {{1, 23}, {5, 23}, {7, 23}, {1, 13}, {3, 13}}) {
+                    int chunk = tc[0];
+                    int tokens = tc[1];   // 13: one group of 4 lanes, transposed by blocks of columns
                     int cols = 256;
                     float[] x = activations(tokens * cols, chunk);
                     MatmulInput lazy = MatmulInput.of(x, tokens, cols);
@@ -254,7 +256,7 @@ class MatmulInputTest {
                     };
                     prepared.prepare(weights, 4, ranges);
                     MatmulInput.Form form = MatmulInput.Form.of(weights);
-                    String what = weights + ", ranges of " + chunk;
+                    String what = weights + ", " + tokens + " tokens, ranges of " + chunk;
                     assertSameForm(lazy.values(form), prepared.values(form), tokens * cols, what);
                     int size = MatmulInput.paddedTokens(tokens, 4) * cols;
                     assertSameForm(lazy.transposed(form, 4), prepared.transposed(form, 4), size, what + ", transposed");
