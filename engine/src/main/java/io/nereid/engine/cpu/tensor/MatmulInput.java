@@ -196,7 +196,8 @@ public final class MatmulInput {
      * {@link #values}{@code (form)} transposed for {@link PanelDot}: the tokens padded with zeros
      * to a multiple of {@code lanes} and cut into groups of {@code 4 * lanes} (the last may be
      * smaller, {@code tg} tokens); group {@code g} starts at {@code g * 4 * lanes * cols}, and in it
-     * token {@code t}'s element {@code k} is at {@code k * tg + t}. Computed once, like the forms.
+     * token {@code t}'s element {@code k} is at {@code k * tg + t}, or where {@link #paired} says for one
+     * vector of tokens in a quantized form. Computed once, like the forms.
      *
      * @throws IllegalArgumentException as {@link #values}, or if the form was transposed for other lanes
      */
@@ -385,16 +386,32 @@ public final class MatmulInput {
      * {@code [c0, c1)} only: disjoint column ranges of whole {@link #TRANSPOSE_COLUMNS} write disjoint
      * cache lines.
      */
-    static void transposeGroup(float[] v, int tokens, int cols, int lanes, float[] out, int c0, int c1) {
+    static void transposeGroup(float[] v, int tokens, int cols, int lanes, boolean paired, float[] out, int c0, int c1) {
         int tg = paddedTokens(tokens, lanes);
         for (int k0 = c0; k0 < c1; k0 += TRANSPOSE_COLUMNS) {
             int k1 = Math.min(c1, k0 + TRANSPOSE_COLUMNS);
             for (int t = 0; t < tg; t++) {
-                for (int k = k0; k < k1; k++) {
-                    out[k * tg + t] = t < tokens ? v[t * cols + k] : 0f;
+                if (paired) { // a block starts at an even column: each pair stays in its block's lines
+                    for (int k = k0; k < k1; k++) {
+                        out[(k & ~1) * tg + 2 * t + (k & 1)] = t < tokens ? v[t * cols + k] : 0f;
+                    }
+                } else {
+                    for (int k = k0; k < k1; k++) {
+                        out[k * tg + t] = t < tokens ? v[t * cols + k] : 0f;
+                    }
                 }
             }
         }
+    }
+
+    /**
+     * Whether {@link #transposed}{@code (form, lanes)} of {@code tokens} tokens is paired: one vector of tokens
+     * (at most {@code lanes}, a batched decode step) in a quantized form, which {@link PanelDot#multiplyPairs}
+     * multiplies with two columns in a vector, token {@code t}'s element {@code k} at
+     * {@code (k & ~1) * lanes + 2t + (k & 1)}.
+     */
+    static boolean paired(Form form, int tokens, int lanes) {
+        return (form == Form.Q8_0 || form == Form.Q8_K) && paddedTokens(tokens, lanes) == lanes;
     }
 
     /** A parallel loop over {@code [0, n)}: the caller's threads run {@code body} on disjoint ranges. */
@@ -459,8 +476,9 @@ public final class MatmulInput {
                     ranges.run(tokens, (from, to) -> convert(form, x, from * cols, to * cols, v));
                 }
                 int blocks = (cols + TRANSPOSE_COLUMNS - 1) / TRANSPOSE_COLUMNS;
-                ranges.run(blocks, (b0, b1) -> transposeGroup(v, tokens, cols, lanes, t, b0 * TRANSPOSE_COLUMNS,
-                        Math.min(cols, b1 * TRANSPOSE_COLUMNS)));
+                boolean paired = paired(form, tokens, lanes);
+                ranges.run(blocks, (b0, b1) -> transposeGroup(v, tokens, cols, lanes, paired, t,
+                        b0 * TRANSPOSE_COLUMNS, Math.min(cols, b1 * TRANSPOSE_COLUMNS)));
                 publish(i, bit, values, v, t, lanes);
                 return;
             }

@@ -2,6 +2,7 @@ package io.nereid.engine.cpu.tensor;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -191,7 +192,8 @@ class MatmulInputTest {
     /**
      * The transposed form's layout: groups of four vectors of tokens, the last one smaller and its
      * padded lanes zero, each element where {@link io.nereid.engine.cpu.kernel.PanelDot} reads it (one group, which is
-     * transposed by blocks of columns, and several); with reused buffers too, after a larger input left other values in them.
+     * transposed by blocks of columns, and several; one vector of tokens paired); with reused buffers too, after a larger
+     * input left other values in them. The unquantized forms are never paired.
      */
     @Test
     void theTransposedFormPutsEachTokensElementWherePanelsReadIt() {
@@ -207,17 +209,26 @@ class MatmulInputTest {
                     float[] t = input.transposed(MatmulInput.Form.Q8_0, lanes);
                     int padded = MatmulInput.paddedTokens(tokens, lanes);
                     assertEquals(0, padded % lanes);
+                    // one vector of tokens in a quantized form is paired: columns k and k + 1 side by side per token
+                    boolean paired = padded == lanes;
+                    assertEquals(paired, MatmulInput.paired(MatmulInput.Form.Q8_0, tokens, lanes));
                     for (int token = 0; token < padded; token++) {
                         int g0 = token / (4 * lanes) * 4 * lanes;
                         int tg = Math.min(4 * lanes, padded - g0);
                         for (int k = 0; k < cols; k++) {
                             float expected = token < tokens ? values[token * cols + k] : 0f;
-                            assertEquals(expected, t[g0 * cols + k * tg + token - g0],
-                                    lanes + " lanes, " + tokens + " tokens: token " + token + " element " + k);
+                            int at = paired ? (k & ~1) * lanes + 2 * token + (k & 1) : g0 * cols + k * tg + token - g0;
+                            assertEquals(expected, t[at], lanes + " lanes, " + tokens + " tokens: token " + token
+                                    + " element " + k + (paired ? ", paired" : ""));
                         }
                     }
                 }
             }
+        }
+        for (MatmulInput.Form form : MatmulInput.Form.values()) {
+            boolean quantized = form == MatmulInput.Form.Q8_0 || form == MatmulInput.Form.Q8_K;
+            assertEquals(quantized, MatmulInput.paired(form, 16, 16), form + ", one vector");
+            assertFalse(MatmulInput.paired(form, 17, 16), form + ", two vectors");
         }
     }
 
