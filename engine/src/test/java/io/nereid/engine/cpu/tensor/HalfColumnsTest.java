@@ -49,7 +49,7 @@ class HalfColumnsTest {
 
     static Stream<Arguments> typesAndTokens() {
         return Stream.of(GgmlType.F16, GgmlType.BF16)
-                .flatMap(t -> Stream.of(1, 2, 3, 4, 5, 9, 16, 17).map(n -> Arguments.of(t, n)));
+                .flatMap(t -> Stream.of(1, 2, 3, 4, 5, 6, 7, 9, 16, 17).map(n -> Arguments.of(t, n)));
     }
 
     @ParameterizedTest(name = "{0} x {1} tokens")
