@@ -10,7 +10,7 @@
 #   depended on the workload, and a prompt processed before decoding (every request) left 110M
 #   Q4_0 decoding at 74-79 tok/s instead of 200-209 (Interleaved::nibbleSums not inlined); with
 #   these, 180-197 after a prompt. (Forcing every vector-returning helper of the row kernels as well
-#   measured no better.)
+#   measured no better.) PanelDot::pair, the paired panel kernel's broadcast, likewise.
 nereid_jvm_args=(--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED
   -XX:CompileCommand=quiet)
 for m in dot dot4 dot4Tokens dot4Tokens2Rows dequantize; do
@@ -19,4 +19,5 @@ done
 for m in broadcast bytes column floats nibbleSums toFloat widen; do
   nereid_jvm_args+=("-XX:CompileCommand=inline,io.nereid.engine.cpu.tensor.Interleaved::$m")
 done
+nereid_jvm_args+=("-XX:CompileCommand=inline,io.nereid.engine.cpu.kernel.PanelDot::pair")
 unset m
