@@ -69,6 +69,10 @@ final class HalfColumns {
     private static final ThreadLocal<float[][]> SUMS = ThreadLocal.withInitial(() -> new float[][] {
         new float[ROWS], new float[ROWS], new float[ROWS]});
 
+    /** The second group's sums of the two-group loops of two or three tokens. */
+    private static final ThreadLocal<float[][]> SUMS2 = ThreadLocal.withInitial(() -> new float[][] {
+        new float[ROWS], new float[ROWS], new float[ROWS]});
+
     private HalfColumns() {
     }
 
@@ -114,7 +118,27 @@ final class HalfColumns {
         }
         boolean bf16 = type == GgmlType.BF16;
         float[][] s = SUMS.get();
+        float[][] s2 = SUMS2.get();
         for (int r = rowStart; r < rowEnd; ) {
+            if (!bf16 && tokens > 1 && r % ROWS == 0 && r + 2 * ROWS <= rowEnd) {
+                // two or three F16 tokens, two whole groups in one loop
+                for (int t = 0; t < tokens; t++) {
+                    Arrays.fill(s[t], 0f);
+                    Arrays.fill(s2[t], 0f);
+                }
+                long a0 = 2L * r * cols, b0 = 2L * (r + ROWS) * cols;
+                if (tokens == 2) {
+                    f16TwoTwoGroups(copy, a0, b0, cols, x, s[0], s[1], s2[0], s2[1]);
+                } else {
+                    f16ThreeTwoGroups(copy, a0, b0, cols, x, s[0], s[1], s[2], s2[0], s2[1], s2[2]);
+                }
+                for (int t = 0; t < tokens; t++) {
+                    System.arraycopy(s[t], 0, out, t * outStride + r, ROWS);
+                    System.arraycopy(s2[t], 0, out, t * outStride + r + ROWS, ROWS);
+                }
+                r += 2 * ROWS;
+                continue;
+            }
             if (tokens == 1 && r % ROWS == 0 && r + 2 * ROWS <= rowEnd) {
                 // one token, two whole groups in one loop: two sequential streams
                 Arrays.fill(s[0], 0f);
@@ -406,6 +430,40 @@ final class HalfColumns {
             for (int i = 0; i < ROWS; i++) {
                 a[i] = Math.fma(f16(w, ca + 2L * i), x0, a[i]);
                 b[i] = Math.fma(f16(w, cb + 2L * i), x0, b[i]);
+            }
+        }
+    }
+
+    /** {@link #f16Two} against two whole groups at {@code a0} and {@code b0}: two streams. */
+    private static void f16TwoTwoGroups(MemorySegment w, long a0, long b0, int cols, float[] x, float[] a, float[] b,
+            float[] c, float[] d) {
+        for (int k = 0; k < cols; k++) {
+            float x0 = x[k], x1 = x[cols + k];
+            long ca = a0 + 2L * k * ROWS, cb = b0 + 2L * k * ROWS;
+            for (int i = 0; i < ROWS; i++) {
+                float v = f16(w, ca + 2L * i), u = f16(w, cb + 2L * i);
+                a[i] = Math.fma(v, x0, a[i]);
+                b[i] = Math.fma(v, x1, b[i]);
+                c[i] = Math.fma(u, x0, c[i]);
+                d[i] = Math.fma(u, x1, d[i]);
+            }
+        }
+    }
+
+    /** {@link #f16Three} against two whole groups at {@code a0} and {@code b0}: two streams. */
+    private static void f16ThreeTwoGroups(MemorySegment w, long a0, long b0, int cols, float[] x, float[] a, float[] b,
+            float[] c, float[] d, float[] e, float[] f) {
+        for (int k = 0; k < cols; k++) {
+            float x0 = x[k], x1 = x[cols + k], x2 = x[2 * cols + k];
+            long ca = a0 + 2L * k * ROWS, cb = b0 + 2L * k * ROWS;
+            for (int i = 0; i < ROWS; i++) {
+                float v = f16(w, ca + 2L * i), u = f16(w, cb + 2L * i);
+                a[i] = Math.fma(v, x0, a[i]);
+                b[i] = Math.fma(v, x1, b[i]);
+                c[i] = Math.fma(v, x2, c[i]);
+                d[i] = Math.fma(u, x0, d[i]);
+                e[i] = Math.fma(u, x1, e[i]);
+                f[i] = Math.fma(u, x2, f[i]);
             }
         }
     }

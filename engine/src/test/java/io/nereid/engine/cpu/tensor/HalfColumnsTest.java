@@ -97,9 +97,9 @@ class HalfColumnsTest {
     }
 
     /**
-     * One token runs two whole groups in one loop where a range holds them: each row still gets its chain's
-     * bits, over ranges of two groups and more, of two and a part, and starting one group in, and the rows
-     * outside a range are left as they were.
+     * One to three tokens (F16; one for BF16) run two whole groups in one loop where a range holds them: each
+     * row still gets its chain's bits, over ranges of two groups and more, of two and a part, and starting one
+     * group in, and the rows outside a range are left as they were.
      */
     @ParameterizedTest
     @EnumSource(value = GgmlType.class, names = {"F16", "BF16"})
@@ -107,19 +107,26 @@ class HalfColumnsTest {
         int rows = 5 * HalfColumns.ROWS + 40;
         byte[] bytes = TestRows.randomRow(type, rows * COLS, new Random(11));
         WeightMatrix w = WeightMatrix.of(type, new long[] {COLS, rows}, MemorySegment.ofArray(bytes));
-        float[] x = TestRows.gaussian(new Random(12), COLS, 1f);
-        float[] form = MatmulInput.of(x, 1, COLS).values(MatmulInput.Form.of(type));
         int g = HalfColumns.ROWS;
-        for (int[] range : new int[][] {{0, rows}, {0, 2 * g}, {g, 3 * g + 7}, {2 * g, rows}, {g + 3, 4 * g}}) {
-            float[] out = new float[rows];
-            Arrays.fill(out, Float.NaN);
-            w.matmul(MatmulInput.of(x, 1, COLS), out, range[0], range[1], null, false);
-            for (int r = 0; r < rows; r++) {
-                String what = type + " row " + r + " of range " + Arrays.toString(range);
-                if (r >= range[0] && r < range[1]) {
-                    assertEquals(Float.floatToRawIntBits(chain(w.dequantizeRow(r), form, 0)), Float.floatToRawIntBits(out[r]), what);
-                } else {
-                    assertEquals(Float.NaN, out[r], what + " written");
+        for (int tokens = 1; tokens <= HalfColumns.MAX_TOKENS; tokens++) {
+            float[] x = TestRows.gaussian(new Random(12 + tokens), tokens * COLS, 1f);
+            float[] form = MatmulInput.of(x, tokens, COLS).values(MatmulInput.Form.of(type));
+            for (int[] range : new int[][] {{0, rows}, {0, 2 * g}, {g, 3 * g + 7}, {2 * g, rows}, {g + 3, 4 * g}}) {
+                float[] out = new float[tokens * rows];
+                Arrays.fill(out, Float.NaN);
+                w.matmul(MatmulInput.of(x, tokens, COLS), out, range[0], range[1], null, false);
+                for (int t = 0; t < tokens; t++) {
+                    for (int r = 0; r < rows; r++) {
+                        String what = type + " token " + t + " of " + tokens + ", row " + r + " of range "
+                                + Arrays.toString(range);
+                        float got = out[t * rows + r];
+                        if (r >= range[0] && r < range[1]) {
+                            assertEquals(Float.floatToRawIntBits(chain(w.dequantizeRow(r), form, t * COLS)),
+                                    Float.floatToRawIntBits(got), what);
+                        } else {
+                            assertEquals(Float.NaN, got, what + " written");
+                        }
+                    }
                 }
             }
         }
