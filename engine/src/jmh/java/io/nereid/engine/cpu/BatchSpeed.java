@@ -1,15 +1,8 @@
 package io.nereid.engine.cpu;
 
-import io.nereid.engine.backend.KvPrecision;
-import io.nereid.engine.backend.Slice;
 import io.nereid.engine.cpu.kernel.ComputePool;
 import io.nereid.engine.cpu.kernel.Kernels;
-import io.nereid.kvcache.BlockTable;
-import io.nereid.kvcache.KvCacheConfig;
-import io.nereid.kvcache.KvCacheManager;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
 
 /**
@@ -20,9 +13,13 @@ import java.util.Locale;
  *
  * <p>Usage: {@code BatchSpeed MODEL THREADS SEQS SECONDS [CONTEXT] [ROUNDS]}: each round prefills
  * {@code SEQS} prompts of {@code CONTEXT} tokens (default 16) and then decodes for {@code SECONDS}
- * (at most 180 steps), in the default (fastest) order. {@code bench/models/batch.sh} runs it.
+ * (at most {@link #MAX_STEPS} steps, after two warm-up steps; {@link ModelSpeed}'s decode loop), in the
+ * default (fastest) order. {@code bench/models/batch.sh} runs it.
  */
 public final class BatchSpeed {
+
+    /** Steps a round measures at most. */
+    private static final int MAX_STEPS = 180;
 
     private BatchSpeed() {
     }
@@ -38,43 +35,13 @@ public final class BatchSpeed {
         double seconds = Double.parseDouble(args[3]);
         int context = args.length > 4 ? Integer.parseInt(args[4]) : 16;
         int rounds = args.length > 5 ? Integer.parseInt(args[5]) : 3;
-        int maxSteps = 180;
         try (ComputePool pool = new ComputePool(new ComputePool.Config(threads)); CpuModel model = CpuModel.open(file)) {
             RangeRunner runner = (start, end, min, body) -> pool.parallelFor(start, end, min, body::run);
             CpuForward forward = model.forward(Kernels.provider(), runner, 2048, false);
-            int blocksPerSequence = (context + maxSteps) / 16 + 2;
             for (int round = 0; round < rounds; round++) {
-                KvCacheManager cache = new KvCacheManager(new KvCacheConfig(seqs * blocksPerSequence + 8, 16, 0, 1));
-                KvStorage kv = new KvStorage(forward.config(), seqs * blocksPerSequence + 8, 16, KvPrecision.F16);
-                List<BlockTable> tables = new ArrayList<>();
-                List<Slice> prefill = new ArrayList<>();
-                for (int s = 0; s < seqs; s++) {
-                    int[] prompt = new int[context];
-                    for (int i = 0; i < context; i++) {
-                        prompt[i] = 300 + (s * 7 + i) % 5000;
-                    }
-                    BlockTable table = cache.newTable(s);
-                    table.append(prompt);
-                    tables.add(table);
-                    prefill.add(new Slice(prompt, 0, table.blockIds(), false));
-                }
-                forward.forward(prefill, kv);
-                long t0 = System.nanoTime();
-                int steps = 0;
-                while (System.nanoTime() - t0 < seconds * 1e9 && steps < maxSteps) {
-                    List<Slice> slices = new ArrayList<>();
-                    for (int s = 0; s < seqs; s++) {
-                        BlockTable table = tables.get(s);
-                        int position = table.length();
-                        table.append(400 + steps);
-                        slices.add(new Slice(new int[] {400 + steps}, position, table.blockIds(), true));
-                    }
-                    forward.forward(slices, kv);
-                    steps++;
-                }
-                double elapsed = (System.nanoTime() - t0) / 1e9;
-                System.out.printf(Locale.ROOT, "%s: %d seqs, context %d, %d threads: %.1f tok/s aggregate (%d steps)%n",
-                        file.getFileName(), seqs, context, threads, seqs * steps / elapsed, steps);
+                double tokS = ModelSpeed.decode(forward, seqs, context, MAX_STEPS, seconds);
+                System.out.printf(Locale.ROOT, "%s: %d seqs, context %d, %d threads: %.1f tok/s aggregate%n",
+                        file.getFileName(), seqs, context, threads, tokS);
             }
         }
     }

@@ -162,12 +162,21 @@ public final class ModelSpeed {
 
     /** Aggregate decode tok/s of {@code seqs} sequences (16-token prompts) over {@code steps} steps. */
     private static double decode(CpuForward f, int seqs, int steps) {
-        KvCacheManager cache = new KvCacheManager(new KvCacheConfig(seqs * 4 + 8, 16, 0, 1));
-        KvStorage kv = new KvStorage(f.config(), seqs * 4 + 8, 16, KvPrecision.F16);
+        return decode(f, seqs, 16, steps, Double.POSITIVE_INFINITY);
+    }
+
+    /**
+     * Aggregate decode tok/s of {@code seqs} sequences of {@code context}-token prompts (prefilled first), after
+     * two warm-up steps, over {@code steps} steps or as many as {@code seconds} allow, whichever ends first.
+     */
+    static double decode(CpuForward f, int seqs, int context, int steps, double seconds) {
+        int blocks = seqs * ((context + steps + 2 + 15) / 16) + 8;
+        KvCacheManager cache = new KvCacheManager(new KvCacheConfig(blocks, 16, 0, 1));
+        KvStorage kv = new KvStorage(f.config(), blocks, 16, KvPrecision.F16);
         List<BlockTable> tables = new ArrayList<>();
         List<Slice> prefill = new ArrayList<>();
         for (int s = 0; s < seqs; s++) {
-            int[] prompt = new int[16];
+            int[] prompt = new int[context];
             Arrays.fill(prompt, 300 + s);
             BlockTable t = cache.newTable(s);
             t.append(prompt);
@@ -176,7 +185,8 @@ public final class ModelSpeed {
         }
         f.forward(prefill, kv);
         long t0 = 0;
-        for (int step = -2; step < steps; step++) { // two warm-up steps
+        int step = -2; // two warm-up steps
+        for (; step < steps && (step <= 0 || System.nanoTime() - t0 < seconds * 1e9); step++) {
             if (step == 0) {
                 t0 = System.nanoTime();
             }
@@ -189,7 +199,7 @@ public final class ModelSpeed {
             }
             f.forward(slices, kv);
         }
-        return seqs * steps / ((System.nanoTime() - t0) / 1e9);
+        return (double) seqs * step / ((System.nanoTime() - t0) / 1e9);
     }
 
     /** Prompt tokens per second for one {@code n}-token prompt in one step (after one warm-up pass). */
