@@ -61,7 +61,10 @@ final class GenerateCommand {
             new CliSpec.Option("--kv-type", "f16|f32", "KV cache element type (default f16, as llama.cpp: half the memory of f32;"
                     + " K and V round to 11 significant bits)"),
             new CliSpec.Option("--speculative-config", "JSON", "speculative decoding, vLLM's JSON, e.g."
-                    + " '{\"method\":\"ngram\",\"num_speculative_tokens\":4,\"prompt_lookup_max\":4}'"));
+                    + " '{\"method\":\"ngram\",\"num_speculative_tokens\":4,\"prompt_lookup_max\":4}'"),
+            new CliSpec.Option("--speculative-adaptive", "true|false", "with --speculative-config: drafts per step chosen"
+                    + " from the measured step times and acceptance, none where they do not pay (default true); false:"
+                    + " always num_speculative_tokens, as vLLM"));
 
     /** {@code generate}'s command line for picocli: unknown options are errors (with the likely one meant). */
     static picocli.CommandLine.Model.CommandSpec commandSpec() {
@@ -135,7 +138,7 @@ final class GenerateCommand {
                 .kvPrecision(opt.getOrDefault("--kv-type", "f16"))
                 .batchInvariant(opt.containsKey("--deterministic"))
                 .speculative(opt.containsKey("--speculative-config") ? SpeculativeConfig.parse(opt.get("--speculative-config"))
-                        : null).build();
+                        .withAdaptive(ServeConfig.bool("--speculative-adaptive", opt.getOrDefault("--speculative-adaptive", "true"))) : null).build();
         try (LoadedModel model = Engines.open(spec)) {
             if (batch) {
                 return OfflineBatch.run(model, params, maxTokens, opt, out, err);
@@ -161,8 +164,9 @@ final class GenerateCommand {
                     u.completionTokens(), perSecond(Math.max(0, u.completionTokens() - 1), decode),
                     model.info().architecture().toUpperCase(Locale.ROOT), threads, seed, model.kvCache().precision(),
                     model.kvCache().bytes() / (1024.0 * 1024.0), !sp.enabled() ? ""
-                            : String.format(" | drafts: %d of %d accepted in %d steps", sp.acceptedTokens(),
-                                    sp.draftTokens(), sp.drafts()));
+                            : String.format(" | drafts: %d of %d accepted in %d steps%s", sp.acceptedTokens(),
+                                    sp.draftTokens(), sp.drafts(), spec.speculative().adaptive()
+                                            ? " (draft length adaptive)" : ""));
             return 0;
         }
     }

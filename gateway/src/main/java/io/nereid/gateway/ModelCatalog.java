@@ -211,7 +211,8 @@ final class ModelCatalog implements ModelRepository {
             }
             JsonNode spec = settings.get("speculative_config");
             SpeculativeConfig speculative = spec == null || spec.isNull() ? base.speculative()
-                    : ServeConfig.speculative(spec.isTextual() ? spec.asText() : spec.toString());
+                    : ServeConfig.adaptive(ServeConfig.speculative(spec.isTextual() ? spec.asText() : spec.toString()),
+                            base.speculative() == null || base.speculative().adaptive());
             String tools = text(settings, "tool_call_parser");
             ToolCallFormat toolFormat = tools == null ? base.toolCallParser() : ServeConfig.toolCallParser(tools);
             String reasoning = text(settings, "reasoning_parser");

@@ -149,7 +149,11 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
                     + " '{\"method\":\"ngram\",\"num_speculative_tokens\":4,\"prompt_lookup_max\":4,\"prompt_lookup_min\":2}'"
                     + " or '{\"method\":\"draft_model\",\"model\":\"draft.gguf\",\"num_speculative_tokens\":3}'"
                     + " (keys: method, num_speculative_tokens, prompt_lookup_max, prompt_lookup_min, model,"
-                    + " disable_by_batch_size) (default: none)"));
+                    + " disable_by_batch_size) (default: none)"),
+            new Option("--speculative-adaptive", "true", "with --speculative-config: each step drafts as many of at most"
+                    + " num_speculative_tokens as the measured step times and acceptance say pay, none where verifying"
+                    + " costs more than the drafts bring (on a CPU: the quantized formats); false: always"
+                    + " num_speculative_tokens, as vLLM"));
 
     public ServeConfig {
         if (port < 0 || port > 65535) {
@@ -317,7 +321,8 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
                 integer(v, "--max-num-batched-tokens"), integer(v, "--max-waiting"), integer(v, "--block-size"),
                 kv == null ? 0 : bytes(kv, "--kv-cache-memory"), v.get("--chat-template"),
                 v.get("--threads") == null ? Runtime.getRuntime().availableProcessors() : integer(v, "--threads"),
-                Duration.ofSeconds(integer(v, "--drain-timeout")), gateway, speculative(v.get("--speculative-config")),
+                Duration.ofSeconds(integer(v, "--drain-timeout")), gateway,
+                adaptive(speculative(v.get("--speculative-config")), bool(v, "--speculative-adaptive")),
                 toolCallParser(v.get("--tool-call-parser")), reasoningParser(v.get("--reasoning-parser")),
                 v.get("--grpc-port") != null ? integer(v, "--grpc-port") : integer(v, "--port") == 0 ? 0 : 8001,
                 v.get("--max-model-len") == null ? 0 : integer(v, "--max-model-len"), repository,
@@ -411,6 +416,11 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
         return f;
     }
 
+    /** {@code c} (null for none) with its draft length chosen per step or fixed. */
+    static SpeculativeConfig adaptive(SpeculativeConfig c, boolean on) {
+        return c == null ? null : c.withAdaptive(on);
+    }
+
     static SpeculativeConfig speculative(String json) {
         if (json == null || json.isBlank()) {
             return null;
@@ -436,10 +446,15 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
     }
 
     private static boolean bool(Map<String, String> v, String flag) {
-        return switch (v.get(flag).trim().toLowerCase(Locale.ROOT)) {
+        return bool(flag, v.get(flag));
+    }
+
+    /** {@code value} of {@code flag} as a boolean: true / 1 / yes / on or false / 0 / no / off. */
+    static boolean bool(String flag, String value) {
+        return switch (value.trim().toLowerCase(Locale.ROOT)) {
             case "true", "1", "yes", "on" -> true;
             case "false", "0", "no", "off" -> false;
-            default -> throw new IllegalArgumentException(flag + " must be true or false, got '" + v.get(flag) + "'");
+            default -> throw new IllegalArgumentException(flag + " must be true or false, got '" + value + "'");
         };
     }
 

@@ -1,6 +1,7 @@
 package io.nereid.gateway;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -110,13 +111,25 @@ class GatewaySpeculativeTest {
                     bad[0] + ": " + e.getMessage());
         }
         // the environment variable works too, and vLLM's defaults apply
+        Exception e;
         var c = ServeConfig.parse(List.of(), Map.of("NEREID_SPECULATIVE_CONFIG",
                 "{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_max\":4}")).speculative();
         assertEquals(3, c.numSpeculativeTokens());
         assertEquals(4, c.promptLookupMin());
         assertEquals(4, c.promptLookupMax());
+        // the draft length is chosen per step unless --speculative-adaptive false keeps vLLM's fixed one
+        assertTrue(c.adaptive());
+        String ngram = "{\"method\":\"ngram\",\"num_speculative_tokens\":3}";
+        assertFalse(ServeConfig.parse(List.of("--speculative-config", ngram, "--speculative-adaptive", "false"), Map.of())
+                .speculative().adaptive());
+        assertFalse(ServeConfig.parse(List.of("--speculative-config", ngram), Map.of("NEREID_SPECULATIVE_ADAPTIVE", "off"))
+                .speculative().adaptive());
+        assertFalse(io.nereid.engine.api.SpeculativeConfig.parse(ngram).adaptive(), "vLLM's JSON alone: fixed");
+        e = assertThrows(IllegalArgumentException.class, () -> ServeConfig.parse(List.of("--speculative-config", ngram,
+                "--speculative-adaptive", "sometimes"), Map.of()));
+        assertTrue(e.getMessage().contains("--speculative-adaptive must be true or false"), e.getMessage());
         // a draft model that is missing, or whose vocabulary is not the target's, is refused at startup
-        Exception e = assertThrows(IllegalArgumentException.class, () -> TestServer.start("--speculative-config",
+        e = assertThrows(IllegalArgumentException.class, () -> TestServer.start("--speculative-config",
                 "{\"method\":\"draft_model\",\"model\":\"no-such-draft.gguf\",\"num_speculative_tokens\":4}").close());
         assertTrue(e.getMessage().contains("draft model no-such-draft.gguf does not exist"), e.getMessage());
         String other = TestModels.stories260K().resolveSibling("../parity/parity-a-llama-spm-q8_0.gguf").normalize().toString();
@@ -130,7 +143,11 @@ class GatewaySpeculativeTest {
         HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
         String draft = "{\"method\":\"draft_model\",\"model\":\"" + TestModels.stories260K() + "\",\"num_speculative_tokens\":3}";
         try (TestServer plain = TestServer.start("--threads", "1");
-                TestServer spec = TestServer.start("--threads", "1", "--speculative-config", draft)) {
+                // the fixed length: the draft then decodes in step with the target; an adaptive one that skips steps
+                // catches up with a prompt-sized forward, whose bits may differ from a decode's (a near tie then
+                // flips a draft: 181 of 186 kept in one run), which is lossless but not "every draft kept"
+                TestServer spec = TestServer.start("--threads", "1", "--speculative-config", draft,
+                        "--speculative-adaptive", "false")) {
             String metrics = assertSameGreedyText(plain, spec, client);
             long draftTokens = counter(metrics, "vllm:spec_decode_num_draft_tokens_total");
             assertTrue(draftTokens > 0, metrics);

@@ -68,6 +68,28 @@ class GenerateCommandTest {
     }
 
     @Test
+    void speculationPrintsTheReferenceTextWithAFixedOrAnAdaptiveDraftLength() {
+        String expected = "Once upon a time, there was a little girl named Lily. She\n";
+        String ngram = "{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_max\":3}";
+        for (String adaptive : new String[] {"true", "false"}) {
+            out.reset();
+            err.reset();
+            assertEquals(0, run("generate", "--model", storiesModel().toString(), "--prompt", "Once upon a time",
+                    "--temperature", "0", "--max-tokens", "12", "--context", "512", "--threads", "2",
+                    "--speculative-config", ngram, "--speculative-adaptive", adaptive));
+            assertEquals(expected, out.toString(StandardCharsets.UTF_8), adaptive);
+            String stats = err.toString(StandardCharsets.UTF_8);
+            assertTrue(stats.contains(" | drafts: ") && stats.contains("(draft length adaptive)") == adaptive.equals("true"),
+                    stats);
+        }
+        err.reset();
+        assertEquals(1, run("generate", "--model", storiesModel().toString(), "--prompt", "x", "--speculative-config", ngram,
+                "--speculative-adaptive", "maybe"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("--speculative-adaptive must be true or false, got 'maybe'"),
+                err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
     void missingArgumentsAndBadFilesAreClearErrors() {
         assertEquals(64, run("generate", "--prompt", "x"));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("--model and --prompt (or --batch) are required"));

@@ -4,6 +4,7 @@ import io.nereid.engine.backend.Backend;
 import io.nereid.engine.backend.BackendConfig;
 import io.nereid.engine.backend.BackendProvider;
 import io.nereid.engine.backend.KvCacheSpec;
+import io.nereid.engine.core.AdaptiveDraftLength;
 import io.nereid.engine.core.DraftModelProposer;
 import io.nereid.engine.core.DraftProposer;
 import io.nereid.engine.core.EngineConfig;
@@ -47,7 +48,8 @@ public final class Engines {
     }
 
     /**
-     * The draft proposer {@code c} asks for ({@link DraftProposer#NONE} for none); a draft model is
+     * The draft proposer {@code c} asks for ({@link DraftProposer#NONE} for none), its draft length chosen per
+     * step where {@code c} is adaptive ({@link AdaptiveDraftLength}); a draft model is
      * opened on the target's backend kind with its own KV blocks (as many as the target's) and
      * must share the target's vocabulary token for token.
      */
@@ -56,6 +58,13 @@ public final class Engines {
         if (c == null) {
             return DraftProposer.NONE;
         }
+        DraftProposer p = fixedLength(c, spec, target, numBlocks, bs, maxModelLen, opened);
+        return c.adaptive() ? new AdaptiveDraftLength(p, c.numSpeculativeTokens(), spec.maxNumBatchedTokens()) : p;
+    }
+
+    /** The proposer of {@code c}'s method, {@code num_speculative_tokens} drafts whenever it can. */
+    private static DraftProposer fixedLength(SpeculativeConfig c, EngineSpec spec, Tokenizer target, int numBlocks,
+            int bs, int maxModelLen, List<AutoCloseable> opened) {
         if (c.method().equals("ngram")) {
             return new NgramProposer(c.numSpeculativeTokens(), c.promptLookupMin(), c.promptLookupMax(),
                     c.disableByBatchSize());

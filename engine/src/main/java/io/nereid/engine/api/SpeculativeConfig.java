@@ -20,9 +20,13 @@ import java.util.Set;
  * @param promptLookupMax     longest n-gram (ngram)
  * @param model               the draft model (draft_model), else null
  * @param disableByBatchSize  the batch size above which nothing is drafted; {@link Integer#MAX_VALUE} for never
+ * @param adaptive            Nereid's, not in vLLM's JSON ({@code --speculative-adaptive}): each step drafts as many
+ *                            of at most {@code numSpeculativeTokens} as are expected to pay, from the step times and
+ *                            acceptance measured ({@link io.nereid.engine.core.AdaptiveDraftLength}); false: always
+ *                            {@code numSpeculativeTokens}, as vLLM
  */
 public record SpeculativeConfig(String method, int numSpeculativeTokens, int promptLookupMin, int promptLookupMax,
-        String model, int disableByBatchSize) {
+        String model, int disableByBatchSize, boolean adaptive) {
 
     /** The most drafts one step may verify. */
     public static final int MAX_TOKENS = 32;
@@ -53,7 +57,7 @@ public record SpeculativeConfig(String method, int numSpeculativeTokens, int pro
     }
 
     /**
-     * Parses vLLM's JSON form.
+     * Parses vLLM's JSON form (fixed draft length: {@link #withAdaptive} sets Nereid's choice per step).
      *
      * @throws IllegalArgumentException naming the key for an unknown key, a wrong type or a bad value,
      *     or describing the syntax error
@@ -86,7 +90,14 @@ public record SpeculativeConfig(String method, int numSpeculativeTokens, int pro
             min = max;
         }
         Integer disable = integer(m, "disable_by_batch_size");
-        return new SpeculativeConfig(method, k, min, max, string(m, "model"), disable == null ? Integer.MAX_VALUE : disable);
+        return new SpeculativeConfig(method, k, min, max, string(m, "model"), disable == null ? Integer.MAX_VALUE : disable,
+                false);
+    }
+
+    /** This configuration with the draft length chosen per step ({@code true}) or always the most. */
+    public SpeculativeConfig withAdaptive(boolean on) {
+        return new SpeculativeConfig(method, numSpeculativeTokens, promptLookupMin, promptLookupMax, model,
+                disableByBatchSize, on);
     }
 
     private static String string(Map<String, Object> m, String key) {

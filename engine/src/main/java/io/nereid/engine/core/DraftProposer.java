@@ -24,6 +24,21 @@ public interface DraftProposer {
     }
 
     /**
+     * The target verified {@code drafted} drafts of {@code sequence}'s last proposal and kept the first
+     * {@code accepted}; not called for a proposal of none, nor for a slice whose sequence finished in it
+     * (a stop or the token limit may have cut its accepted run).
+     */
+    default void verified(Object sequence, int drafted, int accepted) {
+    }
+
+    /**
+     * A step of decodes only ({@code sequences} of them, {@code tokens} positions with their drafts)
+     * took {@code nanos} from planning (proposals included) to its processed output.
+     */
+    default void stepTimed(int sequences, int tokens, long nanos) {
+    }
+
+    /**
      * Whether to propose at all while {@code running} sequences are scheduled (vLLM's
      * {@code disable_by_batch_size}: speculation pays at small batches); always, by default.
      */

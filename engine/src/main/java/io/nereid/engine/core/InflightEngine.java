@@ -306,6 +306,7 @@ public final class InflightEngine implements Engine {
      * and apply the outcome.
      */
     private void step() {
+        long t0 = System.nanoTime();
         StepPlan plan = scheduler.schedule();
         for (StepPlan.Failure f : plan.failures()) {
             failRequest(f.sequence().request, requestFailure(f.sequence().request, "could not be scheduled", f.cause()));
@@ -332,6 +333,7 @@ public final class InflightEngine implements Engine {
         }
         StepOutcome outcome = outputs.process(plan, out,
                 (r, e) -> failRequest(r, requestFailure(r, "failed while its output was processed", e)));
+        scheduler.stepTimed(plan, System.nanoTime() - t0);   // before update, which may finish its sequences
         scheduler.update(plan, outcome);
         live.removeIf(RequestState::allFinished);
         publishStats(plan.tokens());

@@ -162,6 +162,23 @@ final class Scheduler {
         return d.length <= room ? d : java.util.Arrays.copyOf(d, room);
     }
 
+    /**
+     * The step of {@code plan} took {@code nanos} from planning to its processed output: told to the
+     * proposer when every slice was a decode (one known token, its drafts after it).
+     */
+    void stepTimed(StepPlan plan, long nanos) {
+        int tokens = 0;
+        for (ScheduledSlice sl : plan.slices()) {
+            if (sl.tokens().length != 1 || sl.start() < sl.sequence().promptLength() || !sl.samples()) {
+                return;
+            }
+            tokens += sl.length();
+        }
+        if (tokens > 0) {
+            proposer.stepTimed(plan.slices().size(), tokens, nanos);
+        }
+    }
+
     /** Admits the first waiting sequence and plans its first chunk; -1 when it does not fit now. */
     private int scheduleWaiting(Sequence s, int budget, int[] logitRows, List<ScheduledSlice> slices) {
         // A prompt whose logprobs are wanted is computed in full: its logits are not in the cache.
@@ -283,6 +300,9 @@ final class Scheduler {
                 if (o.appended().length <= d || o.appended()[d] != slice.draftTokens()[d]) {
                     throw new IllegalArgumentException("accepted drafts must lead the appended tokens");
                 }
+            }
+            if (slice.draftTokens().length > 0 && !o.finished()) {
+                proposer.verified(s, slice.draftTokens().length, o.acceptedDrafts());
             }
             // Accepted drafts were computed in this pass: they join the tokens with their K/V.
             s.advance(slice.tokens().length);

@@ -264,6 +264,53 @@ class SpeculativeDecodingTest {
                 i -> greedy(i, 20)).stats.speculation().drafts());
     }
 
+    /** Passes everything to an n-gram proposer and counts the verifications and timed decode steps it hears of. */
+    private static final class Hearing implements DraftProposer {
+        final NgramProposer inner = new NgramProposer(4, 1, 3, Integer.MAX_VALUE);
+        long drafted;
+        long accepted;
+        int steps;
+        final List<String> badSteps = new ArrayList<>();
+
+        @Override
+        public int[] propose(Object sequence, int[] tokens, int length, int max) {
+            return inner.propose(sequence, tokens, length, max);
+        }
+
+        @Override
+        public void verified(Object sequence, int drafted, int accepted) {
+            this.drafted += drafted;
+            this.accepted += accepted;
+        }
+
+        @Override
+        public void stepTimed(int sequences, int tokens, long nanos) {
+            steps++;
+            if (sequences < 1 || tokens < sequences || tokens > sequences * 5 || nanos <= 0) {
+                badSteps.add(sequences + " sequences, " + tokens + " tokens, " + nanos + " ns");
+            }
+        }
+    }
+
+    @Test
+    void anAdaptiveDraftLengthChangesNothingButTheSpeedAndHearsEveryVerification() {
+        Run reference = run(DraftProposer.NONE, true, i -> greedy(i, 40));
+        for (boolean alone : new boolean[] {true, false}) {
+            Hearing hearing = new Hearing();
+            Run r = run(new AdaptiveDraftLength(hearing, 4, 512), alone, i -> greedy(i, 40));
+            assertSameOutput(reference, r, "adaptive" + (alone ? " alone" : " batched"));
+            EngineStats.Speculation s = r.stats.speculation();
+            // every verification but those of a slice its sequence finished in (a stop may cut the accepted run)
+            assertTrue(hearing.drafted > 0 && hearing.drafted <= s.draftTokens(), hearing.drafted + " of " + s);
+            assertTrue(hearing.accepted <= s.acceptedTokens() && hearing.accepted <= hearing.drafted,
+                    hearing.accepted + " of " + s);
+            assertTrue(s.draftTokens() - hearing.drafted <= 4L * REQUESTS, "only finishing slices' drafts unheard: "
+                    + hearing.drafted + " of " + s);
+            // decode-only steps, each 1 + k tokens a sequence; at least one a request
+            assertTrue(hearing.steps >= REQUESTS && hearing.badSteps.isEmpty(), hearing.steps + " " + hearing.badSteps);
+        }
+    }
+
     /**
      * Lossless sampling end to end: the distribution of the second token (the first a draft can be
      * verified for) is the same with and without drafts. The drafts are good ones, so that both
