@@ -80,6 +80,7 @@ public final class Engines {
                 spec.threads(), spec.batchInvariant()));
         opened.add(draft);
         draft.allocate(numBlocks, bs, maxModelLen);
+        warmUp(BackendProvider.named(spec.backend()), draft, numBlocks, bs, maxModelLen);
         return new DraftModelProposer(draft, numBlocks, bs, maxModelLen, c.numSpeculativeTokens(),
                 spec.maxNumBatchedTokens(), c.disableByBatchSize());
     }
@@ -118,8 +119,8 @@ public final class Engines {
             if (unavailable.isPresent()) {
                 throw new IllegalArgumentException("backend '" + spec.backend() + "' cannot run here: " + unavailable.get());
             }
-            backend = spec.backendDecorator().apply(provider.open(new BackendConfig(source, spec.kvPrecision(), spec.threads(),
-                    spec.batchInvariant())));
+            Backend opened = provider.open(new BackendConfig(source, spec.kvPrecision(), spec.threads(), spec.batchInvariant()));
+            backend = spec.backendDecorator().apply(opened);
             ModelConfig mc = source.config();
             int bs = spec.blockSize();
             int context = spec.maxModelLen() > 0 ? spec.maxModelLen() : mc.contextLength();
@@ -133,6 +134,7 @@ public final class Engines {
             int numBlocks = Math.max(2, kv.blocksFor(wanted));
             int maxModelLen = (int) Math.min(context, (numBlocks - 1L) * bs);
             backend.allocate(numBlocks, bs, maxModelLen);
+            warmUp(provider, opened, numBlocks, bs, maxModelLen);
             Optional<ChatTemplate> template = source.chatTemplate();
             EngineConfig config = new EngineConfig(spec.maxNumSeqs(), spec.maxNumBatchedTokens(), spec.maxWaiting(), maxModelLen,
                     numBlocks, bs, 0.01, spec.prefixCaching(), spec.chunkedPrefill());
@@ -154,6 +156,24 @@ public final class Engines {
             throw e;
         }
     }
+
+    /**
+     * The CPU backend's forward passes of every step shape, before it serves ({@link WarmUp}: the JIT then
+     * compiles them with every shape's branches); the backend as opened, not as a test decorates it.
+     */
+    private static void warmUp(BackendProvider provider, Backend backend, int numBlocks, int bs, int maxModelLen) {
+        if (provider.name().equals("cpu") && WARM_UP) {
+            WarmUp.run(backend, numBlocks, bs, maxModelLen);
+        }
+    }
+
+    /**
+     * System property: {@code false} starts serving without {@link WarmUp}'s passes (a faster start; the first
+     * requests, and the first steps of each new shape, then run the kernels cold).
+     */
+    public static final String WARM_UP_PROPERTY = "nereid.warmup";
+
+    private static final boolean WARM_UP = !"false".equals(System.getProperty(WARM_UP_PROPERTY));
 
     private static Path writeDemo() {
         try {
