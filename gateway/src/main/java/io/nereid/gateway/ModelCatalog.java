@@ -212,7 +212,7 @@ final class ModelCatalog implements ModelRepository {
             JsonNode spec = settings.get("speculative_config");
             SpeculativeConfig speculative = spec == null || spec.isNull() ? base.speculative()
                     : ServeConfig.adaptive(ServeConfig.speculative(spec.isTextual() ? spec.asText() : spec.toString()),
-                            base.speculative() == null || base.speculative().adaptive());
+                            base.speculativeAdaptive());
             String tools = text(settings, "tool_call_parser");
             ToolCallFormat toolFormat = tools == null ? base.toolCallParser() : ServeConfig.toolCallParser(tools);
             String reasoning = text(settings, "reasoning_parser");

@@ -44,12 +44,14 @@ import java.util.Map;
  * @param backend             {@code --backend}: cpu, cuda, or auto (CUDA when a device is there, else the CPU)
  * @param deterministic       {@code --deterministic}: batch-invariant kernels (a token's logits the same bits alone,
  *                            batched, chunked and after a prefix-cache hit), at a cost in one-sequence decode speed
+ * @param speculativeAdaptive {@code --speculative-adaptive}: the draft length chosen per step, for {@code speculative}
+ *                            and for the repository's models' own {@code speculative_config}
  */
 public record ServeConfig(Path model, String servedModelName, String host, int port, int maxNumSeqs,
         int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
         Duration drainTimeout, GatewayOptions gateway, SpeculativeConfig speculative, ToolCallFormat toolCallParser,
         String reasoningParser, int grpcPort, int maxModelLen, Repository repository, long memoryLimit, String task,
-        String backend, boolean deterministic) {
+        String backend, boolean deterministic, boolean speculativeAdaptive) {
 
     /**
      * A model repository: one folder per model under {@code dir}.
@@ -69,7 +71,8 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
             Duration drainTimeout) {
         this(model, servedModelName, host, port, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize, kvCacheBytes,
-                chatTemplate, threads, drainTimeout, GatewayOptions.DEFAULTS, null, null, null, -1, 0, null, 0, "auto", "cpu", false);
+                chatTemplate, threads, drainTimeout, GatewayOptions.DEFAULTS, null, null, null, -1, 0, null, 0, "auto", "cpu", false,
+                true);
     }
 
     /** One flag: its name, environment variable, default (null: none) and help line. */
@@ -212,7 +215,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             String reasoningParser, int maxModelLen, String task) {
         return new ServeConfig(model, name, host, port, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize,
                 kvCacheBytes, chatTemplate, threads, drainTimeout, gateway, speculative, toolCallParser, reasoningParser,
-                grpcPort, maxModelLen, null, 0, task, backend, deterministic);
+                grpcPort, maxModelLen, null, 0, task, backend, deterministic, speculativeAdaptive);
     }
 
     /** The switches: given bare, they mean true. */
@@ -327,7 +330,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
                 v.get("--grpc-port") != null ? integer(v, "--grpc-port") : integer(v, "--port") == 0 ? 0 : 8001,
                 v.get("--max-model-len") == null ? 0 : integer(v, "--max-model-len"), repository,
                 memory == null ? 0 : bytes(memory, "--memory-limit"), v.get("--task").trim().toLowerCase(Locale.ROOT),
-                backend(v.get("--backend")), bool(v, "--deterministic"));
+                backend(v.get("--backend")), bool(v, "--deterministic"), bool(v, "--speculative-adaptive"));
     }
 
     private static Repository repository(Map<String, String> v, List<String> loads, String name) {

@@ -139,6 +139,22 @@ class GatewaySpeculativeTest {
     }
 
     @Test
+    void aRepositoryModelsOwnSpeculativeConfigFollowsTheServersAdaptiveFlag(@org.junit.jupiter.api.io.TempDir
+            java.nio.file.Path repo) throws Exception {
+        java.nio.file.Path m = java.nio.file.Files.createDirectories(repo.resolve("m"));
+        java.nio.file.Files.copy(TestModels.stories260K(), m.resolve("model.gguf"));
+        java.nio.file.Files.writeString(m.resolve("nereid.json"),
+                "{\"speculative_config\": {\"method\": \"ngram\", \"num_speculative_tokens\": 2}}");
+        for (String flag : new String[] {"true", "false"}) {
+            ServeConfig base = ServeConfig.parse(List.of("--model-repository", repo.toString(), "--speculative-adaptive",
+                    flag), Map.of());
+            var c = new ModelCatalog(base, java.util.function.UnaryOperator.identity()).configFor("m").speculative();
+            assertEquals(2, c.numSpeculativeTokens());
+            assertEquals(Boolean.parseBoolean(flag), c.adaptive(), "the server has no --speculative-config of its own");
+        }
+    }
+
+    @Test
     void theTargetAsItsOwnDraftModelGivesTheSameTextWithEveryDraftKept() throws Exception {
         HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
         String draft = "{\"method\":\"draft_model\",\"model\":\"" + TestModels.stories260K() + "\",\"num_speculative_tokens\":3}";

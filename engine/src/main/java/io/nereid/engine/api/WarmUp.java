@@ -7,9 +7,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Forward passes of every shape a served step takes, run once on a CPU backend when it is loaded,
+ * Forward passes of the shapes most served steps take, run once on a CPU backend when it is loaded,
  * before the engine serves: a prompt, one sequence's decode with 0 to 7 drafts, decodes of 2, 4 and
- * 16 sequences. So that the JIT has seen each shape's branches before it compiles the forward pass
+ * 16 sequences (not: more drafts, batches with drafts, other batch sizes, which take the same kernels
+ * as one of these). So that the JIT has seen each shape's branches before it compiles the forward pass
  * and its kernels: a shape first taken after C2 compiled them without it hits an uncommon trap, and
  * the hot methods run in the interpreter until compiled again (110M Q4_K_M, after 300 one-token
  * steps: the first two-token step 174 ms against 6, the nine one-token steps after it 7-17 ms
@@ -47,7 +48,7 @@ final class WarmUp {
         }
         int[] shared = new int[promptBlocks];
         for (int b = 0; b < promptBlocks; b++) {
-            shared[b] = 1 + b;   // block 0 is the null block
+            shared[b] = 1 + b;   // block 0 is the engine's null block (a draft model's proposer uses it too: harmless)
         }
         int passes = 0;
         backend.forward(new Step(List.of(new Slice(tokens(prompt, 0, vocab), 0, shared, 1))));

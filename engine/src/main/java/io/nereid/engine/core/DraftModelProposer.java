@@ -75,6 +75,12 @@ public final class DraftModelProposer implements DraftProposer {
         }
     }
 
+    /** Skipped steps' tokens are computed into the draft's KV before its next proposal. */
+    @Override
+    public boolean catchesUp() {
+        return true;
+    }
+
     @Override
     public int[] propose(Object sequence, int[] tokens, int length, int max) {
         int want = Math.min(k, Math.min(max, maxPositions - length));

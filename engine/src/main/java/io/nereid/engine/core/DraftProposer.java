@@ -23,6 +23,18 @@ public interface DraftProposer {
     default void released(Object sequence) {
     }
 
+    /** The scheduler starts planning a step: the proposals of its sequences follow. */
+    default void beginStep() {
+    }
+
+    /**
+     * Whether proposing after steps without proposals costs more than proposing every step: a draft model first
+     * computes the tokens it skipped (its own KV); prompt lookup does not.
+     */
+    default boolean catchesUp() {
+        return false;
+    }
+
     /**
      * The target verified {@code drafted} drafts of {@code sequence}'s last proposal and kept the first
      * {@code accepted}; not called for a proposal of none, nor for a slice whose sequence finished in it

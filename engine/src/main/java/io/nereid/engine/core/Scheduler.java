@@ -85,6 +85,7 @@ final class Scheduler {
 
     /** Plans the next step (possibly empty: nothing fits until blocks are freed). */
     StepPlan schedule() {
+        proposer.beginStep();
         int budget = config.maxNumBatchedTokens();
         int[] logitRows = {promptLogitRowsPerStep};
         List<ScheduledSlice> slices = new ArrayList<>();
