@@ -4,6 +4,7 @@ import io.nereid.engine.backend.Backend;
 import io.nereid.engine.backend.Slice;
 import io.nereid.engine.backend.Step;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -79,7 +80,7 @@ final class WarmUp {
     /** The shared prompt's blocks and {@code block} after them, for {@code tokens} positions after the prompt. */
     private static int[] withBlock(int[] shared, int block, int blockSize, int tokens) {
         int extra = (tokens + blockSize - 1) / blockSize;
-        int[] table = java.util.Arrays.copyOf(shared, shared.length + extra);
+        int[] table = Arrays.copyOf(shared, shared.length + extra);
         for (int e = 0; e < extra; e++) {
             table[shared.length + e] = block + e;
         }

@@ -109,7 +109,6 @@ public final class AdaptiveDraftLength implements DraftProposer {
         int best = -1;                      // the last choice
         int interval = PROBE_EVERY;         // decisions between probes
         int sinceProbe;
-        long probes;
         boolean probing;                    // the last decision was a probe, not yet verified
         boolean probeVerified;              // ... and it was
         int noneAfterProbes;                // verified probes in a row after which the choice stayed none
@@ -250,7 +249,6 @@ public final class AdaptiveDraftLength implements DraftProposer {
                     }
                 }
                 k = probe;
-                a.probes++;
                 a.probing = k > 0;
                 a.probeVerified = false;
                 a.sinceProbe = 0;
