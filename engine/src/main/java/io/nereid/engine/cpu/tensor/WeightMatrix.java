@@ -128,8 +128,10 @@ public final class WeightMatrix {
         RowKernel.Bound bound = kernel.bind(data, blocks);
         boolean interleave = INTERLEAVE && !lookupOnly && kernel != RowKernels.scalar(type) && Interleaved.supports(type)
                 && rows >= Interleaved.GROUP;
-        boolean columnCopy = INTERLEAVE && !lookupOnly && kernel != RowKernels.scalar(type) && HalfColumns.supports(type);
-        if (COPY && !lookupOnly && !interleave && !columnCopy && data.isMapped() && bound.data() == data) {
+        // null too for an F16 matrix with an infinity or a NaN, which the copy's kernel cannot widen
+        MemorySegment columnCopy = INTERLEAVE && !lookupOnly && kernel != RowKernels.scalar(type)
+                && HalfColumns.supports(type) ? HalfColumns.pack(type, data, rows, cols) : null;
+        if (COPY && !lookupOnly && !interleave && columnCopy == null && data.isMapped() && bound.data() == data) {
             data = HugePages.copyOf(data);
             bound = kernel.bind(data, blocks);
         } else if (data.isMapped()) {
@@ -144,7 +146,7 @@ public final class WeightMatrix {
         this.kernelData = bound.data();
         this.kernelRowBytes = (long) cols / type.blockSize() * bound.bytesPerBlock();
         this.interleaved = interleave ? Interleaved.pack(type, data, rows, cols) : null;
-        this.columns = columnCopy ? HalfColumns.pack(data, rows, cols) : null;
+        this.columns = columnCopy;
     }
 
     /**
@@ -249,9 +251,8 @@ public final class WeightMatrix {
 
     /**
      * The rows a thread's share of a matmul of {@code tokens} in that order should start and end on:
-     * where the matmul takes the {@link HalfColumns} copy, its groups (a thread reads a group's
-     * columns front to back; two threads cutting a group read every column in pieces, and 110M F16
-     * decode on two threads ran at 58 instead of 65 tok/s on one); where it takes the
+     * where the matmul takes the {@link HalfColumns} copy, its blocks of {@code 4L} rows (a block
+     * a range cuts is computed whole by each thread that cuts it); where it takes the
      * {@link Interleaved} copy, its groups (a cut group is computed whole by each thread that cuts
      * it); else four (the panels and tiles, whose rows the threads share finely).
      */
@@ -425,11 +426,8 @@ public final class WeightMatrix {
         }
         if (columns != null && !batchInvariant) {
             // F16 / BF16: one FMA chain per (row, token) over the columns in order, the panels' order, for any token count
-            if (tokens <= HalfColumns.MAX_TOKENS) {
+            if (tokens < PANEL_TOKENS) {
                 HalfColumns.multiply(type, columns, rows, cols, input.values(MatmulInput.Form.of(type)), tokens,
-                        rowStart, rowEnd, out, rows);
-            } else if (tokens < PANEL_TOKENS) {
-                HalfColumns.multiplyMany(kernel, columns, rows, cols, input.values(MatmulInput.Form.of(type)), tokens,
                         rowStart, rowEnd, out, rows);
             } else {
                 multiplyPanels(input, out, rowStart, rowEnd, scratch);

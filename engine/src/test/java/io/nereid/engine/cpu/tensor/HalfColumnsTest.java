@@ -14,17 +14,18 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * F16 and BF16 in the faster order ({@link HalfColumns}' column loops for up to three tokens, its
- * many-token kernel up to 15, the panels for more), and the row groups threads split a matmul on: every (row, token) is one FMA chain over the columns from zero, so a token gets the same
+ * F16 and BF16 in the faster order ({@link HalfColumns}' blocks for up to 15 tokens, the panels for
+ * more), and the row blocks threads split a matmul on: every (row, token) is one FMA chain over the columns from zero, so a token gets the same
  * bits whatever the token count, the row range or the thread's share, and those bits are the chain
  * computed here in plain Java. At every vector width (BF16 runs in the lanes).
  */
 @Tag(VectorWidthsUnderTest.TAG)
 class HalfColumnsTest {
 
-    /** A last group of 44 rows (300 = 256 + 44, not a multiple of a vector), columns not a multiple of a vector. */
+    /** A last block of 44 rows at 512 bits (300 = 4 * 64 + 44; not a multiple of a vector at any width), columns not a multiple of a vector. */
     private static final int ROWS = 300;
     private static final int COLS = 200;
 
@@ -75,10 +76,10 @@ class HalfColumnsTest {
     void anyRowRangeGivesTheSameBitsAndLeavesTheOtherRows(GgmlType type) {
         byte[] bytes = TestRows.randomRow(type, ROWS * COLS, new Random(7));
         WeightMatrix w = matrix(type, bytes);
-        for (int tokens : new int[] {1, 2, 3, 4, 7}) { // the column loops and the many-token kernel
+        for (int tokens : new int[] {1, 2, 3, 4, 7}) { // one pass and two
             float[] x = TestRows.gaussian(new Random(tokens), tokens * COLS, 1f);
             float[] whole = fastest(w, x, tokens, 0, ROWS);
-            for (int[] range : new int[][] {{3, 29}, {250, 262}, {256, 300}, {0, 1}, {299, 300}}) {
+            for (int[] range : new int[][] {{3, 29}, {60, 70}, {250, 262}, {256, 300}, {0, 1}, {299, 300}}) {
                 float[] part = new float[tokens * ROWS];
                 Arrays.fill(part, Float.NaN);
                 w.matmul(MatmulInput.of(x, tokens, COLS), part, range[0], range[1], null, false);
@@ -97,32 +98,41 @@ class HalfColumnsTest {
     }
 
     /**
-     * One to three tokens (F16; one for BF16) run two whole groups in one loop where a range holds them: each
-     * row still gets its chain's bits, over ranges of two groups and more, of two and a part, and starting one
-     * group in, and the rows outside a range are left as they were.
+     * Every token count the copy takes, in one pass or several ({@link HalfColumns#PASS} tokens a
+     * pass; one token two blocks a loop where the range has two): each row still gets its chain's bits,
+     * over ranges of whole blocks, of blocks and a part, starting inside a block, and reaching the last
+     * block's padding, and the rows outside a range are left as they were.
      */
     @ParameterizedTest
     @EnumSource(value = GgmlType.class, names = {"F16", "BF16"})
-    void twoGroupsInOneLoopGiveEachRowItsChain(GgmlType type) {
-        int rows = 5 * HalfColumns.ROWS + 40;
-        byte[] bytes = TestRows.randomRow(type, rows * COLS, new Random(11));
-        WeightMatrix w = WeightMatrix.of(type, new long[] {COLS, rows}, MemorySegment.ofArray(bytes));
-        int g = HalfColumns.ROWS;
+    void passesAndChunksGiveEachRowItsChain(GgmlType type) {
+        int b = HalfColumns.ROWS;
+        int rows = 3 * b + 5;
+        int cols = 72;
+        byte[] bytes = TestRows.randomRow(type, rows * cols, new Random(11));
+        WeightMatrix w = WeightMatrix.of(type, new long[] {cols, rows}, MemorySegment.ofArray(bytes));
+        float[][] dequantized = new float[rows][];
+        for (int r = 0; r < rows; r++) {
+            dequantized[r] = w.dequantizeRow(r);
+        }
         for (int tokens = 1; tokens <= HalfColumns.MAX_TOKENS; tokens++) {
-            float[] x = TestRows.gaussian(new Random(12 + tokens), tokens * COLS, 1f);
-            float[] form = MatmulInput.of(x, tokens, COLS).values(MatmulInput.Form.of(type));
-            for (int[] range : new int[][] {{0, rows}, {0, 2 * g}, {g, 3 * g + 7}, {2 * g, rows}, {g + 3, 4 * g}}) {
+            float[] x = TestRows.gaussian(new Random(12 + tokens), tokens * cols, 1f);
+            float[] form = MatmulInput.of(x, tokens, cols).values(MatmulInput.Form.of(type));
+            for (int[] range : new int[][] {{0, rows}, {0, 2 * b}, {b, 2 * b + 7}, {b + 3, rows}, {0, 3 * b + 1}}) {
                 float[] out = new float[tokens * rows];
                 Arrays.fill(out, Float.NaN);
-                w.matmul(MatmulInput.of(x, tokens, COLS), out, range[0], range[1], null, false);
+                w.matmul(MatmulInput.of(x, tokens, cols), out, range[0], range[1], null, false);
                 for (int t = 0; t < tokens; t++) {
                     for (int r = 0; r < rows; r++) {
                         String what = type + " token " + t + " of " + tokens + ", row " + r + " of range "
                                 + Arrays.toString(range);
                         float got = out[t * rows + r];
                         if (r >= range[0] && r < range[1]) {
-                            assertEquals(Float.floatToRawIntBits(chain(w.dequantizeRow(r), form, t * COLS)),
-                                    Float.floatToRawIntBits(got), what);
+                            float want = 0f;
+                            for (int k = 0; k < cols; k++) {
+                                want = Math.fma(dequantized[r][k], form[t * cols + k], want);
+                            }
+                            assertEquals(Float.floatToRawIntBits(want), Float.floatToRawIntBits(got), what);
                         } else {
                             assertEquals(Float.NaN, got, what + " written");
                         }
@@ -130,6 +140,56 @@ class HalfColumnsTest {
                 }
             }
         }
+    }
+
+    /**
+     * The lanes widen every finite half exactly, subnormals and the largest included, and the inputs'
+     * factor ({@code x * 2^112}) neither overflows at the largest half nor loses a subnormal input's bits:
+     * each product still rounds as the chain of the widened weights does.
+     */
+    @org.junit.jupiter.api.Test
+    void extremeHalvesAndInputsKeepTheChainsBits() {
+        short[] special = {0x0001, (short) 0x8001, 0x03FF, (short) 0x83FF, 0x0400, 0x7BFF, (short) 0xFBFF, 0x0000,
+            (short) 0x8000, 0x3C00, (short) 0xBC00, 0x3555};
+        byte[] bytes = TestRows.randomRow(GgmlType.F16, ROWS * COLS, new Random(21));
+        MemorySegment seg = MemorySegment.ofArray(bytes);
+        for (int i = 0; i < ROWS * COLS; i += 3) {
+            seg.set(Bytes.SHORT, 2L * i, special[i % special.length]);
+        }
+        WeightMatrix w = matrix(GgmlType.F16, bytes);
+        float[] x = TestRows.gaussian(new Random(22), 3 * COLS, 1f);
+        for (int i = 0; i < x.length; i += 5) {
+            x[i] = Float.float16ToFloat(special[(i / 5) % special.length]);
+        }
+        float[] form = MatmulInput.of(x, 3, COLS).values(MatmulInput.Form.F16);
+        for (int tokens = 1; tokens <= 3; tokens++) {
+            float[] out = fastest(w, x, tokens, 0, ROWS);
+            for (int r = 0; r < ROWS; r++) {
+                float[] row = w.dequantizeRow(r);
+                for (int t = 0; t < tokens; t++) {
+                    assertEquals(Float.floatToRawIntBits(chain(row, form, t * COLS)),
+                            Float.floatToRawIntBits(out[t * ROWS + r]), "token " + t + " of " + tokens + ", row " + r);
+                }
+            }
+        }
+    }
+
+    /**
+     * An F16 matrix with an infinity or a NaN gets no copy (the lanes would widen them to finite values)
+     * and its products are still IEEE's: the infinity's row infinite, the NaN's NaN.
+     */
+    @ParameterizedTest
+    @ValueSource(shorts = {(short) 0x7C00, (short) 0xFC00, (short) 0x7E00})
+    void anF16InfinityOrNaNLeavesTheCopyOut(short special) {
+        byte[] bytes = TestRows.randomRow(GgmlType.F16, ROWS * COLS, new Random(13));
+        MemorySegment.ofArray(bytes).set(Bytes.SHORT, 2L * (5 * COLS + 7), special);
+        WeightMatrix w = matrix(GgmlType.F16, bytes);
+        assertEquals(0, w.copyBytes());
+        float[] x = TestRows.gaussian(new Random(14), 2 * COLS, 1f);
+        float[] out = fastest(w, x, 2, 0, ROWS);
+        float want = Float.float16ToFloat(special) * Float.float16ToFloat(Float.floatToFloat16(x[7]));
+        assertEquals(Float.isNaN(want) ? Float.NaN : want, out[5]);
+        assertEquals(false, Float.isNaN(out[4]) || Float.isInfinite(out[4]), "row 4 finite");
     }
 
     /** The copy counts in copyBytes (a memory limit's share); without it ({@code forLookup}) the row kernels' order. */
