@@ -23,7 +23,7 @@ import java.util.Objects;
  * freed with the matrix, which decode to the same bits far faster. Q8_0, Q4_0, Q4_K, Q5_K and Q6_K matrices
  * also get an {@link Interleaved} copy (rows side by side in the lanes) for the matmuls of a few
  * tokens in the faster order ({@link #interleavedTokens}), and F16 / BF16 matrices a {@link HalfColumns}
- * copy (column order) for the matmuls of up to 15 tokens in that order, unless {@value #INTERLEAVED_PROPERTY}
+ * copy (column order) for the matmuls of up to {@link HalfColumns#MAX_TOKENS} tokens in that order, unless {@value #INTERLEAVED_PROPERTY}
  * is {@code false}.
  *
  * <p>Thread-safety: immutable; every method may be called concurrently, on disjoint output
@@ -89,7 +89,7 @@ public final class WeightMatrix {
     private final MemorySegment interleaved;
 
     /**
-     * An F16 or BF16 matrix's {@link HalfColumns} copy for the matmuls of fewer than {@link #PANEL_TOKENS}
+     * An F16 or BF16 matrix's {@link HalfColumns} copy for the matmuls of up to {@link HalfColumns#MAX_TOKENS}
      * tokens in the faster order (the panels, in the same order, take more), or null: another
      * format, the scalar kernels, or {@value #INTERLEAVED_PROPERTY} {@code false}.
      */
@@ -260,7 +260,7 @@ public final class WeightMatrix {
         if (batchInvariant || kernel == RowKernels.scalar(type)) {
             return 4;
         }
-        if (columns != null && tokens < PANEL_TOKENS) {
+        if (columnsTake(tokens, false)) {
             return HalfColumns.ROWS;
         }
         return interleaved != null && tokens < interleavedTokens(type) ? Interleaved.GROUP : 4;
@@ -338,7 +338,13 @@ public final class WeightMatrix {
 
     /** Whether a matmul of {@code tokens} in this order takes {@link #multiplyPanels}. */
     private boolean panels(int tokens, boolean batchInvariant) {
-        return kernel != RowKernels.scalar(type) && !batchInvariant && tokens >= PANEL_TOKENS;
+        return kernel != RowKernels.scalar(type) && !batchInvariant && tokens >= PANEL_TOKENS
+                && !columnsTake(tokens, false);
+    }
+
+    /** Whether a matmul of {@code tokens} in this order takes the {@link HalfColumns} copy. */
+    private boolean columnsTake(int tokens, boolean batchInvariant) {
+        return columns != null && !batchInvariant && tokens <= HalfColumns.MAX_TOKENS;
     }
 
     /** {@link #scratchSize()} of a matrix with rows of {@code cols}. */
@@ -380,7 +386,7 @@ public final class WeightMatrix {
      * the bits a tile gives the same token. Where the matrix has an {@link Interleaved} copy (Q8_0,
      * Q4_0, Q4_K, Q5_K, Q6_K), fewer than {@link #interleavedTokens} take it instead (15 or 7):
      * integer sums on the input's Q8 quants, each token the same bits alone or with the others.
-     * F16 and BF16 take their {@link HalfColumns} copy for fewer than {@value #PANEL_TOKENS} tokens:
+     * F16 and BF16 take their {@link HalfColumns} copy for up to {@link HalfColumns#MAX_TOKENS} tokens:
      * one FMA chain per (row, token) over the columns, the panels' order, so any token count gives a
      * token the same bits; batch invariant (or without the copy: an embedding's matrix, or
      * {@value #INTERLEAVED_PROPERTY} {@code false}) one kernel of {@code dot}'s order
@@ -426,7 +432,7 @@ public final class WeightMatrix {
         }
         if (columns != null && !batchInvariant) {
             // F16 / BF16: one FMA chain per (row, token) over the columns in order, the panels' order, for any token count
-            if (tokens < PANEL_TOKENS) {
+            if (columnsTake(tokens, false)) {
                 HalfColumns.multiply(type, columns, rows, cols, input.values(MatmulInput.Form.of(type)), tokens,
                         rowStart, rowEnd, out, rows);
             } else {

@@ -17,8 +17,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * F16 and BF16 in the faster order ({@link HalfColumns}' blocks for up to 15 tokens, the panels for
- * more), and the row blocks threads split a matmul on: every (row, token) is one FMA chain over the columns from zero, so a token gets the same
+ * F16 and BF16 in the faster order ({@link HalfColumns}' blocks for up to {@link HalfColumns#MAX_TOKENS}
+ * tokens, the panels for more), and the row blocks threads split a matmul on: every (row, token) is one FMA chain over the columns from zero, so a token gets the same
  * bits whatever the token count, the row range or the thread's share, and those bits are the chain
  * computed here in plain Java. At every vector width (BF16 runs in the lanes).
  */
@@ -50,7 +50,8 @@ class HalfColumnsTest {
 
     static Stream<Arguments> typesAndTokens() {
         return Stream.of(GgmlType.F16, GgmlType.BF16)
-                .flatMap(t -> Stream.of(1, 2, 3, 4, 5, 6, 7, 9, 16, 17).map(n -> Arguments.of(t, n)));
+                .flatMap(t -> Stream.of(1, 2, 3, 4, 5, 6, 7, 9, 16, 17, HalfColumns.MAX_TOKENS, HalfColumns.MAX_TOKENS + 1)
+                        .map(n -> Arguments.of(t, n)));
     }
 
     @ParameterizedTest(name = "{0} x {1} tokens")
@@ -225,7 +226,7 @@ class HalfColumnsTest {
                 MemorySegment.ofArray(TestRows.randomRow(type, ROWS * cols, new Random(11))));
         boolean half = type == GgmlType.F16 || type == GgmlType.BF16;
         int copyGroup = half ? HalfColumns.ROWS : Interleaved.GROUP;
-        int copyTokens = half ? WeightMatrix.PANEL_TOKENS : WeightMatrix.interleavedTokens(type);
+        int copyTokens = half ? HalfColumns.MAX_TOKENS + 1 : WeightMatrix.interleavedTokens(type);
         assertEquals(copyGroup, w.rowAlignment(1, false));
         assertEquals(copyGroup, w.rowAlignment(copyTokens - 1, false));
         assertEquals(4, w.rowAlignment(copyTokens, false));
