@@ -10,7 +10,8 @@
 #   depended on the workload, and a prompt processed before decoding (every request) left 110M
 #   Q4_0 decoding at 74-79 tok/s instead of 200-209 (Interleaved::nibbleSums not inlined); with
 #   these, 180-197 after a prompt. (Forcing every vector-returning helper of the row kernels as well
-#   measured no better.) PanelDot::pair, the paired panel kernel's broadcast, likewise.
+#   measured no better.) PanelDot::pair, the paired panel kernel's broadcast, likewise, and HalfColumns'
+#   load / low / high (a pass whose widenings are not inlined ran 5-50x slower: its vectors on the heap).
 nereid_jvm_args=(--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED
   -XX:CompileCommand=quiet)
 for m in dot dot4 dot4Tokens dot4Tokens2Rows dequantize; do
@@ -20,4 +21,7 @@ for m in broadcast bytes column floats nibbleSums toFloat widen; do
   nereid_jvm_args+=("-XX:CompileCommand=inline,io.nereid.engine.cpu.tensor.Interleaved::$m")
 done
 nereid_jvm_args+=("-XX:CompileCommand=inline,io.nereid.engine.cpu.kernel.PanelDot::pair")
+for m in load low high; do
+  nereid_jvm_args+=("-XX:CompileCommand=inline,io.nereid.engine.cpu.tensor.HalfColumns::$m")
+done
 unset m
