@@ -201,4 +201,64 @@ public class GeneratedModelsTest {
             }
         }
     }
+
+    /**
+     * A speculative verification (one slice of n tokens and n logit rows, the default order) gives each
+     * token the bits a decode of it alone gives, for up to 15 tokens (14 drafts), on a model whose query
+     * heads share KV heads (four a head, of 64 dimensions, as Llama 3 8B's): greedy speculation keeps
+     * exactly the tokens plain decoding picks. Q8_0 weights (their interleaved kernels give a token its lone bits up
+     * to 15 tokens) and F16 (one chain per row and token for any count).
+     */
+    @ParameterizedTest(name = "{0} {1} KV {2}")
+    @MethodSource("verifications")
+    void aVerificationGivesEachTokenItsDecodeBits(Architecture a, GgmlType type, KvPrecision kvp) throws IOException {
+        Path p = dir.resolve("gqa-" + a + "-" + type + ".gguf");
+        if (!p.toFile().exists()) { // heads of 64 (several vectors: sums across lanes), four query heads a KV head
+            RandomModelWriter.write(new RandomModelWriter.Spec(a, 256, 2, 4, 1, 384, 320, 256, type, a == Architecture.QWEN3,
+                    9), p);
+        }
+        try (CpuModel m = CpuModel.open(p)) {
+            CpuForward f = m.forward(Kernels.provider(), RangeRunner.SERIAL, 256, false);
+            int[] prompt = prompt(7, 20);
+            int[] drafts = prompt(8, 15);
+            KvCacheManager cache = new KvCacheManager(new KvCacheConfig(64, 16, 0, 1));
+            KvStorage kv = new KvStorage(f.config(), 64, 16, kvp);
+            BlockTable t = cache.newTable(0);
+            t.append(prompt);
+            f.forward(List.of(new Slice(prompt, 0, t.blockIds(), false)), kv);
+            float[][] alone = new float[drafts.length][];
+            for (int i = 0; i < drafts.length; i++) {
+                int[] one = {drafts[i]};
+                t.append(one);
+                alone[i] = f.forward(List.of(new Slice(one, prompt.length + i, t.blockIds(), true)), kv)[0];
+            }
+            for (int n = 2; n <= drafts.length; n++) {
+                t.truncate(prompt.length);
+                int[] run = Arrays.copyOf(drafts, n);
+                t.append(run);
+                float[] rows = f.forward(List.of(new Slice(run, prompt.length, t.blockIds(), n)), kv)[0];
+                int vocab = alone[0].length;
+                for (int j = 0; j < n; j++) {
+                    for (int v = 0; v < vocab; v++) {
+                        if (Float.floatToRawIntBits(alone[j][v]) != Float.floatToRawIntBits(rows[j * vocab + v])) {
+                            throw new AssertionError(a + " " + type + " KV " + kvp + ": token " + j + " of a step of " + n
+                                    + ", logit " + v + ": " + rows[j * vocab + v] + " against " + alone[j][v] + " alone");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    static List<Arguments> verifications() {
+        List<Arguments> out = new ArrayList<>();
+        for (Architecture a : new Architecture[] {Architecture.LLAMA, Architecture.QWEN2}) {
+            for (GgmlType t : new GgmlType[] {GgmlType.Q8_0, GgmlType.F16}) {
+                for (KvPrecision p : KvPrecision.values()) {
+                    out.add(Arguments.of(a, t, p));
+                }
+            }
+        }
+        return out;
+    }
 }
