@@ -249,9 +249,11 @@ final class HalfColumns {
 
     /**
      * One token against the blocks at {@code p} and {@code q}, each column of both in one loop: two
-     * sequential streams keep more of memory's bandwidth busy than one (1.1B F16 decode, two threads:
-     * 74.8 against 56.6 ms a token with one stream, the copy before this one's two-group loop). Their
-     * sums at {@code acc[0, ROWS)} and {@code acc[ROWS, 2 ROWS)}; the same chains as {@link #pass1}.
+     * sequential streams keep more of memory's bandwidth busy than one (1.1B F16 decode, two threads,
+     * {@code bench/models/verify.sh}, alternated: 33.0-34.5 ms a token, against 51.0-54.6 with
+     * {@link #pass1} on one block at a time, and 43-47 for two tokens on one). Their sums at
+     * {@code acc[0, ROWS)} and {@code acc[ROWS, 2 ROWS)}; the same chains as {@link #pass1}. Two tokens
+     * the same way passed C2's node budget ({@code NodeCountInliningCutoff}) and ran 8x slower.
      */
     private static void pass1TwoBlocks(MemorySegment c, long p, long q, int kn, float[] x, float[] acc,
             int shift, int mask, float scale) {
