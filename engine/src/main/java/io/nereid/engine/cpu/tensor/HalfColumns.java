@@ -17,11 +17,13 @@ import jdk.incubator.vector.VectorSpecies;
 /**
  * F16 and BF16 matrices for the matmuls of up to {@link #MAX_TOKENS} tokens in the faster order (a
  * decode step of that many sequences, a speculative verification, a short prompt chunk), from a copy
- * in blocks of {@link #ROWS} rows ({@code 4L}), each block's columns one after the other ({@code ROWS} 16-bit values each, in {@link #slot} order; a last block short
- * of rows padded with zeros). A matmul walks a block front to back with its rows in four vectors of
- * accumulators a token, up to {@link #PASS} tokens at once: each column's weights are loaded and
- * widened once and serve every token of the pass ({@code acc = fma(w, x[k], acc)}), in registers;
- * more tokens take more passes over the block (from L2). One token walks two blocks in one loop.
+ * in blocks of {@link #ROWS} rows ({@code 2L}), each block's columns one after the other ({@code ROWS}
+ * 16-bit values each, in {@link #slot} order, 64 bytes at 512 bits; a last block short of rows padded
+ * with zeros). A pass walks two blocks front to back in one loop (two memory streams), each block's
+ * rows in two vectors of accumulators a token, up to {@link #PASS} tokens at once: each column's
+ * weights are loaded and widened once and serve every token of the pass
+ * ({@code acc = fma(w, x[k], acc)}), in registers; more tokens take more passes over the blocks (from
+ * L2). One token walks four blocks a loop (four streams).
  *
  * <p>Widening in the lanes (the Vector API has no half-float lanes; {@code vcvtph2ps} is reached
  * only by C2's auto-vectorized loops, whose sums live in arrays): an int lane holds two values, one
@@ -36,23 +38,25 @@ import jdk.incubator.vector.VectorSpecies;
  * ({@link #pack} answers null) and takes the row kernels. A bfloat16 is the same with a shift of 0,
  * a mask that clears the low half and no factor: one kernel for both formats.
  *
- * <p>Why: the copy this replaces (groups of 256 rows, plain loops C2 vectorized to
- * {@code vcvtph2ps}, the sums in arrays) loaded and stored each token's sums at every column, so
- * beyond three tokens it widened 32 columns into a buffer and multiplied that, which read memory
- * only while it widened. 1.1B F16, two threads, one sequence with 200 tokens of context, ms a step
- * of 1 / 2 / 3 / 4 / 5 tokens (a decode and a verification of 1-4 drafts; AMD EPYC, 2026-12-06, the
- * two in turn): 57.8 / 82.6 / 107.1 / 114.8 / 134.9 before, 45.5 / 59.9 / 58.9 / 61.1 / 65.5 here;
- * 110M F16 7.7 / 10.5 / 13.1 / 14.0 / 16.5 against 5.1 / 6.6 / 7.0 / 7.2 / 8.5. The loads of one
- * token's decode leave the cores idle enough for four more tokens' FMAs, which is what a
- * speculative verification and a small batch's decode step need. (A first version that widened
- * each vector with a conversion of 16-bit lanes to ints and a multiply passed C2's node budget in
- * the two-block loop, {@code NodeCountInliningCutoff}, and its vectors went to the heap; so did a
- * helper that took vectors as arguments to store them.)
+ * <p>Why: the copy before these (groups of 256 rows, plain loops C2 vectorized to {@code vcvtph2ps},
+ * the sums in arrays) loaded and stored each token's sums at every column, so beyond three tokens it
+ * widened 32 columns into a buffer and multiplied that, which read memory only while it widened. 1.1B
+ * F16, two threads, one sequence with 200 tokens of context, ms a step of 1 / 2 / 3 / 4 / 5 tokens (a
+ * decode and a verification of 1-4 drafts; AMD EPYC, 2026-12-06, the builds in turn): 57.8 / 82.6 /
+ * 107.1 / 114.8 / 134.9 with that copy; 45.5 / 59.9 / 58.9 / 61.1 / 65.5 with blocks of 4L rows, one
+ * stream a pass and two for one token; with these blocks of 2L rows, two streams a pass and four for one
+ * token, over three alternations against that: 35.7-42.0 / 44.5-54.6 / 47.5-59.8 / 51.1-63.0 /
+ * 53.6-69.5 against 41.5-57.2 / 58.6-83.5 / 61.1-81.4 / 62.9-84.1 / 66.4-85.1 (the VM's speed drifts
+ * within minutes). A token's decode is bound by memory, and one stream a core left it idle: one token on
+ * one stream took 51.0-54.6 ms where two took 33.0-34.5. (A first version that widened each vector with
+ * a conversion of 16-bit lanes to ints and a multiply passed C2's node budget in a two-block loop,
+ * {@code NodeCountInliningCutoff}, and its vectors went to the heap; so did a helper that took vectors
+ * as arguments to store them, and a two-block loop over blocks of 4L rows for two tokens.)
  *
  * <p>Order: each (row, token) is one FMA chain over the columns in order from zero, which is
  * {@code PanelDot}'s order: a token gets the same bits here (any count up to {@link #MAX_TOKENS},
- * in any pass, alone or in the two-block loop), in the panels (more tokens), alone or with others, on any row range (the rows do not interact; a block a range cuts
- * is computed whole). The inputs are the format's {@link MatmulInput.Form} values (rounded to halves
+ * in any pass), in the panels (more tokens), alone or with others, on any row range (the rows do not
+ * interact; a block a range cuts is computed whole, and a block computed twice gets the same bits). The inputs are the format's {@link MatmulInput.Form} values (rounded to halves
  * or bfloat16, as ggml's dots take them).
  *
  * <p>Thread-safety: the copy is immutable; each thread sums into an array of its own.
@@ -66,14 +70,13 @@ final class HalfColumns {
     private static final int L = F.length();
 
     /**
-     * Rows per block: four vectors, the accumulators of a token. Threads split a matmul on the blocks
-     * ({@link WeightMatrix#rowAlignment}), so a 768-row matrix splits evenly on two threads (the
-     * 256-row groups before this split it 256 / 512).
+     * Rows per block: two vectors, one int load a column (64 bytes at 512 bits). Threads split a matmul on
+     * the blocks ({@link WeightMatrix#rowAlignment}), so a 768-row matrix splits evenly on two threads.
      */
-    static final int ROWS = 4 * L;
+    static final int ROWS = 2 * L;
 
     /**
-     * The most tokens one pass over a block takes: {@code 4 * PASS} accumulators, four weight
+     * The most tokens one pass over two blocks takes: {@code 4 * PASS} accumulators, four weight
      * vectors and a broadcast in 32 registers (512-bit; AVX2 has 16, where C2 spills some).
      */
     static final int PASS = 5;
@@ -86,8 +89,11 @@ final class HalfColumns {
      */
     static final int MAX_TOKENS = 48;
 
-    /** Each thread's sums: {@code acc[t * ROWS + r]}. */
-    private static final ThreadLocal<float[]> ACC = ThreadLocal.withInitial(() -> new float[MAX_TOKENS * ROWS]);
+    /** Where a pass's second block's sums start in the thread's array. */
+    private static final int Q = MAX_TOKENS * ROWS;
+
+    /** Each thread's sums: {@code acc[t * ROWS + r]} for a pass's first block, from {@link #Q} for its second. */
+    private static final ThreadLocal<float[]> ACC = ThreadLocal.withInitial(() -> new float[2 * Q]);
 
     private HalfColumns() {
     }
@@ -136,11 +142,11 @@ final class HalfColumns {
 
     /**
      * Where row {@code j} of a block lies in a column: rows {@code [0, L)} in the low halves of the
-     * first {@code 2L} values' int lanes and {@code [L, 2L)} in their high halves, then the same for
-     * rows {@code [2L, 4L)}, so that one int load serves two vectors of rows ({@link #low}, {@link #high}).
+     * column's int lanes and {@code [L, 2L)} in their high halves, so that one int load serves both
+     * vectors of rows ({@link #low}, {@link #high}).
      */
     static int slot(int j) {
-        return j / (2 * L) * 2 * L + 2 * (j % L) + j / L % 2;
+        return 2 * (j % L) + j / L;
     }
 
     /**
@@ -159,37 +165,47 @@ final class HalfColumns {
         float scale = bf16 ? 1f : 0x1p112f;
         float[] acc = ACC.get();
         int first = rowStart / ROWS, end = (rowEnd + ROWS - 1) / ROWS;
-        int b = first;
         if (tokens == 1) {
-            // blocks i and i + half of the range in one loop: two streams
-            int half = (end - first) / 2;
-            for (; b < first + half; b++) {
-                int r0 = b * ROWS, r1 = (b + half) * ROWS;
-                pass1TwoBlocks(copy, 2L * r0 * cols, 2L * r1 * cols, cols, x, acc, shift, mask, scale);
-                emit(acc, 0, r0, 1, rowStart, rowEnd, out, outStride);
-                emit(acc, ROWS, r1, 1, rowStart, rowEnd, out, outStride);
+            // blocks b, b + quarter, b + 2 quarter, b + 3 quarter in one loop: four streams (a short range's
+            // last blocks run more than once: computed again, the same bits)
+            int quarter = (end - first + 3) / 4;
+            for (int b = first; b < first + quarter; b++) {
+                int b1 = Math.min(b + quarter, end - 1), b2 = Math.min(b + 2 * quarter, end - 1);
+                int b3 = Math.min(b + 3 * quarter, end - 1);
+                pass1FourBlocks(copy, 2L * b * ROWS * cols, 2L * b1 * ROWS * cols, 2L * b2 * ROWS * cols,
+                        2L * b3 * ROWS * cols, cols, x, acc, shift, mask, scale);
+                emit(acc, 0, b * ROWS, 1, rowStart, rowEnd, out, outStride);
+                emit(acc, ROWS, b1 * ROWS, 1, rowStart, rowEnd, out, outStride);
+                emit(acc, 2 * ROWS, b2 * ROWS, 1, rowStart, rowEnd, out, outStride);
+                emit(acc, 3 * ROWS, b3 * ROWS, 1, rowStart, rowEnd, out, outStride);
             }
-            b += half;
+            return;
         }
+        int half = (end - first + 1) / 2;   // blocks b and b + half in one loop: two streams
         int passes = (tokens + PASS - 1) / PASS;
-        for (; b < end; b++) {
-            int r0 = b * ROWS;
-            long p = 2L * r0 * cols;
+        for (int b = first; b < first + half; b++) {
+            // an odd count's last block runs against itself: computed twice, written once
+            int b2 = Math.min(b + half, end - 1);
+            int r0 = b * ROWS, r1 = b2 * ROWS;
+            long p = 2L * r0 * cols, q = 2L * r1 * cols;
             int t0 = 0;
             for (int pass = 0; pass < passes; pass++) {
                 int n = (tokens - t0) / (passes - pass); // the tokens as evenly over the passes as they go
                 int xt = t0 * cols;
                 int a = t0 * ROWS;
                 switch (n) {
-                    case 1 -> pass1(copy, p, cols, x, xt, acc, a, shift, mask, scale);
-                    case 2 -> pass2(copy, p, cols, x, xt, cols, acc, a, shift, mask, scale);
-                    case 3 -> pass3(copy, p, cols, x, xt, cols, acc, a, shift, mask, scale);
-                    case 4 -> pass4(copy, p, cols, x, xt, cols, acc, a, shift, mask, scale);
-                    default -> pass5(copy, p, cols, x, xt, cols, acc, a, shift, mask, scale);
+                    case 1 -> pass1(copy, p, q, cols, x, xt, cols, acc, a, shift, mask, scale);
+                    case 2 -> pass2(copy, p, q, cols, x, xt, cols, acc, a, shift, mask, scale);
+                    case 3 -> pass3(copy, p, q, cols, x, xt, cols, acc, a, shift, mask, scale);
+                    case 4 -> pass4(copy, p, q, cols, x, xt, cols, acc, a, shift, mask, scale);
+                    default -> pass5(copy, p, q, cols, x, xt, cols, acc, a, shift, mask, scale);
                 }
                 t0 += n;
             }
             emit(acc, 0, r0, tokens, rowStart, rowEnd, out, outStride);
+            if (b2 != b) {
+                emit(acc, Q, r1, tokens, rowStart, rowEnd, out, outStride);
+            }
         }
     }
 
@@ -222,75 +238,72 @@ final class HalfColumns {
     }
 
     /*
-     * The passes: kn columns of a block from p (a column every 2 * ROWS bytes) against n tokens, token
-     * j's input at x[xt + j * xs + k] (times scale, the weights' missing factor), its sums into
-     * acc[a + j * ROWS, + ROWS). One method a token count, each token's four chains written out: C2
-     * keeps vectors in registers only where no array of them exists, and where no call that is not
-     * inlined takes them.
+     * The passes: kn columns of the blocks at p and q (a column every 2 * ROWS bytes, one int load each)
+     * against n tokens, token j's input at x[xt + j * xs + k] (times scale, the weights' missing factor),
+     * p's sums into acc[a + j * ROWS, + ROWS) and q's into acc[Q + a + j * ROWS, + ROWS). One method a token
+     * count, each token's four chains written out: C2 keeps vectors in registers only where no array of
+     * them exists, and where no call that is not inlined takes them.
      */
-
-    private static void pass1(MemorySegment c, long p, int kn, float[] x, int xt, float[] acc, int a,
-            int shift, int mask, float scale) {
-        FloatVector a0 = FloatVector.zero(F), a1 = a0;
-        FloatVector a2 = a0, a3 = a0;
-        for (int k = 0; k < kn; k++, p += 2 * ROWS) {
-            FloatVector v = FloatVector.broadcast(F, x[xt + k] * scale);
-            IntVector u = load(c, p), z = load(c, p + 4 * L);
-            a0 = low(u, shift, mask).fma(v, a0);
-            a1 = high(u, shift, mask).fma(v, a1);
-            a2 = low(z, shift, mask).fma(v, a2);
-            a3 = high(z, shift, mask).fma(v, a3);
-        }
-        a0.intoArray(acc, a);
-        a1.intoArray(acc, a + L);
-        a2.intoArray(acc, a + 2 * L);
-        a3.intoArray(acc, a + 3 * L);
-    }
 
     /**
-     * One token against the blocks at {@code p} and {@code q}, each column of both in one loop: two
-     * sequential streams keep more of memory's bandwidth busy than one (1.1B F16 decode, two threads,
-     * {@code bench/models/verify.sh}, alternated: 33.0-34.5 ms a token, against 51.0-54.6 with
-     * {@link #pass1} on one block at a time, and 43-47 for two tokens on one). Their sums at
-     * {@code acc[0, ROWS)} and {@code acc[ROWS, 2 ROWS)}; the same chains as {@link #pass1}. Two tokens
-     * the same way passed C2's node budget ({@code NodeCountInliningCutoff}) and ran 8x slower.
+     * One token against the blocks at {@code p}, {@code q}, {@code r} and {@code s}, each column of all four in
+     * one loop (four streams, 256 bytes an iteration); their sums at {@code acc[i * ROWS]} for the i-th. The
+     * same chains as {@link #pass1}.
      */
-    private static void pass1TwoBlocks(MemorySegment c, long p, long q, int kn, float[] x, float[] acc,
-            int shift, int mask, float scale) {
-        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
-        for (int k = 0; k < kn; k++, p += 2 * ROWS, q += 2 * ROWS) {
+    private static void pass1FourBlocks(MemorySegment c, long p, long q, long r, long s, int kn, float[] x,
+            float[] acc, int shift, int mask, float scale) {
+        FloatVector a0 = FloatVector.zero(F), a1 = a0, b0 = a0, b1 = a0, d0 = a0, d1 = a0, e0 = a0, e1 = a0;
+        for (int k = 0; k < kn; k++, p += 2 * ROWS, q += 2 * ROWS, r += 2 * ROWS, s += 2 * ROWS) {
             FloatVector v = FloatVector.broadcast(F, x[k] * scale);
-            IntVector u = load(c, p), z = load(c, p + 4 * L), s = load(c, q), t = load(c, q + 4 * L);
-            a0 = low(u, shift, mask).fma(v, a0);
-            b0 = low(s, shift, mask).fma(v, b0);
-            a1 = high(u, shift, mask).fma(v, a1);
-            b1 = high(s, shift, mask).fma(v, b1);
-            a2 = low(z, shift, mask).fma(v, a2);
-            b2 = low(t, shift, mask).fma(v, b2);
-            a3 = high(z, shift, mask).fma(v, a3);
-            b3 = high(t, shift, mask).fma(v, b3);
+            IntVector g = load(c, p), h = load(c, q), u = load(c, r), z = load(c, s);
+            a0 = low(g, shift, mask).fma(v, a0);
+            b0 = low(h, shift, mask).fma(v, b0);
+            d0 = low(u, shift, mask).fma(v, d0);
+            e0 = low(z, shift, mask).fma(v, e0);
+            a1 = high(g, shift, mask).fma(v, a1);
+            b1 = high(h, shift, mask).fma(v, b1);
+            d1 = high(u, shift, mask).fma(v, d1);
+            e1 = high(z, shift, mask).fma(v, e1);
         }
         a0.intoArray(acc, 0);
         a1.intoArray(acc, L);
-        a2.intoArray(acc, 2 * L);
-        a3.intoArray(acc, 3 * L);
         b0.intoArray(acc, ROWS);
         b1.intoArray(acc, ROWS + L);
-        b2.intoArray(acc, ROWS + 2 * L);
-        b3.intoArray(acc, ROWS + 3 * L);
+        d0.intoArray(acc, 2 * ROWS);
+        d1.intoArray(acc, 2 * ROWS + L);
+        e0.intoArray(acc, 3 * ROWS);
+        e1.intoArray(acc, 3 * ROWS + L);
     }
 
-    private static void pass2(MemorySegment c, long p, int kn, float[] x, int xt, int xs, float[] acc, int a,
+    private static void pass1(MemorySegment c, long p, long q, int kn, float[] x, int xt, int xs, float[] acc, int a,
             int shift, int mask, float scale) {
-        int b = a + ROWS;
-        FloatVector a0 = FloatVector.zero(F), a1 = a0;
-        FloatVector a2 = a0, a3 = a0;
-        FloatVector b0 = a0, b1 = a0;
-        FloatVector b2 = a0, b3 = a0;
-        for (int k = 0; k < kn; k++, p += 2 * ROWS) {
-            IntVector u = load(c, p), z = load(c, p + 4 * L);
-            FloatVector w0 = low(u, shift, mask), w1 = high(u, shift, mask);
-            FloatVector w2 = low(z, shift, mask), w3 = high(z, shift, mask);
+        FloatVector a0 = FloatVector.zero(F);
+        FloatVector a1 = a0, a2 = a0, a3 = a0;
+        for (int k = 0; k < kn; k++, p += 2 * ROWS, q += 2 * ROWS) {
+            IntVector g = load(c, p), s = load(c, q);
+            FloatVector w0 = low(g, shift, mask), w1 = high(g, shift, mask);
+            FloatVector w2 = low(s, shift, mask), w3 = high(s, shift, mask);
+            FloatVector v = FloatVector.broadcast(F, x[xt + k] * scale);
+            a0 = w0.fma(v, a0);
+            a1 = w1.fma(v, a1);
+            a2 = w2.fma(v, a2);
+            a3 = w3.fma(v, a3);
+        }
+        a0.intoArray(acc, a);
+        a1.intoArray(acc, a + L);
+        a2.intoArray(acc, a + Q);
+        a3.intoArray(acc, a + Q + L);
+    }
+
+    private static void pass2(MemorySegment c, long p, long q, int kn, float[] x, int xt, int xs, float[] acc, int a,
+            int shift, int mask, float scale) {
+        FloatVector a0 = FloatVector.zero(F);
+        FloatVector a1 = a0, a2 = a0, a3 = a0, b0 = a0;
+        FloatVector b1 = a0, b2 = a0, b3 = a0;
+        for (int k = 0; k < kn; k++, p += 2 * ROWS, q += 2 * ROWS) {
+            IntVector g = load(c, p), s = load(c, q);
+            FloatVector w0 = low(g, shift, mask), w1 = high(g, shift, mask);
+            FloatVector w2 = low(s, shift, mask), w3 = high(s, shift, mask);
             FloatVector v = FloatVector.broadcast(F, x[xt + k] * scale);
             a0 = w0.fma(v, a0);
             a1 = w1.fma(v, a1);
@@ -304,27 +317,24 @@ final class HalfColumns {
         }
         a0.intoArray(acc, a);
         a1.intoArray(acc, a + L);
-        a2.intoArray(acc, a + 2 * L);
-        a3.intoArray(acc, a + 3 * L);
-        b0.intoArray(acc, b);
-        b1.intoArray(acc, b + L);
-        b2.intoArray(acc, b + 2 * L);
-        b3.intoArray(acc, b + 3 * L);
+        a2.intoArray(acc, a + Q);
+        a3.intoArray(acc, a + Q + L);
+        b0.intoArray(acc, a + ROWS);
+        b1.intoArray(acc, a + ROWS + L);
+        b2.intoArray(acc, a + ROWS + Q);
+        b3.intoArray(acc, a + ROWS + Q + L);
     }
 
-    private static void pass3(MemorySegment c, long p, int kn, float[] x, int xt, int xs, float[] acc, int a,
+    private static void pass3(MemorySegment c, long p, long q, int kn, float[] x, int xt, int xs, float[] acc, int a,
             int shift, int mask, float scale) {
-        int b = a + ROWS, d = b + ROWS;
-        FloatVector a0 = FloatVector.zero(F), a1 = a0;
-        FloatVector a2 = a0, a3 = a0;
-        FloatVector b0 = a0, b1 = a0;
-        FloatVector b2 = a0, b3 = a0;
-        FloatVector d0 = a0, d1 = a0;
-        FloatVector d2 = a0, d3 = a0;
-        for (int k = 0; k < kn; k++, p += 2 * ROWS) {
-            IntVector u = load(c, p), z = load(c, p + 4 * L);
-            FloatVector w0 = low(u, shift, mask), w1 = high(u, shift, mask);
-            FloatVector w2 = low(z, shift, mask), w3 = high(z, shift, mask);
+        FloatVector a0 = FloatVector.zero(F);
+        FloatVector a1 = a0, a2 = a0, a3 = a0, b0 = a0;
+        FloatVector b1 = a0, b2 = a0, b3 = a0, d0 = a0;
+        FloatVector d1 = a0, d2 = a0, d3 = a0;
+        for (int k = 0; k < kn; k++, p += 2 * ROWS, q += 2 * ROWS) {
+            IntVector g = load(c, p), s = load(c, q);
+            FloatVector w0 = low(g, shift, mask), w1 = high(g, shift, mask);
+            FloatVector w2 = low(s, shift, mask), w3 = high(s, shift, mask);
             FloatVector v = FloatVector.broadcast(F, x[xt + k] * scale);
             a0 = w0.fma(v, a0);
             a1 = w1.fma(v, a1);
@@ -343,33 +353,29 @@ final class HalfColumns {
         }
         a0.intoArray(acc, a);
         a1.intoArray(acc, a + L);
-        a2.intoArray(acc, a + 2 * L);
-        a3.intoArray(acc, a + 3 * L);
-        b0.intoArray(acc, b);
-        b1.intoArray(acc, b + L);
-        b2.intoArray(acc, b + 2 * L);
-        b3.intoArray(acc, b + 3 * L);
-        d0.intoArray(acc, d);
-        d1.intoArray(acc, d + L);
-        d2.intoArray(acc, d + 2 * L);
-        d3.intoArray(acc, d + 3 * L);
+        a2.intoArray(acc, a + Q);
+        a3.intoArray(acc, a + Q + L);
+        b0.intoArray(acc, a + ROWS);
+        b1.intoArray(acc, a + ROWS + L);
+        b2.intoArray(acc, a + ROWS + Q);
+        b3.intoArray(acc, a + ROWS + Q + L);
+        d0.intoArray(acc, a + 2 * ROWS);
+        d1.intoArray(acc, a + 2 * ROWS + L);
+        d2.intoArray(acc, a + 2 * ROWS + Q);
+        d3.intoArray(acc, a + 2 * ROWS + Q + L);
     }
 
-    private static void pass4(MemorySegment c, long p, int kn, float[] x, int xt, int xs, float[] acc, int a,
+    private static void pass4(MemorySegment c, long p, long q, int kn, float[] x, int xt, int xs, float[] acc, int a,
             int shift, int mask, float scale) {
-        int b = a + ROWS, d = b + ROWS, e = d + ROWS;
-        FloatVector a0 = FloatVector.zero(F), a1 = a0;
-        FloatVector a2 = a0, a3 = a0;
-        FloatVector b0 = a0, b1 = a0;
-        FloatVector b2 = a0, b3 = a0;
-        FloatVector d0 = a0, d1 = a0;
-        FloatVector d2 = a0, d3 = a0;
-        FloatVector e0 = a0, e1 = a0;
-        FloatVector e2 = a0, e3 = a0;
-        for (int k = 0; k < kn; k++, p += 2 * ROWS) {
-            IntVector u = load(c, p), z = load(c, p + 4 * L);
-            FloatVector w0 = low(u, shift, mask), w1 = high(u, shift, mask);
-            FloatVector w2 = low(z, shift, mask), w3 = high(z, shift, mask);
+        FloatVector a0 = FloatVector.zero(F);
+        FloatVector a1 = a0, a2 = a0, a3 = a0, b0 = a0;
+        FloatVector b1 = a0, b2 = a0, b3 = a0, d0 = a0;
+        FloatVector d1 = a0, d2 = a0, d3 = a0, e0 = a0;
+        FloatVector e1 = a0, e2 = a0, e3 = a0;
+        for (int k = 0; k < kn; k++, p += 2 * ROWS, q += 2 * ROWS) {
+            IntVector g = load(c, p), s = load(c, q);
+            FloatVector w0 = low(g, shift, mask), w1 = high(g, shift, mask);
+            FloatVector w2 = low(s, shift, mask), w3 = high(s, shift, mask);
             FloatVector v = FloatVector.broadcast(F, x[xt + k] * scale);
             a0 = w0.fma(v, a0);
             a1 = w1.fma(v, a1);
@@ -393,39 +399,34 @@ final class HalfColumns {
         }
         a0.intoArray(acc, a);
         a1.intoArray(acc, a + L);
-        a2.intoArray(acc, a + 2 * L);
-        a3.intoArray(acc, a + 3 * L);
-        b0.intoArray(acc, b);
-        b1.intoArray(acc, b + L);
-        b2.intoArray(acc, b + 2 * L);
-        b3.intoArray(acc, b + 3 * L);
-        d0.intoArray(acc, d);
-        d1.intoArray(acc, d + L);
-        d2.intoArray(acc, d + 2 * L);
-        d3.intoArray(acc, d + 3 * L);
-        e0.intoArray(acc, e);
-        e1.intoArray(acc, e + L);
-        e2.intoArray(acc, e + 2 * L);
-        e3.intoArray(acc, e + 3 * L);
+        a2.intoArray(acc, a + Q);
+        a3.intoArray(acc, a + Q + L);
+        b0.intoArray(acc, a + ROWS);
+        b1.intoArray(acc, a + ROWS + L);
+        b2.intoArray(acc, a + ROWS + Q);
+        b3.intoArray(acc, a + ROWS + Q + L);
+        d0.intoArray(acc, a + 2 * ROWS);
+        d1.intoArray(acc, a + 2 * ROWS + L);
+        d2.intoArray(acc, a + 2 * ROWS + Q);
+        d3.intoArray(acc, a + 2 * ROWS + Q + L);
+        e0.intoArray(acc, a + 3 * ROWS);
+        e1.intoArray(acc, a + 3 * ROWS + L);
+        e2.intoArray(acc, a + 3 * ROWS + Q);
+        e3.intoArray(acc, a + 3 * ROWS + Q + L);
     }
 
-    private static void pass5(MemorySegment c, long p, int kn, float[] x, int xt, int xs, float[] acc, int a,
+    private static void pass5(MemorySegment c, long p, long q, int kn, float[] x, int xt, int xs, float[] acc, int a,
             int shift, int mask, float scale) {
-        int b = a + ROWS, d = b + ROWS, e = d + ROWS, f = e + ROWS;
-        FloatVector a0 = FloatVector.zero(F), a1 = a0;
-        FloatVector a2 = a0, a3 = a0;
-        FloatVector b0 = a0, b1 = a0;
-        FloatVector b2 = a0, b3 = a0;
-        FloatVector d0 = a0, d1 = a0;
-        FloatVector d2 = a0, d3 = a0;
-        FloatVector e0 = a0, e1 = a0;
-        FloatVector e2 = a0, e3 = a0;
-        FloatVector f0 = a0, f1 = a0;
-        FloatVector f2 = a0, f3 = a0;
-        for (int k = 0; k < kn; k++, p += 2 * ROWS) {
-            IntVector u = load(c, p), z = load(c, p + 4 * L);
-            FloatVector w0 = low(u, shift, mask), w1 = high(u, shift, mask);
-            FloatVector w2 = low(z, shift, mask), w3 = high(z, shift, mask);
+        FloatVector a0 = FloatVector.zero(F);
+        FloatVector a1 = a0, a2 = a0, a3 = a0, b0 = a0;
+        FloatVector b1 = a0, b2 = a0, b3 = a0, d0 = a0;
+        FloatVector d1 = a0, d2 = a0, d3 = a0, e0 = a0;
+        FloatVector e1 = a0, e2 = a0, e3 = a0, f0 = a0;
+        FloatVector f1 = a0, f2 = a0, f3 = a0;
+        for (int k = 0; k < kn; k++, p += 2 * ROWS, q += 2 * ROWS) {
+            IntVector g = load(c, p), s = load(c, q);
+            FloatVector w0 = low(g, shift, mask), w1 = high(g, shift, mask);
+            FloatVector w2 = low(s, shift, mask), w3 = high(s, shift, mask);
             FloatVector v = FloatVector.broadcast(F, x[xt + k] * scale);
             a0 = w0.fma(v, a0);
             a1 = w1.fma(v, a1);
@@ -454,23 +455,23 @@ final class HalfColumns {
         }
         a0.intoArray(acc, a);
         a1.intoArray(acc, a + L);
-        a2.intoArray(acc, a + 2 * L);
-        a3.intoArray(acc, a + 3 * L);
-        b0.intoArray(acc, b);
-        b1.intoArray(acc, b + L);
-        b2.intoArray(acc, b + 2 * L);
-        b3.intoArray(acc, b + 3 * L);
-        d0.intoArray(acc, d);
-        d1.intoArray(acc, d + L);
-        d2.intoArray(acc, d + 2 * L);
-        d3.intoArray(acc, d + 3 * L);
-        e0.intoArray(acc, e);
-        e1.intoArray(acc, e + L);
-        e2.intoArray(acc, e + 2 * L);
-        e3.intoArray(acc, e + 3 * L);
-        f0.intoArray(acc, f);
-        f1.intoArray(acc, f + L);
-        f2.intoArray(acc, f + 2 * L);
-        f3.intoArray(acc, f + 3 * L);
+        a2.intoArray(acc, a + Q);
+        a3.intoArray(acc, a + Q + L);
+        b0.intoArray(acc, a + ROWS);
+        b1.intoArray(acc, a + ROWS + L);
+        b2.intoArray(acc, a + ROWS + Q);
+        b3.intoArray(acc, a + ROWS + Q + L);
+        d0.intoArray(acc, a + 2 * ROWS);
+        d1.intoArray(acc, a + 2 * ROWS + L);
+        d2.intoArray(acc, a + 2 * ROWS + Q);
+        d3.intoArray(acc, a + 2 * ROWS + Q + L);
+        e0.intoArray(acc, a + 3 * ROWS);
+        e1.intoArray(acc, a + 3 * ROWS + L);
+        e2.intoArray(acc, a + 3 * ROWS + Q);
+        e3.intoArray(acc, a + 3 * ROWS + Q + L);
+        f0.intoArray(acc, a + 4 * ROWS);
+        f1.intoArray(acc, a + 4 * ROWS + L);
+        f2.intoArray(acc, a + 4 * ROWS + Q);
+        f3.intoArray(acc, a + 4 * ROWS + Q + L);
     }
 }

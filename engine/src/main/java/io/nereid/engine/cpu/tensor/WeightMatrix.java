@@ -251,7 +251,7 @@ public final class WeightMatrix {
 
     /**
      * The rows a thread's share of a matmul of {@code tokens} in that order should start and end on:
-     * where the matmul takes the {@link HalfColumns} copy, its blocks of {@code 4L} rows (a block
+     * where the matmul takes the {@link HalfColumns} copy, its blocks of {@code 2L} rows (a block
      * a range cuts is computed whole by each thread that cuts it); where it takes the
      * {@link Interleaved} copy, its groups (a cut group is computed whole by each thread that cuts
      * it); else four (the panels and tiles, whose rows the threads share finely).
