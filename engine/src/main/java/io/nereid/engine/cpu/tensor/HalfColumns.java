@@ -92,7 +92,10 @@ final class HalfColumns {
     /** Where a pass's second block's sums start in the thread's array. */
     private static final int Q = MAX_TOKENS * ROWS;
 
-    /** Each thread's sums: {@code acc[t * ROWS + r]} for a pass's first block, from {@link #Q} for its second. */
+    /**
+     * Each thread's sums: {@code acc[t * ROWS + r]} for a pass's first block, from {@link #Q} for its second;
+     * block {@code i}'s at {@code acc[i * ROWS]} in the one-token loop over four.
+     */
     private static final ThreadLocal<float[]> ACC = ThreadLocal.withInitial(() -> new float[2 * Q]);
 
     private HalfColumns() {
@@ -190,11 +193,11 @@ final class HalfColumns {
             long p = 2L * r0 * cols, q = 2L * r1 * cols;
             int t0 = 0;
             for (int pass = 0; pass < passes; pass++) {
-                int n = (tokens - t0) / (passes - pass); // the tokens as evenly over the passes as they go
+                // the tokens as evenly over the passes as they go: two to five each (one token took the four-block loop)
+                int n = (tokens - t0) / (passes - pass);
                 int xt = t0 * cols;
                 int a = t0 * ROWS;
                 switch (n) {
-                    case 1 -> pass1(copy, p, q, cols, x, xt, cols, acc, a, shift, mask, scale);
                     case 2 -> pass2(copy, p, q, cols, x, xt, cols, acc, a, shift, mask, scale);
                     case 3 -> pass3(copy, p, q, cols, x, xt, cols, acc, a, shift, mask, scale);
                     case 4 -> pass4(copy, p, q, cols, x, xt, cols, acc, a, shift, mask, scale);
@@ -238,7 +241,7 @@ final class HalfColumns {
     }
 
     /*
-     * The passes: kn columns of the blocks at p and q (a column every 2 * ROWS bytes, one int load each)
+     * The passes of two to five tokens: kn columns of the blocks at p and q (a column every 2 * ROWS bytes, one int load each)
      * against n tokens, token j's input at x[xt + j * xs + k] (times scale, the weights' missing factor),
      * p's sums into acc[a + j * ROWS, + ROWS) and q's into acc[Q + a + j * ROWS, + ROWS). One method a token
      * count, each token's four chains written out: C2 keeps vectors in registers only where no array of
@@ -248,7 +251,7 @@ final class HalfColumns {
     /**
      * One token against the blocks at {@code p}, {@code q}, {@code r} and {@code s}, each column of all four in
      * one loop (four streams, 256 bytes an iteration); their sums at {@code acc[i * ROWS]} for the i-th. The
-     * same chains as {@link #pass1}.
+     * same chains as a pass of more tokens.
      */
     private static void pass1FourBlocks(MemorySegment c, long p, long q, long r, long s, int kn, float[] x,
             float[] acc, int shift, int mask, float scale) {
@@ -273,26 +276,6 @@ final class HalfColumns {
         d1.intoArray(acc, 2 * ROWS + L);
         e0.intoArray(acc, 3 * ROWS);
         e1.intoArray(acc, 3 * ROWS + L);
-    }
-
-    private static void pass1(MemorySegment c, long p, long q, int kn, float[] x, int xt, int xs, float[] acc, int a,
-            int shift, int mask, float scale) {
-        FloatVector a0 = FloatVector.zero(F);
-        FloatVector a1 = a0, a2 = a0, a3 = a0;
-        for (int k = 0; k < kn; k++, p += 2 * ROWS, q += 2 * ROWS) {
-            IntVector g = load(c, p), s = load(c, q);
-            FloatVector w0 = low(g, shift, mask), w1 = high(g, shift, mask);
-            FloatVector w2 = low(s, shift, mask), w3 = high(s, shift, mask);
-            FloatVector v = FloatVector.broadcast(F, x[xt + k] * scale);
-            a0 = w0.fma(v, a0);
-            a1 = w1.fma(v, a1);
-            a2 = w2.fma(v, a2);
-            a3 = w3.fma(v, a3);
-        }
-        a0.intoArray(acc, a);
-        a1.intoArray(acc, a + L);
-        a2.intoArray(acc, a + Q);
-        a3.intoArray(acc, a + Q + L);
     }
 
     private static void pass2(MemorySegment c, long p, long q, int kn, float[] x, int xt, int xs, float[] acc, int a,

@@ -260,7 +260,7 @@ public final class WeightMatrix {
         if (batchInvariant || kernel == RowKernels.scalar(type)) {
             return 4;
         }
-        if (columnsTake(tokens, false)) {
+        if (columnsTake(tokens)) {
             return HalfColumns.ROWS;
         }
         return interleaved != null && tokens < interleavedTokens(type) ? Interleaved.GROUP : 4;
@@ -339,12 +339,12 @@ public final class WeightMatrix {
     /** Whether a matmul of {@code tokens} in this order takes {@link #multiplyPanels}. */
     private boolean panels(int tokens, boolean batchInvariant) {
         return kernel != RowKernels.scalar(type) && !batchInvariant && tokens >= PANEL_TOKENS
-                && !columnsTake(tokens, false);
+                && !columnsTake(tokens);
     }
 
-    /** Whether a matmul of {@code tokens} in this order takes the {@link HalfColumns} copy. */
-    private boolean columnsTake(int tokens, boolean batchInvariant) {
-        return columns != null && !batchInvariant && tokens <= HalfColumns.MAX_TOKENS;
+    /** Whether a matmul of {@code tokens} in the faster order (not batch invariant) takes the {@link HalfColumns} copy. */
+    private boolean columnsTake(int tokens) {
+        return columns != null && tokens <= HalfColumns.MAX_TOKENS;
     }
 
     /** {@link #scratchSize()} of a matrix with rows of {@code cols}. */
@@ -432,7 +432,7 @@ public final class WeightMatrix {
         }
         if (columns != null && !batchInvariant) {
             // F16 / BF16: one FMA chain per (row, token) over the columns in order, the panels' order, for any token count
-            if (columnsTake(tokens, false)) {
+            if (columnsTake(tokens)) {
                 HalfColumns.multiply(type, columns, rows, cols, input.values(MatmulInput.Form.of(type)), tokens,
                         rowStart, rowEnd, out, rows);
             } else {

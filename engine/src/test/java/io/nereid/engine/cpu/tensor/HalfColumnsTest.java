@@ -10,6 +10,7 @@ import java.util.Arrays;
 import java.util.Random;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -100,13 +101,13 @@ class HalfColumnsTest {
 
     /**
      * Every token count the copy takes, in one pass or several ({@link HalfColumns#PASS} tokens a
-     * pass; one token two blocks a loop where the range has two): each row still gets its chain's bits,
+     * pass, two blocks a loop; one token four): each row still gets its chain's bits,
      * over ranges of whole blocks, of blocks and a part, starting inside a block, and reaching the last
      * block's padding, and the rows outside a range are left as they were.
      */
     @ParameterizedTest
     @EnumSource(value = GgmlType.class, names = {"F16", "BF16"})
-    void passesAndChunksGiveEachRowItsChain(GgmlType type) {
+    void everyPassGivesEachRowItsChain(GgmlType type) {
         int b = HalfColumns.ROWS;
         int rows = 3 * b + 5;
         int cols = 72;
@@ -148,7 +149,7 @@ class HalfColumnsTest {
      * factor ({@code x * 2^112}) neither overflows at the largest half nor loses a subnormal input's bits:
      * each product still rounds as the chain of the widened weights does.
      */
-    @org.junit.jupiter.api.Test
+    @Test
     void extremeHalvesAndInputsKeepTheChainsBits() {
         short[] special = {0x0001, (short) 0x8001, 0x03FF, (short) 0x83FF, 0x0400, 0x7BFF, (short) 0xFBFF, 0x0000,
             (short) 0x8000, 0x3C00, (short) 0xBC00, 0x3555};
