@@ -1,20 +1,22 @@
 // llama-bench's pp / tg rows for a GGUF file, through llama.cpp's own libraries (the prebuilt CPU
 // build node-llama-cpp ships): the same-machine baseline for `bin/nereid bench-model`.
-// Usage: node bench.mjs MODEL [THREADS] [PP] [TG] [REPS]   (PP or TG 0 skips that row)
-// ppN: one llama_decode of N tokens from an empty context; tgN: N one-token decodes, no sampling
-// (as llama-bench: random token ids, a warm-up run first, mean ± sample stddev of tok/s).
+// Usage: node bench.mjs MODEL [THREADS] [PP] [TG] [REPS] [DEPTH]   (PP or TG 0 skips that row)
+// ppN: one llama_decode of N tokens; tgN: N one-token decodes, no sampling; both from an empty
+// context, or after DEPTH tokens already in it (llama-bench's -d: rows labelled "tg128 @ d2048"; the
+// depth's prefill is not timed). As llama-bench: random token ids, a warm-up run first, mean ±
+// sample stddev of tok/s.
 import {getLlama} from "node-llama-cpp";
 
-const [modelPath, threads = "2", pp = "512", tg = "128", reps = "5"] = process.argv.slice(2);
+const [modelPath, threads = "2", pp = "512", tg = "128", reps = "5", depth = "0"] = process.argv.slice(2);
 if (!modelPath) {
-  console.error("usage: node bench.mjs MODEL [THREADS] [PP] [TG] [REPS]");
+  console.error("usage: node bench.mjs MODEL [THREADS] [PP] [TG] [REPS] [DEPTH]");
   process.exit(2);
 }
 const llama = await getLlama({gpu: false, build: "never", logLevel: "error", maxThreads: Number(threads)});
 const model = await llama.loadModel({modelPath, gpuLayers: 0});
 const context = await model.createContext({
-  contextSize: Math.max(Number(pp), Number(tg)) + 64,
-  batchSize: Math.max(Number(pp), 1),
+  contextSize: Number(depth) + Math.max(Number(pp), Number(tg)) + 64,
+  batchSize: Math.max(Number(pp), Number(depth), 1),
   threads: {ideal: Number(threads), min: Number(threads)},
   sequences: 1,
 });
@@ -41,14 +43,22 @@ async function seconds(run) {
   return Number(process.hrtime.bigint() - t0) / 1e9;
 }
 
-async function promptRun(n) {
+/** A fresh history holding DEPTH random tokens (not timed). */
+async function atDepth() {
   await sequence.clearHistory();
+  if (Number(depth) > 0) {
+    await sequence.evaluateWithoutGeneratingNewTokens(randomTokens(Number(depth), 3));
+  }
+}
+
+async function promptRun(n) {
+  await atDepth();
   const tokens = randomTokens(n, 7);
   return n / await seconds(() => sequence.evaluateWithoutGeneratingNewTokens(tokens));
 }
 
 async function generationRun(n) {
-  await sequence.clearHistory();
+  await atDepth();
   const tokens = randomTokens(n, 11);
   return n / await seconds(async () => {
     for (const token of tokens) {
@@ -69,6 +79,6 @@ for (const [test, n, run] of [["pp" + pp, Number(pp), promptRun], ["tg" + tg, Nu
   for (let r = 0; r < Number(reps); r++) {
     rates.push(await run(n));
   }
-  console.log(`| ${name} | llama.cpp ${llama.llamaCppRelease.release} (node-llama-cpp, CPU) | ${threads} | ${test} | ${meanStd(rates)} |`);
+  console.log(`| ${name} | llama.cpp ${llama.llamaCppRelease.release} (node-llama-cpp, CPU) | ${threads} | ${test}${Number(depth) > 0 ? " @ d" + depth : ""} | ${meanStd(rates)} |`);
 }
 process.exit(0);

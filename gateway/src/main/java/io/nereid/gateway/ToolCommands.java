@@ -32,6 +32,8 @@ final class ToolCommands {
             new CliSpec.Option("--n-gen", "N", "tokens of the tg test (default 128; 0: no tg test)", List.of("-n")),
             new CliSpec.Option("--repetitions", "N", "timed repetitions of each test, after one warm-up run (default 5)",
                     List.of("-r")),
+            new CliSpec.Option("--n-depth", "N", "tokens already in the context when each test starts, as llama-bench's -d"
+                    + " (default 0; their prefill is not timed; rows labelled tg128 @ d2048)", List.of("-d")),
             new CliSpec.Option("--backend", "B", "backend (default cpu)"),
             new CliSpec.Option("--deterministic", null, "batch-invariant kernels, as serve --deterministic (default: the"
                     + " fastest order for each batch shape)"));
@@ -107,7 +109,7 @@ final class ToolCommands {
         }
         var options = new BenchModel.Options(Path.of(model), p.integer("--threads", Runtime.getRuntime().availableProcessors(), 1),
                 p.integer("--n-prompt", 512, 0), p.integer("--n-gen", 128, 0), p.integer("--repetitions", 5, 1),
-                p.get("--backend", "cpu"), p.options().containsKey("--deterministic"));
+                p.integer("--n-depth", 0, 0), p.get("--backend", "cpu"), p.options().containsKey("--deterministic"));
         return BenchModel.run(options, out, err);
     }
 

@@ -46,6 +46,16 @@ class ToolCommandsTest {
     }
 
     @Test
+    void benchModelDepthStartsEachTestAfterThatManyTokensAndLabelsTheRows() {
+        assertEquals(0, run("bench-model", "--model", fixture("models/stories260K.gguf").toString(), "-p", "8", "-n",
+                "4", "-r", "1", "--threads", "1", "-d", "40"));
+        List<String> lines = out.toString(StandardCharsets.UTF_8).lines().toList();
+        assertEquals(4, lines.size(), String.join("\n", lines));
+        assertTrue(lines.get(2).matches(".*\\| +pp8 @ d40 \\| +[0-9.]+ ± [0-9.]+ \\|$"), lines.get(2));
+        assertTrue(lines.get(3).matches(".*\\| +tg4 @ d40 \\| +[0-9.]+ ± [0-9.]+ \\|$"), lines.get(3));
+    }
+
+    @Test
     void benchModelDeterministicRunsTheBatchInvariantKernelsAndSaysSo() {
         assertEquals(0, run("bench-model", "--model", fixture("models/stories260K.gguf").toString(), "-p", "0", "-n",
                 "4", "-r", "1", "--threads", "1", "--deterministic"));

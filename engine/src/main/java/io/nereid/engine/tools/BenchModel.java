@@ -20,6 +20,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 
 /**
@@ -35,7 +36,9 @@ import java.util.stream.Stream;
  *
  * As llama-bench measures them: {@code ppN} is one forward pass over N random tokens from an empty
  * context (one step, logits of the last position); {@code tgN} is N forward passes of one random
- * token each, positions 0 to N - 1, from an empty context; each test runs once untimed (warm-up),
+ * token each, positions 0 to N - 1, from an empty context; with a depth D ({@code -d}, llama-bench's
+ * {@code --n-depth}) both start after D random tokens already in the context (their prefill not
+ * timed, the rows labelled {@code tg128 @ d2048}); each test runs once untimed (warm-up),
  * then {@code -r} timed repetitions, reported as mean ± sample standard deviation of tokens per
  * second. The KV cache is F16 (llama.cpp's default). Runs on the backend directly, without the
  * engine's scheduler, as llama-bench runs libllama without its server.
@@ -45,13 +48,13 @@ public final class BenchModel {
     /**
      * What to measure: {@code model} (a GGUF file or HF directory) on {@code threads} kernel threads, the
      * {@code pp} test over {@code promptTokens} (0: none), the {@code tg} test over {@code genTokens}
-     * (0: none), each {@code repetitions} times after a warm-up, on {@code backend}, with batch-invariant
-     * kernels or not ({@code deterministic}).
+     * (0: none), each {@code repetitions} times after a warm-up and after {@code depth} tokens of context,
+     * on {@code backend}, with batch-invariant kernels or not ({@code deterministic}).
      */
-    public record Options(Path model, int threads, int promptTokens, int genTokens, int repetitions, String backend,
-            boolean deterministic) {
+    public record Options(Path model, int threads, int promptTokens, int genTokens, int repetitions, int depth,
+            String backend, boolean deterministic) {
         public Options {
-            if (threads < 1 || repetitions < 1 || promptTokens < 0 || genTokens < 0) {
+            if (threads < 1 || repetitions < 1 || promptTokens < 0 || genTokens < 0 || depth < 0) {
                 throw new IllegalArgumentException("threads and repetitions must be > 0, token counts >= 0");
             }
         }
@@ -75,13 +78,13 @@ public final class BenchModel {
 
     private static void bench(Options o, PrintStream out) {
         Path model = o.model();
-        int threads = o.threads(), pp = o.promptTokens(), tg = o.genTokens(), reps = o.repetitions();
+        int threads = o.threads(), pp = o.promptTokens(), tg = o.genTokens(), reps = o.repetitions(), depth = o.depth();
         String backendName = o.backend();
         try (ModelSource source = ModelSource.open(model);
                 Backend backend = BackendProvider.named(backendName).open(new BackendConfig(source, KvPrecision.F16, threads,
                         o.deterministic()))) {
             ModelConfig c = source.config();
-            int context = Math.max(pp, tg) + 1;
+            int context = depth + Math.max(pp, tg) + 1;
             int blocks = (context + BLOCK - 1) / BLOCK + 2;
             backend.allocate(blocks, BLOCK, context);
             KvCacheManager cache = new KvCacheManager(new KvCacheConfig(blocks, BLOCK, 0, 1));
@@ -96,52 +99,60 @@ public final class BenchModel {
             out.printf("| %s | %s: | %s: | %s | %s: | %s: | %s: |%n", "-".repeat(32), "-".repeat(11), "-".repeat(9),
                     "-".repeat(8), "-".repeat(6), "-".repeat(7), "-".repeat(19));
             SplittableRandom random = new SplittableRandom(42);
+            int[] prefix = tokens(random, depth, c.vocabSize());
+            String at = depth > 0 ? " @ d" + depth : "";
             if (pp > 0) {
-                double[] tps = measure(reps, () -> prompt(backend, cache, tokens(random, pp, c.vocabSize())), pp);
+                double[] tps = measure(reps, prefix, backend, cache,
+                        t -> prompt(backend, t, depth, tokens(random, pp, c.vocabSize())), pp);
                 out.printf("| %-32s | %12s | %10s | %-8s | %7d | %8s | %20s |%n", name, size, params, backendLabel, threads,
-                        "pp" + pp, meanStd(tps));
+                        "pp" + pp + at, meanStd(tps));
             }
             if (tg > 0) {
-                double[] tps = measure(reps, () -> generate(backend, cache, tokens(random, tg, c.vocabSize())), tg);
+                double[] tps = measure(reps, prefix, backend, cache,
+                        t -> generate(backend, t, depth, tokens(random, tg, c.vocabSize())), tg);
                 out.printf("| %-32s | %12s | %10s | %-8s | %7d | %8s | %20s |%n", name, size, params, backendLabel, threads,
-                        "tg" + tg, meanStd(tps));
+                        "tg" + tg + at, meanStd(tps));
             }
         }
     }
 
-    /** Tokens per second of each of {@code reps} timed runs, after one untimed run. */
-    private static double[] measure(int reps, Runnable test, int tokens) {
-        test.run();
+    /**
+     * Tokens per second of each of {@code reps} timed runs of {@code test}, after one untimed run; each run on a
+     * fresh sequence whose context holds {@code prefix} first (prefilled in one untimed pass).
+     */
+    private static double[] measure(int reps, int[] prefix, Backend backend, KvCacheManager cache,
+            Consumer<BlockTable> test, int tokens) {
         double[] tps = new double[reps];
-        for (int r = 0; r < reps; r++) {
-            long t0 = System.nanoTime();
-            test.run();
-            tps[r] = tokens / ((System.nanoTime() - t0) / 1e9);
+        for (int r = -1; r < reps; r++) {
+            BlockTable t = cache.newTable(0);
+            try {
+                if (prefix.length > 0) {
+                    t.append(prefix);
+                    backend.forward(new Step(List.of(new Slice(prefix, 0, t.blockIds(), 0))));
+                }
+                long t0 = System.nanoTime();
+                test.accept(t);
+                if (r >= 0) {
+                    tps[r] = tokens / ((System.nanoTime() - t0) / 1e9);
+                }
+            } finally {
+                t.free();
+            }
         }
         return tps;
     }
 
-    /** One forward pass over the whole prompt, from an empty context. */
-    private static void prompt(Backend backend, KvCacheManager cache, int[] tokens) {
-        BlockTable t = cache.newTable(0);
-        try {
-            t.append(tokens);
-            backend.forward(new Step(List.of(new Slice(tokens, 0, t.blockIds(), 1))));
-        } finally {
-            t.free();
-        }
+    /** One forward pass over the whole prompt, at positions from {@code depth}. */
+    private static void prompt(Backend backend, BlockTable t, int depth, int[] tokens) {
+        t.append(tokens);
+        backend.forward(new Step(List.of(new Slice(tokens, depth, t.blockIds(), 1))));
     }
 
-    /** One forward pass per token, each at the next position, from an empty context. */
-    private static void generate(Backend backend, KvCacheManager cache, int[] tokens) {
-        BlockTable t = cache.newTable(0);
-        try {
-            for (int i = 0; i < tokens.length; i++) {
-                t.append(tokens[i]);
-                backend.forward(new Step(List.of(new Slice(new int[] {tokens[i]}, i, t.blockIds(), 1))));
-            }
-        } finally {
-            t.free();
+    /** One forward pass per token, each at the next position from {@code depth}. */
+    private static void generate(Backend backend, BlockTable t, int depth, int[] tokens) {
+        for (int i = 0; i < tokens.length; i++) {
+            t.append(tokens[i]);
+            backend.forward(new Step(List.of(new Slice(new int[] {tokens[i]}, depth + i, t.blockIds(), 1))));
         }
     }
 
