@@ -34,6 +34,9 @@ public final class BlockTable {
     private int[] tokens;     // (capacity >= length) token ids
     private int length;
     private boolean freed;
+    /** Blocks {@link #append(int[], int, int)} took for the blocks it opens, in ascending order, or null. */
+    private int[] opening;
+    private int openingAt;
 
     BlockTable(KvCacheManager manager, long extraKey) {
         this.manager = manager;
@@ -154,8 +157,24 @@ public final class BlockTable {
         checkLive();
         java.util.Objects.checkFromIndexSize(offset, count, src.length);
         ensureFree(blocksNeededToAppend(count));
-        for (int i = 0; i < count; i++) {
-            appendUnchecked(src[offset + i]);
+        int opens = ceilDiv(length + count) - numBlocks;
+        if (opens > 1) {
+            // the blocks taken at once and used in ascending order: the pool's queue hands back a freed
+            // sequence's blocks last first, and the CPU backend's attention reads each KV head's rows of
+            // consecutive blocks as one run of memory (KvStorage), which it streams faster front to back
+            opening = new int[opens];
+            for (int i = 0; i < opens; i++) {
+                opening[i] = pool.allocate();
+            }
+            Arrays.sort(opening);
+            openingAt = 0;
+        }
+        try {
+            for (int i = 0; i < count; i++) {
+                appendUnchecked(src[offset + i]);
+            }
+        } finally {
+            opening = null;
         }
     }
 
@@ -221,7 +240,7 @@ public final class BlockTable {
         int offsetInBlock = length % blockSize;
         if (offsetInBlock == 0) {
             ensureBlockCapacity(numBlocks + 1);
-            blocks[numBlocks++] = pool.allocate();
+            blocks[numBlocks++] = opening != null ? opening[openingAt++] : pool.allocate();
         } else {
             prepareForWrite(numBlocks - 1, offsetInBlock);
         }

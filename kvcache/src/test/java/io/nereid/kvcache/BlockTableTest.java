@@ -38,6 +38,19 @@ class BlockTableTest {
     }
 
     @Test
+    void theBlocksOneAppendOpensAreInAscendingOrderAfterAFreedSequenceCameBackLastFirst() {
+        BlockTable first = kv.newTable(0);
+        first.append(range(0, pool.freeBlocks() * BS));   // every block, each full and cached
+        first.free();   // tail first: the pool's queue now holds them last block first
+        BlockTable next = kv.newTable(0);
+        next.append(range(1000, 4 * BS));
+        int[] ids = next.blockIds();
+        for (int i = 1; i < ids.length; i++) {
+            assertTrue(ids[i] > ids[i - 1], java.util.Arrays.toString(ids));
+        }
+    }
+
+    @Test
     void slotsMapPositionsIntoTheirPhysicalBlocks() {
         BlockTable t = kv.newTable(0);
         t.append(range(0, 2 * BS + 3));

@@ -7,8 +7,16 @@ import io.nereid.kvcache.BlockCopy;
 
 /**
  * The K/V tensors of the paged cache for the CPU backend, one K and one V array per layer with
- * layout {@code [block][kvHead][slot][headDim]} (see {@code KvCacheManager}): element
- * {@code ((block * kvHeads + head) * blockSize + slot) * headDim + d}. Elements are F32 or F16
+ * layout {@code [kvHead][block][slot][headDim]} (blocks as {@code KvCacheManager} numbers them): element
+ * {@code ((head * numBlocks + block) * blockSize + slot) * headDim + d}. Each KV head's blocks lie
+ * side by side, so a sequence whose blocks are consecutive (as a fresh cache hands them out) has
+ * each head's rows in one run of memory, which attention reads front to back: the layout
+ * {@code [block][kvHead][slot][headDim]} made each block of a head a 2 KB run 24 KB from the next
+ * (110M, 12 heads of 64), which the hardware prefetchers do not follow, and a decode at 2,000
+ * tokens of context read its cache at ~7 GB/s. Measured with {@code p.AttnProbe}-style runs of
+ * {@link KernelSupport#attentionF16Queries} over 12 layers of 2,000 positions, one thread:
+ * 30.5-39.3 ns a position and head before, 15.6-20.6 after (the in-cache cost is ~15).
+ * Elements are F32 or F16
  * ({@link KvPrecision}, fixed at construction); callers write and attend in F32 and never see
  * which. The block manager decides which blocks a sequence uses; this class only stores them.
  *
@@ -37,7 +45,7 @@ public final class KvStorage {
         Object array(int layer, boolean v);
     }
 
-    /** (layers) [block][kvHead][slot][headDim] each. */
+    /** (layers) [kvHead][block][slot][headDim] each. */
     private record F32Planes(float[][] keys, float[][] values) implements Planes {
         @Override
         public Object array(int layer, boolean v) {
@@ -45,7 +53,7 @@ public final class KvStorage {
         }
     }
 
-    /** (layers) [block][kvHead][slot][headDim] each, binary16 bits. */
+    /** (layers) [kvHead][block][slot][headDim] each, binary16 bits. */
     private record F16Planes(short[][] keys, short[][] values) implements Planes {
         @Override
         public Object array(int layer, boolean v) {
@@ -90,7 +98,12 @@ public final class KvStorage {
 
     /** Offset of (block, head, slot, 0). */
     int offset(int block, int head, int slot) {
-        return ((block * kvHeads + head) * blockSize + slot) * headDim;
+        return ((head * numBlocks + block) * blockSize + slot) * headDim;
+    }
+
+    /** Elements between a KV head's consecutive blocks: the kernels' {@code blockStride}. */
+    private int blockStride() {
+        return blockSize * headDim;
     }
 
     /**
@@ -129,11 +142,11 @@ public final class KvStorage {
             case F32Planes p -> {
                 for (int i = 0; i < queries; i++) {
                     k.attention(q, qOffs[i], p.keys()[layer], p.values()[layer], blockTable, counts[i], blockSize,
-                            kvHeads, kvHead, headDim, scale, scores, out, outOffs[i]);
+                            offset(0, kvHead, 0), blockStride(), headDim, scale, scores, out, outOffs[i]);
                 }
             }
             case F16Planes p -> k.attentionF16Queries(q, qOffs, counts, queries, p.keys()[layer], p.values()[layer],
-                    blockTable, blockSize, kvHeads, kvHead, headDim, scale, scores, scoresStride, row, out, outOffs);
+                    blockTable, blockSize, offset(0, kvHead, 0), blockStride(), headDim, scale, scores, scoresStride, row, out, outOffs);
         }
     }
 
@@ -148,7 +161,7 @@ public final class KvStorage {
             case F32Planes p -> attentionQueries(k, layer, q, qOffs, counts, queries, blockTable, kvHead, scale, scores,
                     scoresStride, work, out, outOffs);
             case F16Planes p -> k.attentionF16Panels(q, qOffs, counts, queries, p.keys()[layer], p.values()[layer],
-                    blockTable, blockSize, kvHeads, kvHead, headDim, scale, scores, scoresStride, work, out, outOffs);
+                    blockTable, blockSize, offset(0, kvHead, 0), blockStride(), headDim, scale, scores, scoresStride, work, out, outOffs);
         }
     }
 

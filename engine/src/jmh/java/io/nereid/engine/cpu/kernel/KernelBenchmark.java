@@ -63,7 +63,8 @@ public class KernelBenchmark {
 
         KernelSupport kernels;
         float[] q;
-        float[] keys; // (blocks, KV_HEADS, BLOCK_SIZE, HEAD_DIM)
+        float[] keys; // (KV_HEADS, blocks, BLOCK_SIZE, HEAD_DIM), as KvStorage
+        int blocks;
         float[] values;
         int[] blockTable;
         float[] scores;
@@ -74,7 +75,7 @@ public class KernelBenchmark {
             kernels = kernels(impl);
             Random r = new Random(42);
             q = random(r, HEAD_DIM);
-            int blocks = (tokens + BLOCK_SIZE - 1) / BLOCK_SIZE;
+            blocks = (tokens + BLOCK_SIZE - 1) / BLOCK_SIZE;
             keys = random(r, blocks * KV_HEADS * BLOCK_SIZE * HEAD_DIM);
             values = random(r, keys.length);
             blockTable = new int[blocks];
@@ -99,8 +100,9 @@ public class KernelBenchmark {
 
     @Benchmark
     public float[] attention(AttentionInput in) {
-        in.kernels.attention(in.q, 0, in.keys, in.values, in.blockTable, in.tokens, BLOCK_SIZE, KV_HEADS,
-                KV_HEADS / 2, HEAD_DIM, (float) (1 / Math.sqrt(HEAD_DIM)), in.scores, in.out, 0);
+        in.kernels.attention(in.q, 0, in.keys, in.values, in.blockTable, in.tokens, BLOCK_SIZE,
+                KV_HEADS / 2 * in.blocks * BLOCK_SIZE * HEAD_DIM, BLOCK_SIZE * HEAD_DIM, HEAD_DIM,
+                (float) (1 / Math.sqrt(HEAD_DIM)), in.scores, in.out, 0);
         return in.out;
     }
 

@@ -50,13 +50,16 @@ public interface KernelSupport {
      * Causal attention of one query head over the first {@code numTokens} positions of one
      * sequence stored in paged blocks: {@code out = softmax(q·K^T * scale) · V}.
      *
-     * <p>K/V layout per layer, F32: {@code [block][kvHead][slot][headDim]}, i.e. element
-     * {@code ((block * numKvHeads + kvHead) * blockSize + slot) * headDim + d}.
+     * <p>K/V layout: the KV head's rows of a block are {@code blockSize} consecutive rows of
+     * {@code headDim}, its blocks {@code blockStride} elements apart from {@code headBase}: element
+     * {@code d} of position {@code t} is at {@code headBase + blockTable[t / blockSize] * blockStride
+     * + (t % blockSize) * headDim + d} (the storage chooses the layout: {@code KvStorage} keeps each
+     * head's blocks side by side, {@code blockStride = blockSize * headDim}).
      *
      * @param scores scratch of at least {@code numTokens} floats
      */
     void attention(float[] q, int qOff, float[] keys, float[] values, int[] blockTable, int numTokens, int blockSize,
-            int numKvHeads, int kvHead, int headDim, float scale, float[] scores, float[] out, int outOff);
+            int headBase, int blockStride, int headDim, float scale, float[] scores, float[] out, int outOff);
 
     /**
      * {@link #attention} over an F16 cache: the same layout, block table and result, with each K/V
@@ -67,7 +70,7 @@ public interface KernelSupport {
      * @param scores scratch of at least {@code numTokens} floats
      */
     void attentionF16(float[] q, int qOff, short[] keys, short[] values, int[] blockTable, int numTokens,
-            int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores, float[] out,
+            int blockSize, int headBase, int blockStride, int headDim, float scale, float[] scores, float[] out,
             int outOff);
 
     /**
@@ -83,10 +86,10 @@ public interface KernelSupport {
      * @param row scratch of at least {@link #QUERIES_ROWS} {@code * headDim} floats
      */
     default void attentionF16Queries(float[] q, int[] qOffs, int[] counts, int queries, short[] keys, short[] values,
-            int[] blockTable, int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores,
+            int[] blockTable, int blockSize, int headBase, int blockStride, int headDim, float scale, float[] scores,
             int scoresStride, float[] row, float[] out, int[] outOffs) {
         for (int i = 0; i < queries; i++) {
-            attentionF16(q, qOffs[i], keys, values, blockTable, counts[i], blockSize, numKvHeads, kvHead, headDim,
+            attentionF16(q, qOffs[i], keys, values, blockTable, counts[i], blockSize, headBase, blockStride, headDim,
                     scale, scores, out, outOffs[i]);
         }
     }
@@ -111,9 +114,9 @@ public interface KernelSupport {
      * @param work scratch of at least {@link #panelWork} floats
      */
     default void attentionF16Panels(float[] q, int[] qOffs, int[] counts, int queries, short[] keys, short[] values,
-            int[] blockTable, int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores,
+            int[] blockTable, int blockSize, int headBase, int blockStride, int headDim, float scale, float[] scores,
             int scoresStride, float[] work, float[] out, int[] outOffs) {
-        attentionF16Queries(q, qOffs, counts, queries, keys, values, blockTable, blockSize, numKvHeads, kvHead,
+        attentionF16Queries(q, qOffs, counts, queries, keys, values, blockTable, blockSize, headBase, blockStride,
                 headDim, scale, scores, scoresStride, work, out, outOffs);
     }
 }

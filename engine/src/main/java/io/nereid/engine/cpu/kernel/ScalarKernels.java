@@ -164,29 +164,29 @@ public final class ScalarKernels implements KernelSupport {
 
     @Override
     public void attention(float[] q, int qOff, float[] keys, float[] values, int[] blockTable, int numTokens,
-            int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores, float[] out,
+            int blockSize, int headBase, int blockStride, int headDim, float scale, float[] scores, float[] out,
             int outOff) {
         for (int t = 0; t < numTokens; t++) {
-            scores[t] = dot(q, qOff, keys, kvOffset(blockTable, t, blockSize, numKvHeads, kvHead, headDim), headDim)
+            scores[t] = dot(q, qOff, keys, kvOffset(blockTable, t, blockSize, headBase, blockStride, headDim), headDim)
                     * scale;
         }
         softmax(scores, 0, numTokens);
         java.util.Arrays.fill(out, outOff, outOff + headDim, 0f);
         for (int t = 0; t < numTokens; t++) {
-            axpy(scores[t], values, kvOffset(blockTable, t, blockSize, numKvHeads, kvHead, headDim), out, outOff,
+            axpy(scores[t], values, kvOffset(blockTable, t, blockSize, headBase, blockStride, headDim), out, outOff,
                     headDim);
         }
     }
 
     @Override
     public void attentionF16(float[] q, int qOff, short[] keys, short[] values, int[] blockTable, int numTokens,
-            int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores, float[] out,
+            int blockSize, int headBase, int blockStride, int headDim, float scale, float[] scores, float[] out,
             int outOff) {
         // llama.cpp's matmuls with an F16 cache round their F32 side to F16: the query for K·q,
         // the softmax weights for the sum over V. out holds the rounded query until the V pass.
         roundToF16(q, qOff, out, outOff, headDim);
         for (int t = 0; t < numTokens; t++) {
-            int row = kvOffset(blockTable, t, blockSize, numKvHeads, kvHead, headDim);
+            int row = kvOffset(blockTable, t, blockSize, headBase, blockStride, headDim);
             float sum = 0f;
             for (int d = 0; d < headDim; d++) {
                 sum += out[outOff + d] * Float.float16ToFloat(keys[row + d]);
@@ -197,7 +197,7 @@ public final class ScalarKernels implements KernelSupport {
         roundToF16(scores, 0, scores, 0, numTokens);
         java.util.Arrays.fill(out, outOff, outOff + headDim, 0f);
         for (int t = 0; t < numTokens; t++) {
-            int row = kvOffset(blockTable, t, blockSize, numKvHeads, kvHead, headDim);
+            int row = kvOffset(blockTable, t, blockSize, headBase, blockStride, headDim);
             for (int d = 0; d < headDim; d++) {
                 out[outOff + d] += scores[t] * Float.float16ToFloat(values[row + d]);
             }
@@ -211,9 +211,9 @@ public final class ScalarKernels implements KernelSupport {
         }
     }
 
-    /** Start of token {@code t}'s row for {@code kvHead} in the {@code [block][kvHead][slot][headDim]} layout. */
-    static int kvOffset(int[] blockTable, int t, int blockSize, int numKvHeads, int kvHead, int headDim) {
+    /** Start of token {@code t}'s row in the KV head at {@code headBase} whose blocks are {@code blockStride} apart. */
+    static int kvOffset(int[] blockTable, int t, int blockSize, int headBase, int blockStride, int headDim) {
         int block = blockTable[t / blockSize];
-        return ((block * numKvHeads + kvHead) * blockSize + t % blockSize) * headDim;
+        return headBase + block * blockStride + t % blockSize * headDim;
     }
 }

@@ -266,17 +266,17 @@ final class VectorMathKernels implements KernelSupport {
 
     @Override
     public void attention(float[] q, int qOff, float[] keys, float[] values, int[] blockTable, int numTokens,
-            int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores, float[] out,
+            int blockSize, int headBase, int blockStride, int headDim, float scale, float[] scores, float[] out,
             int outOff) {
         int lanes = W.floats().length();
         if (headDim < lanes) {
-            SCALAR.attention(q, qOff, keys, values, blockTable, numTokens, blockSize, numKvHeads, kvHead, headDim,
+            SCALAR.attention(q, qOff, keys, values, blockTable, numTokens, blockSize, headBase, blockStride, headDim,
                     scale, scores, out, outOff);
             return;
         }
         // Walk block by block so the row offset is one multiply per block, not a divide per token.
         for (int t = 0, b = 0; t < numTokens; b++) {
-            int row = rowOffset(blockTable[b], numKvHeads, kvHead, blockSize, headDim);
+            int row = rowOffset(blockTable[b], headBase, blockStride);
             for (int end = Math.min(numTokens, t + blockSize); t < end; t++, row += headDim) {
                 scores[t] = dot(q, qOff, keys, row, headDim) * scale;
             }
@@ -286,7 +286,7 @@ final class VectorMathKernels implements KernelSupport {
         // out += p_t * v_t, token by token: the headDim-long accumulator stays in L1, and each
         // lane's update is independent, so the FMAs do not chain on each other within a token.
         for (int t = 0, b = 0; t < numTokens; b++) {
-            int row = rowOffset(blockTable[b], numKvHeads, kvHead, blockSize, headDim);
+            int row = rowOffset(blockTable[b], headBase, blockStride);
             for (int end = Math.min(numTokens, t + blockSize); t < end; t++, row += headDim) {
                 axpy(scores[t], values, row, out, outOff, headDim);
             }
@@ -301,10 +301,10 @@ final class VectorMathKernels implements KernelSupport {
      */
     @Override
     public void attentionF16(float[] q, int qOff, short[] keys, short[] values, int[] blockTable, int numTokens,
-            int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores, float[] out,
+            int blockSize, int headBase, int blockStride, int headDim, float scale, float[] scores, float[] out,
             int outOff) {
         attentionF16Queries(q, new int[] {qOff}, new int[] {numTokens}, 1, keys, values, blockTable, blockSize,
-                numKvHeads, kvHead, headDim, scale, scores, numTokens, new float[QUERIES_ROWS * headDim], out,
+                headBase, blockStride, headDim, scale, scores, numTokens, new float[QUERIES_ROWS * headDim], out,
                 new int[] {outOff});
     }
 
@@ -321,11 +321,11 @@ final class VectorMathKernels implements KernelSupport {
      */
     @Override
     public void attentionF16Queries(float[] q, int[] qOffs, int[] counts, int queries, short[] keys, short[] values,
-            int[] blockTable, int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores,
+            int[] blockTable, int blockSize, int headBase, int blockStride, int headDim, float scale, float[] scores,
             int scoresStride, float[] row, float[] out, int[] outOffs) {
         if (headDim < W.floats().length()) {
             for (int i = 0; i < queries; i++) {
-                SCALAR.attentionF16(q, qOffs[i], keys, values, blockTable, counts[i], blockSize, numKvHeads, kvHead,
+                SCALAR.attentionF16(q, qOffs[i], keys, values, blockTable, counts[i], blockSize, headBase, blockStride,
                         headDim, scale, scores, out, outOffs[i]);
             }
             return;
@@ -336,7 +336,7 @@ final class VectorMathKernels implements KernelSupport {
             longest = Math.max(longest, counts[i]);
         }
         for (int t0 = 0, n; t0 < longest; t0 += n) {
-            n = widen(keys, blockTable, t0, longest, blockSize, numKvHeads, kvHead, headDim, row);
+            n = widen(keys, blockTable, t0, longest, blockSize, headBase, blockStride, headDim, row);
             for (int i = 0; i < queries; i++) {
                 scoreRows(out, outOffs[i], row, Math.min(n, counts[i] - t0), headDim, scale, scores,
                         i * scoresStride + t0);
@@ -348,7 +348,7 @@ final class VectorMathKernels implements KernelSupport {
             java.util.Arrays.fill(out, outOffs[i], outOffs[i] + headDim, 0f);
         }
         for (int t0 = 0, n; t0 < longest; t0 += n) {
-            n = widen(values, blockTable, t0, longest, blockSize, numKvHeads, kvHead, headDim, row);
+            n = widen(values, blockTable, t0, longest, blockSize, headBase, blockStride, headDim, row);
             for (int i = 0; i < queries; i++) {
                 addRows(scores, i * scoresStride + t0, row, Math.min(n, counts[i] - t0), headDim, out, outOffs[i]);
             }
@@ -369,7 +369,7 @@ final class VectorMathKernels implements KernelSupport {
      */
     @Override
     public void attentionF16Panels(float[] q, int[] qOffs, int[] counts, int queries, short[] keys, short[] values,
-            int[] blockTable, int blockSize, int numKvHeads, int kvHead, int headDim, float scale, float[] scores,
+            int[] blockTable, int blockSize, int headBase, int blockStride, int headDim, float scale, float[] scores,
             int scoresStride, float[] work, float[] out, int[] outOffs) {
         int lanes = PanelDot.lanes();
         int longest = 0;
@@ -377,7 +377,7 @@ final class VectorMathKernels implements KernelSupport {
             longest = Math.max(longest, counts[i]);
         }
         if (headDim % lanes != 0 || scoresStride != longest) {
-            attentionF16Queries(q, qOffs, counts, queries, keys, values, blockTable, blockSize, numKvHeads, kvHead,
+            attentionF16Queries(q, qOffs, counts, queries, keys, values, blockTable, blockSize, headBase, blockStride,
                     headDim, scale, scores, scoresStride, work, out, outOffs);
             return;
         }
@@ -400,7 +400,7 @@ final class VectorMathKernels implements KernelSupport {
             }
         }
         for (int t0 = 0, n; t0 < longest; t0 += n) {
-            n = widen(keys, blockTable, t0, longest, blockSize, numKvHeads, kvHead, headDim, work, rows);
+            n = widen(keys, blockTable, t0, longest, blockSize, headBase, blockStride, headDim, work, rows);
             for (int j0 = 0; j0 < n; j0 += PanelDot.ROWS) {
                 int nj = Math.min(PanelDot.ROWS, n - j0);
                 for (int g0 = 0; g0 < padded; g0 += group) {
@@ -427,7 +427,7 @@ final class VectorMathKernels implements KernelSupport {
         for (int c0 = 0; c0 < longest; c0 += KernelSupport.PANEL_POSITIONS) {   // bounded scratch
             int c1 = Math.min(longest, c0 + KernelSupport.PANEL_POSITIONS);
             for (int t0 = c0, n; t0 < c1; t0 += n) {       // V rows into groups of up to 4 L dimensions
-                n = widen(values, blockTable, t0, c1, blockSize, numKvHeads, kvHead, headDim, work, rows);
+                n = widen(values, blockTable, t0, c1, blockSize, headBase, blockStride, headDim, work, rows);
                 for (int d0 = 0; d0 < headDim; d0 += group) {
                     int dw = Math.min(group, headDim - d0);
                     for (int t = 0; t < n; t++) {
@@ -458,17 +458,17 @@ final class VectorMathKernels implements KernelSupport {
      * each, {@code n} as many as fit ({@value KernelSupport#QUERIES_ROWS}) before the block or the sequence
      * ends; returns {@code n}.
      */
-    private int widen(short[] a, int[] blockTable, int t0, int longest, int blockSize, int numKvHeads, int kvHead,
+    private int widen(short[] a, int[] blockTable, int t0, int longest, int blockSize, int headBase, int blockStride,
             int headDim, float[] dst) {
-        return widen(a, blockTable, t0, longest, blockSize, numKvHeads, kvHead, headDim, dst, 0);
+        return widen(a, blockTable, t0, longest, blockSize, headBase, blockStride, headDim, dst, 0);
     }
 
     /** {@link #widen(short[], int[], int, int, int, int, int, int, float[])} into {@code dst} from {@code dstOff}. */
-    private int widen(short[] a, int[] blockTable, int t0, int longest, int blockSize, int numKvHeads, int kvHead,
+    private int widen(short[] a, int[] blockTable, int t0, int longest, int blockSize, int headBase, int blockStride,
             int headDim, float[] dst, int dstOff) {
         int slot = t0 % blockSize;
         int n = Math.min(Math.min(KernelSupport.QUERIES_ROWS, blockSize - slot), longest - t0);
-        int from = rowOffset(blockTable[t0 / blockSize], numKvHeads, kvHead, blockSize, headDim) + slot * headDim;
+        int from = rowOffset(blockTable[t0 / blockSize], headBase, blockStride) + slot * headDim;
         // a block's rows of one KV head are contiguous: one plain loop, which C2 compiles to
         // vcvtph2ps (16 halves an instruction at 512 bits, 8 at 256). The Vector API has no
         // half-float conversion; widening with integer operations (as F16Vector does) cost about
@@ -586,9 +586,9 @@ final class VectorMathKernels implements KernelSupport {
         return sum;
     }
 
-    /** Slot 0 of {@code kvHead} in {@code block}: layout {@code [block][kvHead][slot][headDim]}. */
-    private static int rowOffset(int block, int numKvHeads, int kvHead, int blockSize, int headDim) {
-        return (block * numKvHeads + kvHead) * blockSize * headDim;
+    /** Slot 0 of {@code block} in the KV head at {@code headBase} whose blocks are {@code blockStride} apart. */
+    private static int rowOffset(int block, int headBase, int blockStride) {
+        return headBase + block * blockStride;
     }
 
     private FloatVector load(float[] a, int off) {

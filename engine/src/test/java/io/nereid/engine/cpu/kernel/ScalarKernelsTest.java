@@ -141,7 +141,9 @@ class ScalarKernelsTest {
         put(values, 0, 1, new float[] {3, 4});
         float[] q = {1, 0};
         float[] out = new float[3];
-        k.attention(q, 0, keys, values, blockTable, 2, blockSize, numKvHeads, 1, headDim, 1f, new float[2], out, 1);
+        // head 1's blocks start at 2 and lie 4 apart (the blocks interleave the heads)
+        k.attention(q, 0, keys, values, blockTable, 2, blockSize, 1 * blockSize * headDim, numKvHeads * blockSize * headDim,
+                headDim, 1f, new float[2], out, 1);
         // scores {1, 0} -> p = {e/(e+1), 1/(e+1)} = {0.7310586, 0.26894142}; out = p0*v0 + p1*v1
         assertArrayEquals(new float[] {0, 1.5378828f, 2.5378828f}, out, EPS);
     }
@@ -151,7 +153,7 @@ class ScalarKernelsTest {
         float[] keys = {5, -3, 2};
         float[] values = {0.5f, 7, -2};
         float[] out = {Float.NaN, Float.NaN, Float.NaN};
-        k.attention(new float[] {100, 100, 100}, 0, keys, values, new int[] {0}, 1, 1, 1, 0, 3, 1f,
+        k.attention(new float[] {100, 100, 100}, 0, keys, values, new int[] {0}, 1, 1, 0, 3, 3, 1f,
                 new float[1], out, 0);
         assertArrayEquals(values, out);
         for (float v : out) {
@@ -185,7 +187,7 @@ class ScalarKernelsTest {
         ScalarKernels.roundToF16(q, 1, roundedQ, 1, headDim);
         float[] scores = new float[3];
         for (int t = 0; t < 3; t++) {
-            int row = ScalarKernels.kvOffset(blockTable, t, blockSize, numKvHeads, 0, headDim);
+            int row = ScalarKernels.kvOffset(blockTable, t, blockSize, 0, numKvHeads * blockSize * headDim, headDim);
             for (int d = 0; d < headDim; d++) {
                 scores[t] += roundedQ[1 + d] * wideKeys[row + d];
             }
@@ -194,12 +196,13 @@ class ScalarKernelsTest {
         k.softmax(scores, 0, 3);
         ScalarKernels.roundToF16(scores, 0, scores, 0, 3);
         for (int t = 0; t < 3; t++) {
-            int row = ScalarKernels.kvOffset(blockTable, t, blockSize, numKvHeads, 0, headDim);
+            int row = ScalarKernels.kvOffset(blockTable, t, blockSize, 0, numKvHeads * blockSize * headDim, headDim);
             for (int d = 0; d < headDim; d++) {
                 expected[1 + d] += scores[t] * wideValues[row + d];
             }
         }
-        k.attentionF16(q, 1, keys, values, blockTable, 3, blockSize, numKvHeads, 0, headDim, 0.5f, new float[3],
+        k.attentionF16(q, 1, keys, values, blockTable, 3, blockSize, 0, numKvHeads * blockSize * headDim, headDim, 0.5f,
+                new float[3],
                 actual, 1);
         assertArrayEquals(expected, actual);
     }

@@ -208,7 +208,12 @@ class VectorMathKernelsTest {
         return Stream.concat(attentionShapes(), Stream.of(Arguments.of(KernelSupport.PANEL_POSITIONS + 77, 64, 16, 2)));
     }
 
-    /** One sequence's K/V rows for {@code kvHead} in shuffled blocks, NaN in every row it does not own. */
+    /**
+     * One sequence's K/V rows for {@code kvHead} in shuffled blocks, NaN in every row it does not own; the
+     * heads interleaved block by block ({@code [block][kvHead][slot][headDim]}: the kernels take any layout
+     * through {@link #headBase} and {@link #blockStride}, and this one puts other heads' rows between
+     * the blocks of this one).
+     */
     private record PagedCase(int[] blockTable, int numTokens, int blockSize, int numKvHeads, int kvHead, int headDim,
             float[] keys, float[] values, float[] q, float scale) {
 
@@ -226,7 +231,8 @@ class VectorMathKernelsTest {
             Arrays.fill(keys, Float.NaN);
             Arrays.fill(values, Float.NaN);
             for (int t = 0; t < numTokens; t++) {
-                int row = ScalarKernels.kvOffset(blockTable, t, blockSize, numKvHeads, kvHead, headDim);
+                int row = ScalarKernels.kvOffset(blockTable, t, blockSize, kvHead * blockSize * headDim,
+                        numKvHeads * blockSize * headDim, headDim);
                 for (int d = 0; d < headDim; d++) {
                     keys[row + d] = r.nextFloat() * 2 - 1;
                     values[row + d] = r.nextFloat() * 2 - 1;
@@ -236,15 +242,25 @@ class VectorMathKernelsTest {
                     guarded(r, headDim, 1), (float) (1 / Math.sqrt(headDim)));
         }
 
+        /** Where this head's block 0 starts. */
+        int headBase() {
+            return kvHead * blockSize * headDim;
+        }
+
+        /** Elements between this head's consecutive blocks. */
+        int blockStride() {
+            return numKvHeads * blockSize * headDim;
+        }
+
         float[] run(KernelSupport k) {
-            return into(out -> k.attention(q, OFF, keys, values, blockTable, numTokens, blockSize, numKvHeads, kvHead,
+            return into(out -> k.attention(q, OFF, keys, values, blockTable, numTokens, blockSize, headBase(), blockStride(),
                     headDim, scale, new float[numTokens], out, OFF));
         }
 
         float[] runF16(KernelSupport k) {
             short[] hk = toHalves(keys);
             short[] hv = toHalves(values);
-            return into(out -> k.attentionF16(q, OFF, hk, hv, blockTable, numTokens, blockSize, numKvHeads, kvHead,
+            return into(out -> k.attentionF16(q, OFF, hk, hv, blockTable, numTokens, blockSize, headBase(), blockStride(),
                     headDim, scale, new float[numTokens], out, OFF));
         }
 
@@ -324,11 +340,11 @@ class VectorMathKernelsTest {
         float[] together = new float[2 * OFF + queries * headDim + OFF];
         Arrays.fill(together, GUARD);
         float[] rows = new float[KernelSupport.QUERIES_ROWS * headDim];
-        vector.attentionF16Queries(q, qOffs, counts, queries, hk, hv, c.blockTable(), blockSize, numKvHeads,
-                c.kvHead(), headDim, c.scale(), new float[queries * stride], stride, rows, together, outOffs);
+        vector.attentionF16Queries(q, qOffs, counts, queries, hk, hv, c.blockTable(), blockSize, c.headBase(),
+                c.blockStride(), headDim, c.scale(), new float[queries * stride], stride, rows, together, outOffs);
         for (int i = 0; i < queries; i++) {
             float[] alone = new float[headDim];
-            vector.attentionF16(q, qOffs[i], hk, hv, c.blockTable(), counts[i], blockSize, numKvHeads, c.kvHead(),
+            vector.attentionF16(q, qOffs[i], hk, hv, c.blockTable(), counts[i], blockSize, c.headBase(), c.blockStride(),
                     headDim, c.scale(), new float[numTokens], alone, 0);
             for (int d = 0; d < headDim; d++) {
                 assertEquals(Float.floatToRawIntBits(alone[d]), Float.floatToRawIntBits(together[outOffs[i] + d]),
@@ -370,13 +386,13 @@ class VectorMathKernelsTest {
             int[] outOffs = runQueries.outOffs();
             float[] out = new float[2 * OFF + queries * headDim + OFF];
             Arrays.fill(out, GUARD);
-            vector.attentionF16Panels(q, qOffs, counts, queries, hk, hv, c.blockTable(), blockSize, numKvHeads,
-                    c.kvHead(), headDim, c.scale(), new float[queries * numTokens], numTokens,
+            vector.attentionF16Panels(q, qOffs, counts, queries, hk, hv, c.blockTable(), blockSize, c.headBase(),
+                    c.blockStride(), headDim, c.scale(), new float[queries * numTokens], numTokens,
                     new float[KernelSupport.panelWork(queries, numTokens, headDim)], out, outOffs);
             for (int i = 0; i < queries; i++) {
                 float[] alone = new float[headDim];
-                SCALAR.attentionF16(q, qOffs[i], hk, hv, c.blockTable(), counts[i], blockSize, numKvHeads,
-                        c.kvHead(), headDim, c.scale(), new float[numTokens], alone, 0);
+                SCALAR.attentionF16(q, qOffs[i], hk, hv, c.blockTable(), counts[i], blockSize, c.headBase(),
+                        c.blockStride(), headDim, c.scale(), new float[numTokens], alone, 0);
                 for (int d = 0; d < headDim; d++) {
                     assertClose(alone[d], out[outOffs[i] + d], c.tolerance(),
                             queries + " queries: query " + i + " (" + counts[i] + " positions) element " + d);
