@@ -15,10 +15,13 @@ import java.util.List;
  * layer, one K and one V array on the Java heap ({@code float[]} for F32, {@code short[]} of
  * binary16 bits for F16) of shape
  * <pre>
- *   [block][kv_head][slot][head_dim]      (numBlocks, n_kv_heads, blockSize, head_dim)
+ *   [kv_head][block][slot][head_dim]      (n_kv_heads, numBlocks, blockSize, head_dim)
  * </pre>
- * so that one head's keys of one block are contiguous for the attention loop. Block 0 (the null
- * block) is allocated in storage too and never read.
+ * so that one head's keys of consecutive blocks are one run of memory for the attention loop
+ * (DESIGN.md §5 names {@code [block][kv_head][slot][head_dim]}, the layout until 2026-12-06, under
+ * which each block of a head was a short run the prefetchers did not follow at long contexts; see
+ * {@code KvStorage}). {@link BlockTable#append(int[], int, int)} uses the blocks it opens in ascending
+ * order for that reason. Block 0 (the null block) is allocated in storage too and never read.
  *
  * <h2>Use per engine step</h2>
  * <ol>
