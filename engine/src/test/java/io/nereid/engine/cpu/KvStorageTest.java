@@ -84,6 +84,18 @@ class KvStorageTest {
         }
     }
 
+    /** The layout attention streams at long contexts: one head's consecutive blocks side by side (KvStorage's doc). */
+    @Test
+    void aHeadsConsecutiveBlocksLieSideBySide() {
+        KvStorage kv = new KvStorage(CONFIG, 4, 8, KvPrecision.F16);
+        for (int head = 0; head < 2; head++) {
+            for (int block = 0; block + 1 < 4; block++) {
+                assertEquals(kv.offset(block, head, 7) + 4, kv.offset(block + 1, head, 0), "head " + head);
+            }
+        }
+        assertEquals(4 * 8 * 4, kv.offset(0, 1, 0), "head 1 starts after all of head 0's blocks");
+    }
+
     @Test
     void kvTypeNamesParseAndUnknownOnesAreNamedInTheError() {
         assertEquals(KvPrecision.F16, KvPrecision.parse("f16"));
