@@ -144,7 +144,8 @@ public final class BlockTable {
     }
 
     /**
-     * Appends {@code count} token ids, allocating blocks at boundaries. Atomic: if the pool cannot
+     * Appends {@code count} token ids, allocating blocks at boundaries (the blocks one call opens are
+     * taken together and used in ascending order of their ids). Atomic: if the pool cannot
      * supply {@link #blocksNeededToAppend(int)} blocks, throws {@link NoFreeBlocksException} and
      * changes nothing.
      *
@@ -160,8 +161,8 @@ public final class BlockTable {
         int opens = ceilDiv(length + count) - numBlocks;
         if (opens > 1) {
             // the blocks taken at once and used in ascending order: the pool's queue hands back a freed
-            // sequence's blocks last first, and the CPU backend's attention reads each KV head's rows of
-            // consecutive blocks as one run of memory (KvStorage), which it streams faster front to back
+            // sequence's full (cached) blocks last first, and the CPU backend's attention reads each KV head's
+            // rows of consecutive blocks as one run of memory (KvStorage), which it streams fastest upwards
             opening = new int[opens];
             for (int i = 0; i < opens; i++) {
                 opening[i] = pool.allocate();
@@ -174,7 +175,12 @@ public final class BlockTable {
                 appendUnchecked(src[offset + i]);
             }
         } finally {
-            opening = null;
+            if (opening != null) {
+                while (openingAt < opening.length) {   // only after a failure part way: none left unowned
+                    pool.release(opening[openingAt++]);
+                }
+                opening = null;
+            }
         }
     }
 

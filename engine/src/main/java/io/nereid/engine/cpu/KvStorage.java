@@ -16,9 +16,11 @@ import io.nereid.kvcache.BlockCopy;
  * 2,000 positions read the cache at ~7 GB/s on one thread (30.5-39.3 ns a position and head, against
  * 15.6-20.6 head by head and ~15 with the cache in L3), and 110M Q4_0 decoded at 2,000 tokens of
  * context ({@code bin/nereid bench-model -d 2000}) at 82.9-95.9 tok/s against 123.8-152.8 head by head.
- * The kernels read a block whose successor lies below it back to front, so a sequence whose blocks
- * run downwards (a freed sequence's, as the pool's queue hands them back) streams as well; blocks in
- * no order stream as the previous layout did ({@code bench/kernels/AttentionProbe.java}).
+ * The F16 vector kernels read a block whose successor lies below it back to front (in runs of up to
+ * {@link KernelSupport#QUERIES_ROWS} rows, so at the default block size of 16 the whole block), so a
+ * sequence whose blocks run downwards (a freed sequence's full blocks, as the pool's queue hands them
+ * back) streams as well; blocks in no order stream as the previous layout did
+ * ({@code bench/kernels/AttentionProbe.java}). The F32 cache and the scalar kernels read front to back.
  * Elements are F32 or F16
  * ({@link KvPrecision}, fixed at construction); callers write and attend in F32 and never see
  * which. The block manager decides which blocks a sequence uses; this class only stores them.

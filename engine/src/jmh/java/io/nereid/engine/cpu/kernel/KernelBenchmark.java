@@ -82,7 +82,8 @@ public class KernelBenchmark {
             for (int i = 0; i < blocks; i++) {
                 blockTable[i] = i;
             }
-            for (int i = blocks - 1; i > 0; i--) { // Fisher-Yates: pages are not contiguous in practice
+            for (int i = blocks - 1; i > 0; i--) { // Fisher-Yates: blocks in no order, the slowest case (a
+                // fragmented pool; a sequence's blocks in order stream ~2.5x faster: bench/kernels/AttentionProbe)
                 int j = r.nextInt(i + 1);
                 int t = blockTable[i];
                 blockTable[i] = blockTable[j];

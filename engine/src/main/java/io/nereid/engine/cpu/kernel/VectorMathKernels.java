@@ -475,9 +475,10 @@ final class VectorMathKernels implements KernelSupport {
         // ten operations a vector, 17 % of a 1,500-token decode (JFR). Both exact: the same floats.
         int count = n * headDim;
         int b = t0 / blockSize;
-        // a block whose successor lies below it is read back to front: a downward run of blocks (KvStorage keeps
-        // a head's blocks side by side) then streams downwards, which the prefetchers follow; read front to back,
-        // each block's run jumped back over two blocks, and attention ran 3x slower (bench/kernels/AttentionProbe)
+        // a block whose successor lies below it is read back to front (these n rows of it: the whole block at the
+        // default block size of 16): a downward run of blocks (KvStorage keeps a head's blocks side by side) then
+        // streams downwards, which the prefetchers follow; read front to back, each block's run jumped back over
+        // two blocks, and attention ran 3x slower (bench/kernels/AttentionProbe)
         if (b + 1 < blockTable.length && blockTable[b + 1] < blockTable[b]) {
             widenDown(a, from, dst, dstOff, count);
         } else {

@@ -209,13 +209,14 @@ class VectorMathKernelsTest {
     }
 
     /**
-     * One sequence's K/V rows for {@code kvHead} in shuffled blocks, NaN in every row it does not own; the
-     * heads interleaved block by block ({@code [block][kvHead][slot][headDim]}: the kernels take any layout
-     * through {@link #headBase} and {@link #blockStride}, and this one puts other heads' rows between
-     * the blocks of this one).
+     * One sequence's K/V rows for {@code kvHead}, NaN in every row it does not own, in one of two layouts the kernels
+     * take through {@code headBase} and {@code blockStride}: {@link #random} interleaves the heads block by block
+     * ({@code [block][kvHead][slot][headDim]}: other heads' rows between this head's blocks) and shuffles the
+     * blocks; {@link #headByHead} is KvStorage's ({@code [kvHead][block][slot][headDim]}) with the blocks running
+     * up or down.
      */
     private record PagedCase(int[] blockTable, int numTokens, int blockSize, int numKvHeads, int kvHead, int headDim,
-            float[] keys, float[] values, float[] q, float scale) {
+            int headBase, int blockStride, float[] keys, float[] values, float[] q, float scale) {
 
         static PagedCase random(int numTokens, int headDim, int blockSize, int numKvHeads) {
             Random r = new Random(31L * numTokens + headDim + 7L * blockSize + numKvHeads);
@@ -225,31 +226,39 @@ class VectorMathKernelsTest {
             Collections.shuffle(ids, r);
             int[] blockTable = ids.subList(0, blocksNeeded).stream().mapToInt(Integer::intValue).toArray();
             int kvHead = numKvHeads - 1;
+            return filled(r, blockTable, numBlocks, numTokens, headDim, blockSize, numKvHeads, kvHead,
+                    kvHead * blockSize * headDim, numKvHeads * blockSize * headDim);
+        }
+
+        static PagedCase headByHead(int numTokens, int headDim, int blockSize, int numKvHeads, boolean down) {
+            Random r = new Random(17L * numTokens + headDim + 5L * blockSize + numKvHeads);
+            int blocksNeeded = (numTokens + blockSize - 1) / blockSize;
+            int numBlocks = blocksNeeded + 2;
+            int[] blockTable = new int[blocksNeeded];
+            for (int i = 0; i < blocksNeeded; i++) {
+                blockTable[i] = down ? numBlocks - 1 - i : 1 + i;
+            }
+            int kvHead = numKvHeads - 1;
+            return filled(r, blockTable, numBlocks, numTokens, headDim, blockSize, numKvHeads, kvHead,
+                    kvHead * numBlocks * blockSize * headDim, blockSize * headDim);
+        }
+
+        private static PagedCase filled(Random r, int[] blockTable, int numBlocks, int numTokens, int headDim,
+                int blockSize, int numKvHeads, int kvHead, int headBase, int blockStride) {
             // NaN everywhere except the rows this sequence and head own: a wrong row poisons the output.
             float[] keys = new float[numBlocks * numKvHeads * blockSize * headDim];
             float[] values = new float[keys.length];
             Arrays.fill(keys, Float.NaN);
             Arrays.fill(values, Float.NaN);
             for (int t = 0; t < numTokens; t++) {
-                int row = ScalarKernels.kvOffset(blockTable, t, blockSize, kvHead * blockSize * headDim,
-                        numKvHeads * blockSize * headDim, headDim);
+                int row = ScalarKernels.kvOffset(blockTable, t, blockSize, headBase, blockStride, headDim);
                 for (int d = 0; d < headDim; d++) {
                     keys[row + d] = r.nextFloat() * 2 - 1;
                     values[row + d] = r.nextFloat() * 2 - 1;
                 }
             }
-            return new PagedCase(blockTable, numTokens, blockSize, numKvHeads, kvHead, headDim, keys, values,
-                    guarded(r, headDim, 1), (float) (1 / Math.sqrt(headDim)));
-        }
-
-        /** Where this head's block 0 starts. */
-        int headBase() {
-            return kvHead * blockSize * headDim;
-        }
-
-        /** Elements between this head's consecutive blocks. */
-        int blockStride() {
-            return numKvHeads * blockSize * headDim;
+            return new PagedCase(blockTable, numTokens, blockSize, numKvHeads, kvHead, headDim, headBase, blockStride,
+                    keys, values, guarded(r, headDim, 1), (float) (1 / Math.sqrt(headDim)));
         }
 
         float[] run(KernelSupport k) {
@@ -309,6 +318,22 @@ class VectorMathKernelsTest {
         PagedCase c = PagedCase.random(numTokens, headDim, blockSize, numKvHeads);
         // Same inputs once widened, so the same rounding bound as the F32 kernels.
         assertAttentionClose(c.runF16(SCALAR), c.runF16(vector), c.tolerance());
+    }
+
+    /**
+     * KvStorage's layout with the blocks running up and running down (a block whose successor lies below it is
+     * widened back to front): the same values as the scalar kernel, and the same bits either way round.
+     */
+    @ParameterizedTest(name = "tokens={0} headDim={1} blockSize={2} kvHeads={3}")
+    @MethodSource("attentionShapes")
+    void attentionF16HeadByHeadWithBlocksRunningUpOrDown(int numTokens, int headDim, int blockSize, int numKvHeads) {
+        PagedCase up = PagedCase.headByHead(numTokens, headDim, blockSize, numKvHeads, false);
+        PagedCase down = PagedCase.headByHead(numTokens, headDim, blockSize, numKvHeads, true);
+        float[] upOut = up.runF16(vector);
+        float[] downOut = down.runF16(vector);
+        assertAttentionClose(up.runF16(SCALAR), upOut, up.tolerance());
+        assertAttentionClose(down.runF16(SCALAR), downOut, down.tolerance());
+        assertArrayEquals(upOut, downOut, "the same rows in blocks running down give the same bits");
     }
 
     /**
