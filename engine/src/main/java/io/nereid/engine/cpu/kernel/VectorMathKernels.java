@@ -466,15 +466,14 @@ final class VectorMathKernels implements KernelSupport {
     /** {@link #widen(short[], int[], int, int, int, int, int, int, float[])} into {@code dst} from {@code dstOff}. */
     private int widen(short[] a, int[] blockTable, int t0, int longest, int blockSize, int headBase, int blockStride,
             int headDim, float[] dst, int dstOff) {
-        int slot = t0 % blockSize;
+        int b = t0 / blockSize, slot = t0 % blockSize;
         int n = Math.min(Math.min(KernelSupport.QUERIES_ROWS, blockSize - slot), longest - t0);
-        int from = rowOffset(blockTable[t0 / blockSize], headBase, blockStride) + slot * headDim;
+        int from = rowOffset(blockTable[b], headBase, blockStride) + slot * headDim;
         // a block's rows of one KV head are contiguous: one plain loop, which C2 compiles to
         // vcvtph2ps (16 halves an instruction at 512 bits, 8 at 256). The Vector API has no
         // half-float conversion; widening with integer operations (as F16Vector does) cost about
         // ten operations a vector, 17 % of a 1,500-token decode (JFR). Both exact: the same floats.
         int count = n * headDim;
-        int b = t0 / blockSize;
         // a block whose successor lies below it is read back to front (these n rows of it: the whole block at the
         // default block size of 16): a downward run of blocks (KvStorage keeps a head's blocks side by side) then
         // streams downwards, which the prefetchers follow; read front to back, each block's run jumped back over
