@@ -16,8 +16,8 @@ import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * One to four tokens against Q8_0, Q4_0, Q4_K, Q5_K or Q6_K weights with {@link #GROUP} rows in the
- * lanes: a copy of the matrix interleaved so that one load holds one column of {@code GROUP} rows,
+ * One token against Q8_0, Q4_0, Q4_K, Q5_K or Q6_K weights with {@link #GROUP} rows in the
+ * lanes (two to fifteen: {@link InterleavedPasses}, the same bits): a copy of the matrix interleaved so that one load holds one column of {@code GROUP} rows,
  * multiplied on 16-bit lanes by the input's Q8 integers ({@link MatmulInput.Quants}), each column's
  * integer broadcast once for all the rows. The products are summed on 16-bit lanes for as many
  * columns as cannot overflow there (the 4-bit kernels broadcast the input's integers as ints, {@link #broadcast}), then widened and scaled per block as llama.cpp scales its
@@ -70,11 +70,12 @@ import jdk.incubator.vector.VectorSpecies;
  * the order it is read, 25-34; AMD EPYC, 2026-12-06; the Q4_0 and Q8_0 layouts, read in order,
  * kept their speed).
  * The copy is made once when a matrix is bound ({@link WeightMatrix}), on top of the data and
- * any other repacked copy: it serves the matmuls of up to 15 tokens in the faster order (Q4_K,
- * Q5_K: up to 7; {@link WeightMatrix#interleavedTokens}), two at a time where the format shares a
- * column's decoding, so that every token of a decode step, a speculative verification or a small
- * batch gets the bits it gets alone (it served one to four before, and the decoded tiles' bits
- * for five drafts' verification changed 110M Q4_0's greedy output at its 37th token).
+ * any other repacked copy: it serves the matmuls of up to 15 tokens in the faster order
+ * ({@link WeightMatrix#interleavedTokens}; more than one in {@link InterleavedPasses}' passes, which
+ * decode each column once for up to five tokens), so that every token of a decode step, a
+ * speculative verification or a small batch gets the bits it gets alone (it served one to four
+ * before, and the decoded tiles' bits for five drafts' verification changed 110M Q4_0's greedy
+ * output at its 37th token).
  */
 final class Interleaved {
 
@@ -90,8 +91,8 @@ final class Interleaved {
 
     private static final int L = F.length();
 
-    /** Floats of work space {@link #multiply} takes. */
-    static final int WORK = 4 * L;
+    /** Floats of work space {@link #multiply} takes: four vectors a token of a pass ({@link InterleavedPasses}). */
+    static final int WORK = 4 * InterleavedPasses.PASS * L;
 
     private Interleaved() {
     }
@@ -239,33 +240,24 @@ final class Interleaved {
 
     /**
      * {@code out[t * outStride + outOff + r]} for {@code t < tokens} and {@code r < GROUP}:
-     * group {@code g}'s rows against the tokens of {@code x}.
+     * group {@code g}'s rows against the tokens of {@code x} (one token here, more in
+     * {@link InterleavedPasses}).
      *
      * @param work {@link #WORK} floats at {@code workOff} the kernels may use
      */
     static void multiply(GgmlType type, MemorySegment il, int cols, int g, MatmulInput.Quants x, int tokens,
             float[] out, int outOff, int outStride, float[] work, int workOff) {
         long at = g * groupBytes(type, cols);
-        int t = 0;
-        // two tokens per pass, each column decoded once for both; not Q4_K (nor Q5_K), whose two-token kernel
-        // (the sums per sub-block, or per super-block for C2's budget) measured slower than two passes
-        for (; t + 2 <= tokens && type != GgmlType.Q4_K && type != GgmlType.Q5_K; t += 2) {
-            int o = outOff + t * outStride;
-            switch (type) {
-                case Q8_0 -> q8_0x2(il, at, cols, x, t, out, o, outStride, work, workOff);
-                case Q4_0 -> q4_0x2(il, at, cols, x, t, out, o, outStride, work, workOff);
-                default -> q6_Kx2(il, at, cols, x, t, out, o, outStride, work, workOff);
-            }
+        if (tokens > 1) { // each column decoded once for several tokens, on float lanes
+            InterleavedPasses.multiply(type, il, at, cols, x, tokens, out, outOff, outStride, work, workOff);
+            return;
         }
-        for (; t < tokens; t++) { // the others one at a time, over the group still in L2
-            int o = outOff + t * outStride;
-            switch (type) {
-                case Q8_0 -> q8_0(il, at, cols, x, t, out, o);
-                case Q4_0 -> q4_0(il, at, cols, x, t, out, o);
-                case Q4_K -> q4_K(il, at, cols, x, t, out, o, work, workOff);
-                case Q5_K -> q5_K(il, at, cols, x, t, out, o, work, workOff);
-                default -> q6_K(il, at, cols, x, t, out, o, work, workOff);
-            }
+        switch (type) {
+            case Q8_0 -> q8_0(il, at, cols, x, 0, out, outOff);
+            case Q4_0 -> q4_0(il, at, cols, x, 0, out, outOff);
+            case Q4_K -> q4_K(il, at, cols, x, 0, out, outOff, work, workOff);
+            case Q5_K -> q5_K(il, at, cols, x, 0, out, outOff, work, workOff);
+            default -> q6_K(il, at, cols, x, 0, out, outOff, work, workOff);
         }
     }
 
@@ -432,7 +424,7 @@ final class Interleaved {
 
     /**
      * Q5_K: {@link #q4_K} with 32 byte columns of {@code q - 16} per sub-block. A copy of that
-     * driver rather than one with a flag for the two (see {@link #q8_0x2}).
+     * driver rather than one with a flag for the two.
      */
     private static void q5_K(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, float[] out, int o,
             float[] work, int w) {
@@ -529,149 +521,5 @@ final class Interleaved {
         }
         t0.intoArray(work, w);
         t1.intoArray(work, w + L);
-    }
-
-    /*
-     * Two tokens at once. Each pass decodes a column once for both tokens; the integer sums of a
-     * block (or super-block) are computed by a method of their own that leaves them as floats in
-     * work, and the caller scales them with the same float operations, in the same order, as the
-     * one-token kernel: each token gets the bits it gets alone. (One method for both the sums and
-     * the scaling passed C2's inlining budget and was boxed.)
-     */
-
-    /**
-     * Q8_0, two tokens. Q4_0 has a copy of this driver ({@link #q4_0x2}): one driver for both, its
-     * sums method chosen by a flag, ran a 110M Q8_0 decode of four sequences at 55 tok/s in one
-     * run of three (C2 compiled it for the format it saw first).
-     */
-    private static void q8_0x2(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t,
-            float[] out, int o, int stride, float[] work, int w) {
-        FloatVector a0 = FloatVector.zero(F), a1 = a0, b0 = a0, b1 = a0;
-        int blocks = cols / 32;
-        for (int b = 0; b < blocks; b++) {
-            FloatVector da = FloatVector.broadcast(F, x.d()[t * blocks + b]);
-            FloatVector db = FloatVector.broadcast(F, x.d()[(t + 1) * blocks + b]);
-            FloatVector s0 = floats(il, at), s1 = floats(il, at + 4L * L);
-            q8_0Sums2(il, at + 4L * GROUP, x.q16(), t * cols + 32 * b, cols, work, w);
-            a0 = FloatVector.fromArray(F, work, w).fma(s0.mul(da), a0);
-            a1 = FloatVector.fromArray(F, work, w + L).fma(s1.mul(da), a1);
-            b0 = FloatVector.fromArray(F, work, w + 2 * L).fma(s0.mul(db), b0);
-            b1 = FloatVector.fromArray(F, work, w + 3 * L).fma(s1.mul(db), b1);
-            at += 36L * GROUP;
-        }
-        store2(a0, a1, b0, b1, out, o, stride);
-    }
-
-    /** Q4_0, two tokens: {@link #q8_0x2} with Q4_0's sums. */
-    private static void q4_0x2(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t,
-            float[] out, int o, int stride, float[] work, int w) {
-        FloatVector a0 = FloatVector.zero(F), a1 = a0, b0 = a0, b1 = a0;
-        int blocks = cols / 32;
-        for (int b = 0; b < blocks; b++) {
-            FloatVector da = FloatVector.broadcast(F, x.d()[t * blocks + b]);
-            FloatVector db = FloatVector.broadcast(F, x.d()[(t + 1) * blocks + b]);
-            FloatVector s0 = floats(il, at), s1 = floats(il, at + 4L * L);
-            nibbleSums2(il, at + 4L * GROUP, x.q(), x.lows(), t * cols + 32 * b, cols, work, w);
-            a0 = FloatVector.fromArray(F, work, w).fma(s0.mul(da), a0);
-            a1 = FloatVector.fromArray(F, work, w + L).fma(s1.mul(da), a1);
-            b0 = FloatVector.fromArray(F, work, w + 2 * L).fma(s0.mul(db), b0);
-            b1 = FloatVector.fromArray(F, work, w + 3 * L).fma(s1.mul(db), b1);
-            at += 20L * GROUP;
-        }
-        store2(a0, a1, b0, b1, out, o, stride);
-    }
-
-    /** A Q8_0 block's integer sums for the tokens at {@code xa} and {@code xa + xStride}, as floats into {@code work}. */
-    private static void q8_0Sums2(MemorySegment il, long at, short[] q, int xa, int xStride, float[] work, int w) {
-        int xb = xa + xStride;
-        IntVector i0 = IntVector.zero(I), i1 = i0, j0 = i0, j1 = i0;
-        for (int c = 0; c < 32; c += 2) {
-            ShortVector u = column(il, at + (long) c * GROUP);
-            ShortVector v = column(il, at + (long) (c + 1) * GROUP);
-            ShortVector p = u.mul(q[xa + c]).add(v.mul(q[xa + c + 1]));
-            ShortVector r = u.mul(q[xb + c]).add(v.mul(q[xb + c + 1]));
-            i0 = i0.add(widen(p, 0));
-            i1 = i1.add(widen(p, 1));
-            j0 = j0.add(widen(r, 0));
-            j1 = j1.add(widen(r, 1));
-        }
-        toFloat(i0).intoArray(work, w);
-        toFloat(i1).intoArray(work, w + L);
-        toFloat(j0).intoArray(work, w + 2 * L);
-        toFloat(j1).intoArray(work, w + 3 * L);
-    }
-
-    /** {@link #nibbleSums} for the tokens at {@code xa} and {@code xa + xStride}, widened, as floats into {@code work}. */
-    private static void nibbleSums2(MemorySegment il, long at, int[] q, int[] lows, int xa, int xStride,
-            float[] work, int w) {
-        int xb = xa + xStride;
-        ShortVector accA = IntVector.broadcast(I, lows[xa / 32]).reinterpretAsShorts();
-        ShortVector accB = IntVector.broadcast(I, lows[xb / 32]).reinterpretAsShorts();
-        for (int c = 0; c < 16; c++) {
-            ShortVector v = column(il, at + (long) c * GROUP);
-            ShortVector hi = v.lanewise(VectorOperators.ASHR, 4);
-            ShortVector lo = v.lanewise(VectorOperators.AND, (short) 0xF);
-            accA = accA.add(lo.mul(broadcast(q, xa + c))).add(hi.mul(broadcast(q, xa + 16 + c)));
-            accB = accB.add(lo.mul(broadcast(q, xb + c))).add(hi.mul(broadcast(q, xb + 16 + c)));
-        }
-        toFloat(widen(accA, 0)).intoArray(work, w);
-        toFloat(widen(accA, 1)).intoArray(work, w + L);
-        toFloat(widen(accB, 0)).intoArray(work, w + 2 * L);
-        toFloat(widen(accB, 1)).intoArray(work, w + 3 * L);
-    }
-
-    private static void q6_Kx2(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, float[] out, int o,
-            int stride, float[] work, int w) {
-        FloatVector a0 = FloatVector.zero(F), a1 = a0, b0 = a0, b1 = a0;
-        int supers = cols / QK_K;
-        for (int sb = 0; sb < supers; sb++) {
-            int xa = t * cols + sb * QK_K;
-            FloatVector d0 = floats(il, at), d1 = floats(il, at + 4L * L);   // read in the layout's order
-            FloatVector ta0 = FloatVector.zero(F), ta1 = ta0, tb0 = ta0, tb1 = ta0;
-            for (int j = 0; j < 16; j++) {
-                long scales = at + (4L + 17 * j) * GROUP;
-                FloatVector sc0 = bytes(il, scales), sc1 = bytes(il, scales + L);
-                q6_KSums2(il, scales + GROUP, x.q16(), xa + 16 * j, cols, work, w);
-                ta0 = FloatVector.fromArray(F, work, w).fma(sc0, ta0);
-                ta1 = FloatVector.fromArray(F, work, w + L).fma(sc1, ta1);
-                tb0 = FloatVector.fromArray(F, work, w + 2 * L).fma(sc0, tb0);
-                tb1 = FloatVector.fromArray(F, work, w + 3 * L).fma(sc1, tb1);
-            }
-            FloatVector dxa = FloatVector.broadcast(F, x.d()[t * supers + sb]);
-            FloatVector dxb = FloatVector.broadcast(F, x.d()[(t + 1) * supers + sb]);
-            a0 = ta0.fma(d0.mul(dxa), a0);
-            a1 = ta1.fma(d1.mul(dxa), a1);
-            b0 = tb0.fma(d0.mul(dxb), b0);
-            b1 = tb1.fma(d1.mul(dxb), b1);
-            at += 276L * GROUP;
-        }
-        store2(a0, a1, b0, b1, out, o, stride);
-    }
-
-    /** A Q6_K sub-block's integer sums for the tokens at {@code ya} and {@code ya + yStride}, as floats into {@code work}. */
-    private static void q6_KSums2(MemorySegment il, long at, short[] q, int ya, int yStride, float[] work, int w) {
-        int yb = ya + yStride;
-        ShortVector ea = ShortVector.zero(S), fa = ea, eb = ea, fb = ea;
-        for (int c = 0; c < 8; c++) {
-            long p = at + 2L * c * GROUP;   // (long) (2 * c) * GROUP: C2 compiled this kernel 4-5x slower
-            ShortVector u = column(il, p);
-            ShortVector v = column(il, p + GROUP);
-            ea = ea.add(u.mul(q[ya + c]));
-            fa = fa.add(v.mul(q[ya + 8 + c]));
-            eb = eb.add(u.mul(q[yb + c]));
-            fb = fb.add(v.mul(q[yb + 8 + c]));
-        }
-        toFloat(widen(ea, 0).add(widen(fa, 0))).intoArray(work, w);
-        toFloat(widen(ea, 1).add(widen(fa, 1))).intoArray(work, w + L);
-        toFloat(widen(eb, 0).add(widen(fb, 0))).intoArray(work, w + 2 * L);
-        toFloat(widen(eb, 1).add(widen(fb, 1))).intoArray(work, w + 3 * L);
-    }
-
-    private static void store2(FloatVector a0, FloatVector a1, FloatVector b0, FloatVector b1, float[] out, int o,
-            int stride) {
-        a0.intoArray(out, o);
-        a1.intoArray(out, o + L);
-        b0.intoArray(out, o + stride);
-        b1.intoArray(out, o + stride + L);
     }
 }

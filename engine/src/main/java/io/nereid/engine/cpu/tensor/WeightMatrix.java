@@ -61,13 +61,16 @@ public final class WeightMatrix {
     /**
      * Below this many tokens a matmul in the faster order takes the {@link Interleaved} copy, so
      * that each token gets its lone bits (a speculative verification scores its drafts as plain
-     * decoding would); from it on, the tiles or panels. Q4_K and Q5_K, whose interleaved kernel
-     * runs token by token, stop at 8: JMH (1024 x 4096, one thread) 5 tokens 828 against 919 us for
-     * the tiles, 8 tokens 1315 against 1093, 12 2004 against 1421; Q8_0 / Q4_0 / Q6_K run up to the
-     * panels (Q8_0 5 tokens 706 against 966, 8 1050 against 1159, 12 1624 against 1474, the VM noisy).
+     * decoding would); from it on, the tiles or panels. Since two to fifteen tokens take the float
+     * lanes' passes ({@link InterleavedPasses}), every format runs up to the panels: one thread,
+     * 2048 x 768 (Q6_K 4096 x 768), us for 8 / 12 / 15 tokens against the integer kernels (or Q4_K /
+     * Q5_K's tiles from 8) of the build before (AMD EPYC, 2026-12-06, two alternations): Q4_0 170 / 256 /
+     * 304 against 254 / 393 / 524, Q8_0 175 / 249 / 287 against 302 / 440 / 593, Q4_K 246 / 364 / 411
+     * against 292 / 390 / 531, Q5_K 255 / 389 / 447 against 280 / 376 / 483, Q6_K 691 / 762 / 900
+     * against 855 / 1,312 / 1,572; the panels' 16 tokens 410-454 (Q6_K 845-891).
      */
     static int interleavedTokens(GgmlType type) {
-        return type == GgmlType.Q4_K || type == GgmlType.Q5_K ? 8 : PANEL_TOKENS;
+        return PANEL_TOKENS;
     }
 
     /** Bytes of transposed tokens the groups that share a decoded row may take ({@link #multiplyPanels}). */

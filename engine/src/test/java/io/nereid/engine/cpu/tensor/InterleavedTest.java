@@ -16,8 +16,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The {@link Interleaved} kernels, through {@link WeightMatrix#matmul} in the faster order with one
- * to four tokens (where they are used): against the exact product, the same bits per token
+ * The {@link Interleaved} kernels (and {@link InterleavedPasses}), through {@link WeightMatrix#matmul} in
+ * the faster order with one to fourteen tokens (where they are used: passes of two to five tokens, split
+ * evenly): against the exact product, the same bits per token
  * whatever shares the call, and no 16-bit overflow at the extremes. At every vector width
  * (groups of 8, 16 and 32 rows).
  */
@@ -40,7 +41,8 @@ class InterleavedTest {
 
     static Stream<Arguments> typesAndTokens() {
         return Stream.of(GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K)
-                .flatMap(t -> Stream.of(1, 2, 3, 4).map(n -> Arguments.of(t, n)));
+                .flatMap(t -> Stream.of(1, 2, 3, 4, 5, 6, 7, 9, 14)
+                        .filter(n -> n < WeightMatrix.interleavedTokens(t)).map(n -> Arguments.of(t, n)));
     }
 
     @ParameterizedTest(name = "{0} x {1} tokens")
@@ -107,7 +109,7 @@ class InterleavedTest {
     /**
      * Every weight at its most negative integer (-128; {@code q = 0}: -8, -16 or -32) against inputs
      * that quantize to +-127 everywhere: the 16-bit sums are at their largest (2 * 16256, 32 * 1016,
-     * 8 * 4064, 16 * 2032) and still exact.
+     * 8 * 4064, 16 * 2032) and still exact, and so are the float lanes' sums of several tokens.
      */
     @ParameterizedTest
     @EnumSource(value = GgmlType.class, names = {"Q8_0", "Q4_0", "Q4_K", "Q5_K", "Q6_K"})
@@ -130,12 +132,19 @@ class InterleavedTest {
             Arrays.fill(x, sign);
             float[] multiplied = TestRows.matmulActivations(type, x, COLS);
             float[] out = fastest(w, x, 1, 0, ROWS);
+            // five tokens: the float lanes' passes (InterleavedPasses), the same bits as one
+            int five = 5;
+            float[] many = fastest(w, TestRows.repeat(x, five), five, 0, ROWS);
             for (int r = 0; r < ROWS; r++) {
                 float[] row = w.dequantizeRow(r);
                 double exact = TestRows.exactDot(row, 0, multiplied, 0, COLS);
                 double tol = TestRows.dotTolerance(COLS, TestRows.dotMagnitude(type, row, 0, multiplied, 0, COLS));
                 assertTrue(Math.abs(exact) > 1, "a product far from zero: " + exact);
                 assertEquals(exact, out[r], tol, type + " inputs " + sign + " row " + r);
+                for (int t = 0; t < five; t++) {
+                    assertEquals(Float.floatToRawIntBits(out[r]), Float.floatToRawIntBits(many[t * ROWS + r]),
+                            type + " inputs " + sign + " row " + r + " token " + t + " of " + five);
+                }
             }
         }
     }

@@ -82,6 +82,21 @@ class MatmulInputTest {
                 MatmulInput.Form.Q8_K), "rows shorter than a block");
     }
 
+    /** The quants round half to even, as ggml's {@code _mm256_round_ps} and {@link Math#rint}: 2.5 to 2, 3.5 to 4. */
+    @Test
+    void quantsRoundHalfToEven() {
+        float[] x = new float[32];
+        float[] halves = {127f, 2.5f, -2.5f, 3.5f, -3.5f, 0.5f, -0.5f, 1.5f, 126.5f, -126.5f};
+        System.arraycopy(halves, 0, x, 0, halves.length);
+        MatmulInput.Quants q = MatmulInput.of(x, 1, 32).quants(MatmulInput.Form.Q8_0);
+        int[] expected = {127, 2, -2, 4, -4, 0, 0, 2, 126, -126};
+        for (int i = 0; i < expected.length; i++) {
+            assertEquals(expected[i], q.q16()[i], "element " + i + " (" + halves[i] + ")");
+            assertEquals((float) expected[i], q.qf()[i], 0f, "element " + i + " as a float");
+        }
+        assertEquals(0f, q.qf()[31], 0f);
+    }
+
     /**
      * The integer quants the interleaved kernels multiply stand for the form's values exactly, with
      * the sums of 32 of Q8_K and the nibble bias of both forms (each 16-bit value in both halves of
@@ -105,6 +120,7 @@ class MatmulInputTest {
                     assertEquals(true, Math.abs(v) <= 127, form + " element " + i + " is " + v);
                     assertEquals(v & 0xFFFF | v << 16, q.q()[i], form + " element " + i + " in both halves");
                     assertEquals(v, q.q16()[i], form + " element " + i + " on 16 bits");
+                    assertEquals(Float.floatToRawIntBits(v), Float.floatToRawIntBits(q.qf()[i]), form + " element " + i + " as a float");
                 }
                 for (int s = 0; s < 2 * cols / 32; s++) {
                     int low = 0;
