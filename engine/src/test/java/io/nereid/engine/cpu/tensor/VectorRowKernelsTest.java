@@ -203,9 +203,8 @@ class VectorRowKernelsTest {
     /**
      * In the faster order a step of a few tokens gives each token the bits it gets alone,
      * interpreted and after C2 compiled the kernels, on a matrix with an interleaved group and
-     * rows after it: a speculative verification of up to 14 drafts (6 for Q4_K / Q5_K, whose
-     * interleaved kernel stops at 7 tokens; 2 for F32, whose row kernels share only two or three)
-     * scores them exactly as plain decoding would.
+     * rows after it: a speculative verification of up to 14 drafts (2 for F32, whose row kernels
+     * share only two or three) scores them exactly as plain decoding would.
      */
     @ParameterizedTest
     @MethodSource("allTypes")
