@@ -53,10 +53,10 @@ import jdk.incubator.vector.VectorSpecies;
  * their running sums in {@code work} (a super-block's pass in one method passed C2's node budget,
  * {@code NodeCountInliningCutoff}, and its vectors were boxed). Passes of two or three tokens sum a
  * block's two halves of columns in chains of their own, so that the chains are not bound by the
- * FMA's latency. The methods are alike on purpose:
- * one method a pass size for all five formats, the column decoding and the inputs' offsets
- * as arguments and each block's sums through {@code work}, measured 1.6-2.6x slower (Q4_0 five tokens
- * 187-190 against 94-95 us, Q6_K 416-746 against 289-294).
+ * FMA's latency. The methods are alike on purpose: one method a pass size for all five formats
+ * (the column decoding and the inputs' offsets as arguments, each block's sums through
+ * {@code work}) measured 1.6-2.6x slower (Q4_0 five tokens 187-190 against 94-95 us, Q6_K 416-746
+ * against 289-294).
  */
 final class InterleavedPasses {
 
@@ -72,11 +72,6 @@ final class InterleavedPasses {
     static final int PASS = 5;
 
     private InterleavedPasses() {
-    }
-
-    /** Whether {@code type}'s copy has kernels here. */
-    static boolean supports(GgmlType type) {
-        return Interleaved.supports(type);
     }
 
     /**
