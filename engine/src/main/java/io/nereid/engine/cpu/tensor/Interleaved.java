@@ -40,7 +40,7 @@ import jdk.incubator.vector.VectorSpecies;
  * {@code _q8_0_q8_0}: {@code (d_w * d_x) * sumi}; Q4_K:
  * {@code d * d_x * sum(sc * sumi) - dmin * d_x * sum(m * bsum)}; Q6_K: {@code d * d_x * sum(sc * sumi)}),
  * with the blocks summed in order, one chain per row. A token's results are the same bits
- * whether it runs alone or with one or two others, and on any row range: a group is always
+ * whether it runs alone or with up to 14 others ({@link InterleavedPasses}), and on any row range: a group is always
  * computed whole.
  *
  * <p>Layouts, per group of {@code GROUP} rows (group {@code g} at {@code g * groupBytes}), floats

@@ -22,8 +22,8 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * <p>Exactness: every product of a weight's integer and an input's ({@code [-127, 127]}) is an
  * integer, and so is every partial sum of a block, at most (with the start a block's sum takes,
- * {@link MatmulInput.Quants#lows} for the nibbles and {@code 8} or {@code 16 * sum(x)} for the
- * K-quants' offsets) 32 * 16,256 (Q8_0), 16,256 + 16 * (1,905 + 1,016) (Q4_0), 16 * 4,064 (Q6_K's
+ * {@link MatmulInput.Quants#lows} for Q4_0's nibbles, those plus {@code 8 * sum(x)} for Q4_K's and
+ * {@code 16 * sum(x)} for Q5_K's) 32 * 16,256 (Q8_0), 16,256 + 16 * (1,905 + 1,016) (Q4_0), 16 * 4,064 (Q6_K's
  * sub-blocks), 16,256 + 32,512 + 32 * 1,905 (Q4_K) or 65,024 + 32 * 2,032 (Q5_K) in magnitude: all
  * below {@code 2^24}, so every float operation on them is exact, in whatever order. A block's sum
  * is thus the integer {@link Interleaved}'s one-token kernel computes on 16-bit and int lanes, as a

@@ -1,14 +1,8 @@
 package io.nereid.engine.cpu.tensor;
 
 import io.nereid.engine.cpu.kernel.PanelDot;
-import io.nereid.engine.cpu.kernel.VectorWidth;
 import io.nereid.engine.gguf.GgmlType;
 import java.util.Objects;
-import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.ShortVector;
-import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorSpecies;
 
 /**
  * The activations a {@link WeightMatrix#matmul} multiplies: {@code tokens} vectors of
@@ -39,13 +33,6 @@ import jdk.incubator.vector.VectorSpecies;
  * is in use.
  */
 public final class MatmulInput {
-
-    /** The lanes {@link Quants} are computed on, and their integers narrowed to shorts. */
-    private static final VectorSpecies<Float> QF = VectorWidth.current().floats();
-    private static final VectorSpecies<Short> QS = VectorWidth.current().shorts();
-
-    /** {@code 1.5 * 2^23}: {@link #rint}. */
-    private static final float ROUND = 0x1.8p23f;
 
     /** An activation form: what a weight format's kernels multiply. */
     enum Form {
@@ -316,36 +303,13 @@ public final class MatmulInput {
         return amax;
     }
 
-    /** {@link #q8_0Block}'s integers and F16-rounded scale, on vector lanes (a scalar loop here took ~10 % of a five-token step). */
+    /** {@link #q8_0Block}'s integers and F16-rounded scale ({@link QuantLanes}). */
     private static void q8_0Quants(float[] x, int off, Quants out) {
-        FloatVector m = FloatVector.zero(QF);
-        for (int j = off; j < off + Q8_0Format.BLOCK; j += QF.length()) {
-            m = m.max(FloatVector.fromArray(QF, x, j).abs());
-        }
-        float amax = m.reduceLanes(VectorOperators.MAX);
+        float amax = QuantLanes.absMax(x, off, Q8_0Format.BLOCK);
         out.d[off / Q8_0Format.BLOCK] = Float.float16ToFloat(Float.floatToFloat16(amax / 127f));
         float id = amax != 0f ? 127f / amax : 0f;
-        for (int j = off; j < off + Q8_0Format.BLOCK; j += QF.length()) {
-            storeQuants(rint(FloatVector.fromArray(QF, x, j).mul(id)), out, j);
-        }
+        QuantLanes.quantize(x, off, Q8_0Format.BLOCK, id, out);
         out.low(off);
-    }
-
-    /**
-     * {@code v}'s lanes (each within {@code 2^22} of zero, or NaN) rounded to integers, half to even
-     * ({@link Math#rint}): adding {@code 1.5 * 2^23} leaves no bits below the units, the addition rounds
-     * to nearest even, and taking it off again is exact.
-     */
-    private static FloatVector rint(FloatVector v) {
-        return v.add(ROUND).sub(ROUND);
-    }
-
-    /** Integers {@code r} (as floats; NaN as 0, as {@code (int)} casts it) into {@code out}'s arrays at {@code j}. */
-    private static void storeQuants(FloatVector r, Quants out, int j) {
-        IntVector q = (IntVector) r.convert(VectorOperators.F2I, 0);
-        q.and(0xFFFF).or(q.lanewise(VectorOperators.LSHL, 16)).intoArray(out.q, j);
-        ((ShortVector) q.convertShape(VectorOperators.I2S, QS, 0)).intoArray(out.q16, j);
-        ((FloatVector) q.convert(VectorOperators.I2F, 0)).intoArray(out.qf, j);
     }
 
     /** The first value of largest magnitude in the Q8_K block at {@code off}, 0 if all are. */
@@ -362,15 +326,13 @@ public final class MatmulInput {
         return max;
     }
 
-    /** {@link #q8_KBlock}'s integers, scale and sums of 32, on vector lanes. */
+    /** {@link #q8_KBlock}'s integers, scale and sums of 32 ({@link QuantLanes}). */
     private static void q8_KQuants(float[] x, int off, Quants out) {
         float max = signedMax(x, off);
         float iscale = max == 0f ? 0f : -127f / max;
         out.d[off / KScales.QK_K] = max == 0f ? 0f : 1f / iscale;
         for (int s = off; s < off + KScales.QK_K; s += 32) {
-            for (int j = s; j < s + 32; j += QF.length()) {
-                storeQuants(rint(FloatVector.fromArray(QF, x, j).mul(iscale)).min(127f), out, j);
-            }
+            QuantLanes.quantize(x, s, 32, iscale, out);
             int sum = 0;
             for (int j = s; j < s + 32; j++) {
                 sum += out.q16[j];

@@ -387,8 +387,9 @@ public final class WeightMatrix {
      * {@code batchInvariant}, the products of fewer than four tokens use
      * {@link RowKernel#dotFast} (several chains, each format's own order): faster alone, but not
      * the bits a tile gives the same token. Where the matrix has an {@link Interleaved} copy (Q8_0,
-     * Q4_0, Q4_K, Q5_K, Q6_K), fewer than {@link #interleavedTokens} take it instead (15 or 7):
-     * integer sums on the input's Q8 quants, each token the same bits alone or with the others.
+     * Q4_0, Q4_K, Q5_K, Q6_K), fewer than {@link #interleavedTokens} take it instead (up to 15):
+     * integer sums on the input's Q8 quants (one token on 16-bit lanes, more on float lanes,
+     * {@link InterleavedPasses}), each token the same bits alone or with the others.
      * F16 and BF16 take their {@link HalfColumns} copy for up to {@link HalfColumns#MAX_TOKENS} tokens:
      * one FMA chain per (row, token) over the columns, the panels' order, so any token count gives a
      * token the same bits; batch invariant (or without the copy: an embedding's matrix, or

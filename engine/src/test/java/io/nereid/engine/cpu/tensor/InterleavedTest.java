@@ -127,24 +127,32 @@ class InterleavedTest {
             }
         }
         WeightMatrix w = matrix(type, bytes);
-        for (float sign : new float[] {1f, -1f}) {
+        float[][] alone = new float[2][];
+        float[] signs = {1f, -1f};
+        for (int si = 0; si < 2; si++) {
             float[] x = new float[COLS];
-            Arrays.fill(x, sign);
+            Arrays.fill(x, signs[si]);
             float[] multiplied = TestRows.matmulActivations(type, x, COLS);
-            float[] out = fastest(w, x, 1, 0, ROWS);
-            // five tokens: the float lanes' passes (InterleavedPasses), the same bits as one
-            int five = 5;
-            float[] many = fastest(w, TestRows.repeat(x, five), five, 0, ROWS);
+            alone[si] = fastest(w, x, 1, 0, ROWS);
             for (int r = 0; r < ROWS; r++) {
                 float[] row = w.dequantizeRow(r);
                 double exact = TestRows.exactDot(row, 0, multiplied, 0, COLS);
                 double tol = TestRows.dotTolerance(COLS, TestRows.dotMagnitude(type, row, 0, multiplied, 0, COLS));
                 assertTrue(Math.abs(exact) > 1, "a product far from zero: " + exact);
-                assertEquals(exact, out[r], tol, type + " inputs " + sign + " row " + r);
-                for (int t = 0; t < five; t++) {
-                    assertEquals(Float.floatToRawIntBits(out[r]), Float.floatToRawIntBits(many[t * ROWS + r]),
-                            type + " inputs " + sign + " row " + r + " token " + t + " of " + five);
-                }
+                assertEquals(exact, alone[si][r], tol, type + " inputs " + signs[si] + " row " + r);
+            }
+        }
+        // five tokens of alternating sign: the float lanes' passes (InterleavedPasses), each token the bits of its sign alone
+        int five = 5;
+        float[] x = new float[five * COLS];
+        for (int t = 0; t < five; t++) {
+            Arrays.fill(x, t * COLS, (t + 1) * COLS, signs[t % 2]);
+        }
+        float[] many = fastest(w, x, five, 0, ROWS);
+        for (int t = 0; t < five; t++) {
+            for (int r = 0; r < ROWS; r++) {
+                assertEquals(Float.floatToRawIntBits(alone[t % 2][r]), Float.floatToRawIntBits(many[t * ROWS + r]),
+                        type + " row " + r + " token " + t + " of " + five);
             }
         }
     }

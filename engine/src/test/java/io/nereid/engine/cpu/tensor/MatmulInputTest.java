@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.nereid.engine.cpu.kernel.VectorWidthsUnderTest;
 import io.nereid.engine.gguf.GgmlType;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -16,6 +17,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -24,6 +26,7 @@ import org.junit.jupiter.api.Timeout;
  * same form whichever way it is computed, by several threads at once or into reused
  * {@link MatmulInput.Buffers}.
  */
+@Tag(VectorWidthsUnderTest.TAG) // the quants are computed on the width's lanes (QuantLanes)
 class MatmulInputTest {
 
     private static final int COLS = 2048;
@@ -95,6 +98,27 @@ class MatmulInputTest {
             assertEquals((float) expected[i], q.qf()[i], 0f, "element " + i + " as a float");
         }
         assertEquals(0f, q.qf()[31], 0f);
+    }
+
+    /**
+     * A block whose largest magnitude is so small that {@code 127 / amax} overflows (its F16 scale is
+     * 0) gets integers within [-127, 127], the same in every array, rather than infinities.
+     */
+    @Test
+    void aBlockWhoseScaleOverflowsGetsClampedIntegers() {
+        float[] x = new float[256];
+        x[0] = 1e-38f;
+        x[1] = -1e-38f;
+        for (MatmulInput.Form form : new MatmulInput.Form[] {MatmulInput.Form.Q8_0, MatmulInput.Form.Q8_K}) {
+            MatmulInput.Quants q = MatmulInput.of(x, 1, 256).quants(form);
+            for (int i = 0; i < 256; i++) {
+                int v = q.q16()[i];
+                assertEquals(true, Math.abs(v) <= 127, form + " element " + i + " is " + v);
+                assertEquals((float) v, q.qf()[i], 0f, form + " element " + i + " as a float");
+                assertEquals(v & 0xFFFF | v << 16, q.q()[i], form + " element " + i + " in both halves");
+            }
+            assertEquals(0f, Math.abs(q.d()[0]), 0f, form + ": the scale underflows to 0");
+        }
     }
 
     /**

@@ -11,15 +11,6 @@ final class TestRows {
     }
 
     /** {@code n} floats, normally distributed with standard deviation {@code scale}. */
-    /** {@code x} {@code times} times, one after the other. */
-    static float[] repeat(float[] x, int times) {
-        float[] out = new float[x.length * times];
-        for (int t = 0; t < times; t++) {
-            System.arraycopy(x, 0, out, t * x.length, x.length);
-        }
-        return out;
-    }
-
     static float[] gaussian(Random random, int n, float scale) {
         float[] x = new float[n];
         for (int i = 0; i < n; i++) {
