@@ -253,11 +253,11 @@ final class Interleaved {
             return;
         }
         switch (type) {
-            case Q8_0 -> q8_0(il, at, cols, x, 0, out, outOff);
-            case Q4_0 -> q4_0(il, at, cols, x, 0, out, outOff);
-            case Q4_K -> q4_K(il, at, cols, x, 0, out, outOff, work, workOff);
-            case Q5_K -> q5_K(il, at, cols, x, 0, out, outOff, work, workOff);
-            default -> q6_K(il, at, cols, x, 0, out, outOff, work, workOff);
+            case Q8_0 -> q8_0(il, at, cols, x, out, outOff);
+            case Q4_0 -> q4_0(il, at, cols, x, out, outOff);
+            case Q4_K -> q4_K(il, at, cols, x, out, outOff, work, workOff);
+            case Q5_K -> q5_K(il, at, cols, x, out, outOff, work, workOff);
+            default -> q6_K(il, at, cols, x, out, outOff, work, workOff);
         }
     }
 
@@ -330,15 +330,15 @@ final class Interleaved {
         return acc;
     }
 
-    private static void q8_0(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, float[] out, int o) {
+    private static void q8_0(MemorySegment il, long at, int cols, MatmulInput.Quants x, float[] out, int o) {
         short[] q = x.q16();
         FloatVector a0 = FloatVector.zero(F), a1 = a0;
         int blocks = cols / 32;
         for (int b = 0; b < blocks; b++) {
-            FloatVector d = FloatVector.broadcast(F, x.d()[t * blocks + b]);
+            FloatVector d = FloatVector.broadcast(F, x.d()[b]);
             FloatVector s0 = floats(il, at).mul(d), s1 = floats(il, at + 4L * L).mul(d);
             long cAt = at + 4L * GROUP;
-            int x0 = t * cols + 32 * b;
+            int x0 = 32 * b;
             IntVector i0 = IntVector.zero(I), i1 = i0;
             for (int c = 0; c < 32; c += 2) {
                 // two products of at most 127 * 127 each fit 16 bits; then on to int lanes
@@ -355,14 +355,14 @@ final class Interleaved {
         a1.intoArray(out, o + L);
     }
 
-    private static void q4_0(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, float[] out, int o) {
+    private static void q4_0(MemorySegment il, long at, int cols, MatmulInput.Quants x, float[] out, int o) {
         int[] q = x.q();
         FloatVector a0 = FloatVector.zero(F), a1 = a0;
         int blocks = cols / 32;
         for (int b = 0; b < blocks; b++) {
-            FloatVector d = FloatVector.broadcast(F, x.d()[t * blocks + b]);
+            FloatVector d = FloatVector.broadcast(F, x.d()[b]);
             FloatVector s0 = floats(il, at).mul(d), s1 = floats(il, at + 4L * L).mul(d);
-            int x0 = t * cols + 32 * b;
+            int x0 = 32 * b;
             ShortVector acc = nibbleSums(il, at + 4L * GROUP, q, x0, x.lows()[x0 / 32]);
             a0 = toFloat(widen(acc, 0)).fma(s0, a0);
             a1 = toFloat(widen(acc, 1)).fma(s1, a1);
@@ -372,14 +372,14 @@ final class Interleaved {
         a1.intoArray(out, o + L);
     }
 
-    private static void q4_K(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, float[] out, int o,
+    private static void q4_K(MemorySegment il, long at, int cols, MatmulInput.Quants x, float[] out, int o,
             float[] work, int w) {
         int[] sums = x.sums();
         FloatVector a0 = FloatVector.zero(F), a1 = a0, m0 = a0, m1 = a0;
         int supers = cols / QK_K;
         for (int sb = 0; sb < supers; sb++) {
-            int x0 = t * cols + sb * QK_K;
-            FloatVector dx = FloatVector.broadcast(F, x.d()[t * supers + sb]);
+            int x0 = sb * QK_K;
+            FloatVector dx = FloatVector.broadcast(F, x.d()[sb]);
             FloatVector d0 = floats(il, at).mul(dx), d1 = floats(il, at + 4L * L).mul(dx);
             FloatVector n0 = floats(il, at + 8L * L).mul(dx), n1 = floats(il, at + 12L * L).mul(dx);
             q4_KScaledSums(il, at + 8L * GROUP, x.q(), x0, sums, x.lows(), work, w);
@@ -426,14 +426,14 @@ final class Interleaved {
      * Q5_K: {@link #q4_K} with 32 byte columns of {@code q - 16} per sub-block. A copy of that
      * driver rather than one with a flag for the two.
      */
-    private static void q5_K(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, float[] out, int o,
+    private static void q5_K(MemorySegment il, long at, int cols, MatmulInput.Quants x, float[] out, int o,
             float[] work, int w) {
         int[] sums = x.sums();
         FloatVector a0 = FloatVector.zero(F), a1 = a0, m0 = a0, m1 = a0;
         int supers = cols / QK_K;
         for (int sb = 0; sb < supers; sb++) {
-            int x0 = t * cols + sb * QK_K;
-            FloatVector dx = FloatVector.broadcast(F, x.d()[t * supers + sb]);
+            int x0 = sb * QK_K;
+            FloatVector dx = FloatVector.broadcast(F, x.d()[sb]);
             FloatVector d0 = floats(il, at).mul(dx), d1 = floats(il, at + 4L * L).mul(dx);
             FloatVector n0 = floats(il, at + 8L * L).mul(dx), n1 = floats(il, at + 12L * L).mul(dx);
             q5_KScaledSums(il, at + 8L * GROUP, x.q16(), x0, sums, work, w);
@@ -482,14 +482,14 @@ final class Interleaved {
         u1.intoArray(work, w + 3 * L);
     }
 
-    private static void q6_K(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, float[] out, int o,
+    private static void q6_K(MemorySegment il, long at, int cols, MatmulInput.Quants x, float[] out, int o,
             float[] work, int w) {
         FloatVector a0 = FloatVector.zero(F), a1 = a0;
         int supers = cols / QK_K;
         for (int sb = 0; sb < supers; sb++) {
-            FloatVector dx = FloatVector.broadcast(F, x.d()[t * supers + sb]);
+            FloatVector dx = FloatVector.broadcast(F, x.d()[sb]);
             FloatVector d0 = floats(il, at).mul(dx), d1 = floats(il, at + 4L * L).mul(dx);
-            q6_KScaledSums(il, at + 4L * GROUP, x.q16(), t * cols + sb * QK_K, work, w);
+            q6_KScaledSums(il, at + 4L * GROUP, x.q16(), sb * QK_K, work, w);
             a0 = FloatVector.fromArray(F, work, w).fma(d0, a0);
             a1 = FloatVector.fromArray(F, work, w + L).fma(d1, a1);
             at += 276L * GROUP;

@@ -105,9 +105,7 @@ final class InterleavedPasses {
                         default -> q4_0x5(il, at, cols, x, t, out, to, stride);
                     }
                 }
-                case Q6_K -> q6_K(il, at, cols, x, t, n, out, to, stride, work, wo);
-                case Q4_K -> q4_K(il, at, cols, x, t, n, out, to, stride, work, wo);
-                case Q5_K -> q5_K(il, at, cols, x, t, n, out, to, stride, work, wo);
+                case Q4_K, Q5_K, Q6_K -> superBlocks(type, il, at, cols, x, t, n, out, to, stride, work, wo);
                 default -> throw new IllegalArgumentException(type + " has no interleaved copy");
             }
             t += n;
@@ -646,29 +644,78 @@ final class InterleavedPasses {
     }
 
 
-    private static void q6_K(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, int n, float[] out,
-            int o, int stride, float[] work, int wo) {
-        float[] qf = x.qf();
+    /**
+     * Q4_K / Q5_K / Q6_K: {@code n} tokens from token {@code t} against the group at {@code at}, into
+     * {@code out[o + i * stride, + GROUP)}: each sub-block's sums ({@link #subBlock}) times its scale into
+     * the super-block's sums in {@code work}, those times {@code d * d_x} into the outputs ({@link #scale}),
+     * and Q4_K / Q5_K's mins ({@link #mins}) taken off at the end, as {@link Interleaved}'s one-token kernels
+     * take them. Only the sub-block methods are per format and token count: this driver's work is a
+     * sub-block's worth of calls.
+     */
+    private static void superBlocks(GgmlType type, MemorySegment il, long at, int cols, MatmulInput.Quants x, int t,
+            int n, float[] out, int o, int stride, float[] work, int wo) {
+        boolean q6 = type == GgmlType.Q6_K;
+        int subs = q6 ? 16 : 8;
+        int subLength = q6 ? 16 : 32;
+        int subStride = q6 ? 17 : type == GgmlType.Q4_K ? 18 : 34;   // groups of bytes from one sub-block to the next
+        long head = q6 ? 4L : 8L;   // d (and dmin) ahead of the sub-blocks, in groups of bytes
+        long superBytes = (q6 ? 276L : type == GgmlType.Q4_K ? 152L : 280L) * GROUP;
         float[] d = x.d();
         int[] sums = x.sums();
-        int[] lows = x.lows();
         int wt = wo + 2 * PASS * L;   // the super-block's scaled sums, 2L floats a token
         clear(out, o, stride, n);
-        for (int sb = 0; sb < cols / QK_K; sb++, at += 276L * GROUP) {
+        if (!q6) {
+            clear(work, wo, 2 * L, n);
+        }
+        for (int sb = 0; sb < cols / QK_K; sb++, at += superBytes) {
             Arrays.fill(work, wt, wt + 2 * n * L, 0f);
-            for (int j = 0; j < 16; j++) {
-                long sub = at + (4L + 17 * j) * GROUP;
-                int y = t * cols + sb * QK_K + 16 * j;
-                switch (n) {
-                    case 2 -> q6_KSub2(il, sub, qf, sums, lows, y, cols, work, wt);
-                    case 3 -> q6_KSub3(il, sub, qf, sums, lows, y, cols, work, wt);
-                    case 4 -> q6_KSub4(il, sub, qf, sums, lows, y, cols, work, wt);
-                    default -> q6_KSub5(il, sub, qf, sums, lows, y, cols, work, wt);
-                }
+            for (int j = 0; j < subs; j++) {
+                long sub = at + (head + subStride * j) * GROUP;
+                subBlock(type, n, il, sub, x, t * cols + sb * QK_K + subLength * j, cols, work, wt);
             }
             for (int i = 0; i < n; i++) {
                 int y = (t + i) * cols;
                 scale(il, at, work, wt + 2 * i * L, d[y / QK_K + sb], out, o + i * stride);
+                if (!q6) {
+                    mins(il, at, subStride, sums, (y + sb * QK_K) / 32, d[y / QK_K + sb], work, wo + 2 * i * L);
+                }
+            }
+        }
+        if (!q6) {
+            subtract(out, o, stride, work, wo, n);
+        }
+    }
+
+    /** The sub-block at {@code sub} for {@code n} tokens, the first's integers from {@code x}'s element {@code y}. */
+    private static void subBlock(GgmlType type, int n, MemorySegment il, long sub, MatmulInput.Quants x, int y, int ys,
+            float[] work, int wt) {
+        float[] qf = x.qf();
+        int[] sums = x.sums();
+        int[] lows = x.lows();
+        switch (type) {
+            case Q6_K -> {
+                switch (n) {
+                    case 2 -> q6_KSub2(il, sub, qf, sums, lows, y, ys, work, wt);
+                    case 3 -> q6_KSub3(il, sub, qf, sums, lows, y, ys, work, wt);
+                    case 4 -> q6_KSub4(il, sub, qf, sums, lows, y, ys, work, wt);
+                    default -> q6_KSub5(il, sub, qf, sums, lows, y, ys, work, wt);
+                }
+            }
+            case Q4_K -> {
+                switch (n) {
+                    case 2 -> q4_KSub2(il, sub, qf, sums, lows, y, ys, work, wt);
+                    case 3 -> q4_KSub3(il, sub, qf, sums, lows, y, ys, work, wt);
+                    case 4 -> q4_KSub4(il, sub, qf, sums, lows, y, ys, work, wt);
+                    default -> q4_KSub5(il, sub, qf, sums, lows, y, ys, work, wt);
+                }
+            }
+            default -> {
+                switch (n) {
+                    case 2 -> q5_KSub2(il, sub, qf, sums, lows, y, ys, work, wt);
+                    case 3 -> q5_KSub3(il, sub, qf, sums, lows, y, ys, work, wt);
+                    case 4 -> q5_KSub4(il, sub, qf, sums, lows, y, ys, work, wt);
+                    default -> q5_KSub5(il, sub, qf, sums, lows, y, ys, work, wt);
+                }
             }
         }
     }
@@ -827,36 +874,6 @@ final class InterleavedPasses {
         p31.fma(sc1, FloatVector.fromArray(F, work, wt + 7 * L)).intoArray(work, wt + 7 * L);
         p40.fma(sc0, FloatVector.fromArray(F, work, wt + 8 * L)).intoArray(work, wt + 8 * L);
         p41.fma(sc1, FloatVector.fromArray(F, work, wt + 9 * L)).intoArray(work, wt + 9 * L);
-    }
-
-    private static void q4_K(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, int n, float[] out,
-            int o, int stride, float[] work, int wo) {
-        float[] qf = x.qf();
-        float[] d = x.d();
-        int[] sums = x.sums();
-        int[] lows = x.lows();
-        int wt = wo + 2 * PASS * L;   // the super-block's scaled sums, 2L floats a token
-        clear(out, o, stride, n);
-        clear(work, wo, 2 * L, n);
-        for (int sb = 0; sb < cols / QK_K; sb++, at += 152L * GROUP) {
-            Arrays.fill(work, wt, wt + 2 * n * L, 0f);
-            for (int j = 0; j < 8; j++) {
-                long sub = at + (8L + 18 * j) * GROUP;
-                int y = t * cols + sb * QK_K + 32 * j;
-                switch (n) {
-                    case 2 -> q4_KSub2(il, sub, qf, sums, lows, y, cols, work, wt);
-                    case 3 -> q4_KSub3(il, sub, qf, sums, lows, y, cols, work, wt);
-                    case 4 -> q4_KSub4(il, sub, qf, sums, lows, y, cols, work, wt);
-                    default -> q4_KSub5(il, sub, qf, sums, lows, y, cols, work, wt);
-                }
-            }
-            for (int i = 0; i < n; i++) {
-                int y = (t + i) * cols;
-                scale(il, at, work, wt + 2 * i * L, d[y / QK_K + sb], out, o + i * stride);
-                mins(il, at, 18, sums, (y + sb * QK_K) / 32, d[y / QK_K + sb], work, wo + 2 * i * L);
-            }
-        }
-        subtract(out, o, stride, work, wo, n);
     }
 
     private static void q4_KSub2(MemorySegment il, long sub, float[] qf, int[] sums, int[] lows, int y0, int ys,
@@ -1018,36 +1035,6 @@ final class InterleavedPasses {
         p31.fma(sc1, FloatVector.fromArray(F, work, wt + 7 * L)).intoArray(work, wt + 7 * L);
         p40.fma(sc0, FloatVector.fromArray(F, work, wt + 8 * L)).intoArray(work, wt + 8 * L);
         p41.fma(sc1, FloatVector.fromArray(F, work, wt + 9 * L)).intoArray(work, wt + 9 * L);
-    }
-
-    private static void q5_K(MemorySegment il, long at, int cols, MatmulInput.Quants x, int t, int n, float[] out,
-            int o, int stride, float[] work, int wo) {
-        float[] qf = x.qf();
-        float[] d = x.d();
-        int[] sums = x.sums();
-        int[] lows = x.lows();
-        int wt = wo + 2 * PASS * L;   // the super-block's scaled sums, 2L floats a token
-        clear(out, o, stride, n);
-        clear(work, wo, 2 * L, n);
-        for (int sb = 0; sb < cols / QK_K; sb++, at += 280L * GROUP) {
-            Arrays.fill(work, wt, wt + 2 * n * L, 0f);
-            for (int j = 0; j < 8; j++) {
-                long sub = at + (8L + 34 * j) * GROUP;
-                int y = t * cols + sb * QK_K + 32 * j;
-                switch (n) {
-                    case 2 -> q5_KSub2(il, sub, qf, sums, lows, y, cols, work, wt);
-                    case 3 -> q5_KSub3(il, sub, qf, sums, lows, y, cols, work, wt);
-                    case 4 -> q5_KSub4(il, sub, qf, sums, lows, y, cols, work, wt);
-                    default -> q5_KSub5(il, sub, qf, sums, lows, y, cols, work, wt);
-                }
-            }
-            for (int i = 0; i < n; i++) {
-                int y = (t + i) * cols;
-                scale(il, at, work, wt + 2 * i * L, d[y / QK_K + sb], out, o + i * stride);
-                mins(il, at, 34, sums, (y + sb * QK_K) / 32, d[y / QK_K + sb], work, wo + 2 * i * L);
-            }
-        }
-        subtract(out, o, stride, work, wo, n);
     }
 
     private static void q5_KSub2(MemorySegment il, long sub, float[] qf, int[] sums, int[] lows, int y0, int ys,
