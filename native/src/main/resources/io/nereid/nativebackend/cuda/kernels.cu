@@ -64,10 +64,28 @@ HD float h2f(u16 h) {
 #endif
 }
 
-__device__ __forceinline__ u16 f2h(float f) {
+HD u16 f2h(float f) {   // round to nearest even, overflow to infinity
+#ifdef __CUDA_ARCH__
     u16 h;
     asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
     return h;
+#else
+    unsigned int u;
+    __builtin_memcpy(&u, &f, 4);
+    unsigned int sign = (u >> 16) & 0x8000, a = u & 0x7fffffff;
+    if (a > 0x7f800000) return (u16) (sign | 0x7e00 | ((a >> 13) & 0x3ff));   // NaN stays NaN
+    if (a >= 0x477ff000) return (u16) (sign | 0x7c00);                       // 65520 and up round to infinity
+    if (a >= 0x38800000) {                                                    // normal: rebias, round 13 bits
+        unsigned int r = a - 0x38000000;
+        return (u16) (sign | ((r + 0xfff + ((r >> 13) & 1)) >> 13));
+    }
+    unsigned int e = a >> 23;                                                 // subnormal half (or zero)
+    if (e < 102) return (u16) sign;                                           // below half the smallest subnormal
+    unsigned int m = (a & 0x7fffff) | 0x800000, shift = 126 - e;             // value = m * 2^(e - 150)
+    unsigned int q = m >> shift, rem = m & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+    if (rem > halfway || (rem == halfway && (q & 1))) q++;
+    return (u16) (sign | q);
+#endif
 }
 
 HD float bf2f(u16 b) {

@@ -61,6 +61,7 @@ class CudaConsistencyTest {
         if (!CHECKED.equals("cuda")) {
             return;
         }
+        CudaEmulator.prepare();   // the cuda-emulator execution: the emulator stands in for the driver
         String reason = CudaDriver.unavailableReason();
         Assumptions.assumeTrue(reason == null, "no CUDA device here (" + reason + "): the GPU consistency tests are skipped");
     }

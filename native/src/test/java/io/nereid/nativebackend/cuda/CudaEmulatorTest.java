@@ -1,0 +1,149 @@
+package io.nereid.nativebackend.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The CUDA emulator catches what a GPU would reject or silently get wrong, so that a backend passing on
+ * it has passed something (runs only in the native module's cuda-emulator execution): a kernel given a
+ * host pointer, a copy or free outside an allocation, a call from a thread with no current context, a
+ * block larger than the hardware's, memory read before it was written (NaN); and a kernel and cuBLAS
+ * compute what they should through the backend's own bindings.
+ */
+@Tag("gpu")
+class CudaEmulatorTest {
+
+    private static CudaDriver driver;
+    private static MemorySegment context;
+    private static KernelModule kernels;
+    private static final Arena ARENA = Arena.ofShared();
+
+    @BeforeAll
+    static void emulator() {
+        Assumptions.assumeTrue(CudaEmulator.requested(), "runs in the cuda-emulator execution only");
+        CudaEmulator.prepare();
+        String reason = CudaDriver.unavailableReason();
+        Assumptions.assumeTrue(reason == null, "the emulator was not built (" + reason + ")");
+        driver = CudaDriver.load();
+        Assumptions.assumeTrue(driver.deviceName(0).contains("emulator"), "a real driver was found first");
+        context = driver.retainPrimaryContext(0);
+        driver.makeCurrent(context);
+        kernels = KernelModule.load(driver, 9, 0);
+    }
+
+    @AfterAll
+    static void release() {
+        if (kernels != null) {
+            driver.makeCurrent(context);
+            kernels.close();
+            driver.releasePrimaryContext(0);
+        }
+    }
+
+    private static long upload(float... values) {
+        long p = driver.alloc(4L * values.length);
+        MemorySegment s = ARENA.allocate(4L * values.length, 8);
+        MemorySegment.copy(values, 0, s, ValueLayout.JAVA_FLOAT, 0, values.length);
+        driver.copyToDevice(p, s, 4L * values.length);
+        return p;
+    }
+
+    private static float[] download(long p, int n) {
+        MemorySegment s = ARENA.allocate(4L * n, 8);
+        driver.copyToHost(s, p, 4L * n);
+        return s.toArray(ValueLayout.JAVA_FLOAT);
+    }
+
+    private static void launchAdd(long x, long y, long n) {
+        KernelArgs a = new KernelArgs(ARENA).reset().ptr(x).ptr(y).i64(n);
+        LaunchGeometry g = LaunchGeometry.elementwise(n);
+        driver.launch(kernels.function("add"), g.gridX(), g.gridY(), 1, g.blockX(), 1, 1, 0, a.pointers());
+    }
+
+    @Test
+    void aKernelRunsAndFreshMemoryIsNaN() {
+        driver.makeCurrent(context);
+        long x = upload(1, 2, 3);
+        long y = upload(10, 20, 30);
+        launchAdd(x, y, 3);
+        assertArrayEquals(new float[] {11, 22, 33}, download(x, 3));
+        long fresh = driver.alloc(8);
+        float[] garbage = download(fresh, 2);
+        assertTrue(Float.isNaN(garbage[0]) && Float.isNaN(garbage[1]), "unwritten device memory reads as NaN");
+        for (long p : new long[] {x, y, fresh}) {
+            driver.free(p);
+        }
+    }
+
+    @Test
+    void aHostPointerOrACopyPastTheEndIsRefused() {
+        driver.makeCurrent(context);
+        long x = upload(1, 2, 3);
+        MemorySegment host = ARENA.allocate(64, 8);
+        CudaException e = assertThrows(CudaException.class, () -> launchAdd(x, host.address(), 3));
+        assertTrue(e.getMessage().contains("CUDA_ERROR_INVALID_VALUE"), e.getMessage());
+        e = assertThrows(CudaException.class, () -> driver.copyToDevice(x + 4, host, 12));
+        assertTrue(e.getMessage().contains("cuMemcpyHtoD"), e.getMessage());
+        e = assertThrows(CudaException.class, () -> driver.free(x + 4));
+        assertTrue(e.getMessage().contains("cuMemFree"), e.getMessage());
+        assertArrayEquals(new float[] {1, 2, 3}, download(x, 3), "nothing was written");
+        driver.free(x);
+    }
+
+    @Test
+    void aThreadWithoutTheContextIsRefused() throws Exception {
+        CudaException e = CompletableFuture.supplyAsync(() -> assertThrows(CudaException.class, () -> driver.alloc(16))).get();
+        assertTrue(e.getMessage().contains("CUDA_ERROR_INVALID_CONTEXT"), e.getMessage());
+    }
+
+    @Test
+    void cublasMultipliesAsTheBackendAsks() {
+        driver.makeCurrent(context);
+        // W (rows 3 x cols 2) and X (tokens 2 x cols 2) as F16, Y = X · Wᵀ (tokens x rows).
+        short[] w = {f16(1), f16(2), f16(3), f16(4), f16(5), f16(6)};
+        short[] x = {f16(1), f16(0.5f), f16(-1), f16(2)};
+        long dw = driver.alloc(2L * w.length);
+        long dx = driver.alloc(2L * x.length);
+        long dy = driver.alloc(4L * 6);
+        MemorySegment s = ARENA.allocate(64, 8);
+        MemorySegment.copy(w, 0, s, ValueLayout.JAVA_SHORT, 0, w.length);
+        driver.copyToDevice(dw, s, 2L * w.length);
+        MemorySegment.copy(x, 0, s, ValueLayout.JAVA_SHORT, 0, x.length);
+        driver.copyToDevice(dx, s, 2L * x.length);
+        try (Cublas blas = Cublas.open()) {
+            blas.gemm(dw, dx, dy, 3, 2, 2, Cublas.CUDA_R_16F);
+        }
+        assertArrayEquals(new float[] {2, 5, 8, 3, 5, 7}, download(dy, 6));
+        for (long p : new long[] {dw, dx, dy}) {
+            driver.free(p);
+        }
+    }
+
+    @Test
+    void aBlockBeyondTheHardwaresLimitIsRefused() {
+        driver.makeCurrent(context);
+        long x = upload(1);
+        KernelArgs a = new KernelArgs(ARENA).reset().ptr(x).ptr(x).i64(1);
+        CudaException e = assertThrows(CudaException.class,
+                () -> driver.launch(kernels.function("add"), 1, 1, 1, 2048, 1, 1, 0, a.pointers()));
+        assertTrue(e.getMessage().contains("CUDA_ERROR_INVALID_VALUE"), e.getMessage());
+        assertEquals(1f, download(x, 1)[0]);
+        driver.free(x);
+    }
+
+    private static short f16(float v) {
+        return Float.floatToFloat16(v);
+    }
+}
