@@ -35,7 +35,9 @@ for d in roots:
 print(":".join(dict.fromkeys(found)))
 PY
 )
-export NEREID_CUDA_LIB_PATH="$dirs"
+# A NEREID_CUDA_LIB_PATH already set comes first (so the bundle can be tried here on the CUDA emulator:
+# NEREID_CUDA_LIB_PATH=native/target/cuda-emulator/lib bash check.sh).
+export NEREID_CUDA_LIB_PATH="${NEREID_CUDA_LIB_PATH:+$NEREID_CUDA_LIB_PATH:}$dirs"
 export LD_LIBRARY_PATH="$dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export XDG_CACHE_HOME="$out/cache"
 echo "CUDA library directories: ${dirs:-none found}" | tee "$out/libraries.txt"
