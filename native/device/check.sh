@@ -45,7 +45,7 @@ echo "CUDA library directories: ${dirs:-none found}" | tee "$out/libraries.txt"
 timeout 30 "$java" "${jvm[@]}" -cp "$here/lib/*" io.nereid.nativebackend.cuda.DeviceCheck probe --out "$out/probe.json" \
   2>&1 | tee "$out/probe.txt"
 
-cp_tests="$here/test-classes:$here/lib/nereid-kvcache.jar:$here/lib/nereid-engine.jar:$here/lib/nereid-native.jar"
+cp_tests="$here/test-classes:$here/test-lib/nereid-engine-tests.jar:$here/lib/nereid-kvcache.jar:$here/lib/nereid-engine.jar:$here/lib/nereid-native.jar"
 timeout 120 "$java" "${jvm[@]}" -Dnereid.fixtures="$here/fixtures" -jar "$here/lib/junit-platform-console-standalone.jar" \
   execute --class-path "$cp_tests" --scan-class-path "$here/test-classes" --exclude-classname '.*ArchitectureTest' \
   --reports-dir "$out/junit" --details tree --disable-banner --disable-ansi-colors > "$out/junit.txt" 2>&1

@@ -19,7 +19,7 @@ nereid_select_jdk
 if [ "${2:-}" != --no-build ]; then
   (cd "$root" && ./mvnw -B -q -ntp -Pcuda -DskipTests package -pl native -am)
 fi
-for d in kvcache/target/classes engine/target/classes native/target/classes native/target/test-classes \
+for d in kvcache/target/classes engine/target/classes engine/target/test-classes native/target/classes native/target/test-classes \
     native/target/device-lib/junit-platform-console-standalone.jar; do
   [ -e "$root/$d" ] || { echo "make-bundle: $d is missing; build with ./mvnw -Pcuda package first" >&2; exit 1; }
 done
@@ -31,6 +31,9 @@ mkdir -p "$out/lib" "$out/test-classes" "$out/fixtures/models" "$out/fixtures/to
 for m in kvcache engine native; do
   "$JAVA_HOME/bin/jar" --create --file "$out/lib/nereid-$m.jar" -C "$root/$m/target/classes" .
 done
+# the engine's test tools (GgufToHf, for the consistency test's safetensors case), kept out of lib/*
+mkdir -p "$out/test-lib"
+"$JAVA_HOME/bin/jar" --create --file "$out/test-lib/nereid-engine-tests.jar" -C "$root/engine/target/test-classes" .
 cp -r "$root/native/target/test-classes/." "$out/test-classes/"
 cp "$root/native/target/device-lib/junit-platform-console-standalone.jar" "$out/lib/"
 cp "$fixtures/models/stories260K.gguf" "$out/fixtures/models/"

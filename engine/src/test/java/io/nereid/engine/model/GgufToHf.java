@@ -24,7 +24,7 @@ import java.util.StringJoiner;
  * ({@code w.reshape(n_head, 2, dim // n_head // 2, *rest).swapaxes(1, 2).reshape(shape)}), which
  * maps Hugging Face row {@code (head, half s, pair j)} to GGUF row {@code (head, j, s)}.
  */
-final class GgufToHf {
+public final class GgufToHf {
 
     private GgufToHf() {
     }
@@ -33,7 +33,7 @@ final class GgufToHf {
      * @param shards    1 for {@code model.safetensors}, more for numbered shards and an index
      * @param unpermute false writes llama Q/K rows as the GGUF has them (for the negative control)
      */
-    static void convert(Path gguf, Path dir, int shards, boolean unpermute) throws IOException {
+    public static void convert(Path gguf, Path dir, int shards, boolean unpermute) throws IOException {
         Files.createDirectories(dir);
         try (GgufFile file = GgufFile.open(gguf)) {
             long vocab = file.tensor("token_embd.weight").dim(1);

@@ -11,9 +11,12 @@ import io.nereid.engine.backend.Slice;
 import io.nereid.engine.backend.Step;
 import io.nereid.engine.backend.StepOutput;
 import io.nereid.engine.gguf.GgmlType;
+import io.nereid.engine.gguf.GgufFile;
 import io.nereid.engine.model.Architecture;
+import io.nereid.engine.model.GgufToHf;
 import io.nereid.engine.model.ModelSource;
 import io.nereid.engine.model.RandomModelWriter;
+import io.nereid.engine.tokenizer.GgufTokenizerLoader;
 import io.nereid.kvcache.BlockCopy;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -66,7 +69,11 @@ class CudaConsistencyTest {
         Assumptions.assumeTrue(reason == null, "no CUDA device here (" + reason + "): the GPU consistency tests are skipped");
     }
 
-    record Case(String name, Architecture architecture, GgmlType type, boolean tied, double tolerance) {
+    record Case(String name, Architecture architecture, GgmlType type, boolean tied, double tolerance, boolean huggingFace) {
+        Case(String name, Architecture architecture, GgmlType type, boolean tied, double tolerance) {
+            this(name, architecture, type, tied, tolerance, false);
+        }
+
         @Override
         public String toString() {
             return name;
@@ -84,6 +91,8 @@ class CudaConsistencyTest {
             cases.add(new Case("llama " + t, Architecture.LLAMA, t, false, 2e-2));
         }
         cases.add(new Case("stories260K", Architecture.LLAMA, GgmlType.F32, false, 2e-3));
+        // as check.sh's benchmark model comes: a Hugging Face directory (Q / K rows in HF order), BF16 safetensors
+        cases.add(new Case("llama BF16 safetensors", Architecture.LLAMA, GgmlType.BF16, false, 1e-2, true));
         return cases.stream().map(Arguments::of);
     }
 
@@ -104,7 +113,7 @@ class CudaConsistencyTest {
             RandomModelWriter.write(new RandomModelWriter.Spec(c.architecture(), 256, 2, 4, 2, 512, 512, MAX_POSITIONS,
                     c.type(), c.tied(), 11), model);
         }
-        try (ModelSource source = ModelSource.open(model);
+        try (ModelSource source = open(model, c);
                 Backend cpu = BackendProvider.named("cpu").open(new BackendConfig(source, KvPrecision.F16, 2));
                 Backend cuda = BackendProvider.named(CHECKED).open(new BackendConfig(source, KvPrecision.F16, 2))) {
             for (Backend b : List.of(cpu, cuda)) {
@@ -151,6 +160,16 @@ class CudaConsistencyTest {
                     compared.ids, compared.ties);
             assertTrue(compared.ids > 10, "too few comparable greedy ids: " + compared.ids);
         }
+    }
+
+    /** The model file, or (huggingFace) the model converted to a Hugging Face directory with the GGUF's tokenizer. */
+    private static ModelSource open(Path gguf, Case c) throws java.io.IOException {
+        if (!c.huggingFace()) {
+            return ModelSource.open(gguf);
+        }
+        Path hf = dir.resolve(gguf.getFileName() + ".hf");
+        GgufToHf.convert(gguf, hf, 1, true);
+        return ModelSource.openHf(hf, GgufTokenizerLoader.fromMetadata(GgufFile.readMetadata(gguf)));
     }
 
     /** Runs steps on both backends and compares their logits; returns the CPU's greedy id of each row. */

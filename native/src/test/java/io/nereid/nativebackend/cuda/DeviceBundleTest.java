@@ -35,6 +35,7 @@ class DeviceBundleTest {
         assertTrue(bytes <= 60L << 20, "the bundle holds " + (bytes >> 20) + " MiB");
         for (String f : List.of("check.sh", "jvm.sh", "torch_reference.py", "report.py", "lib/nereid-engine.jar",
                 "lib/nereid-kvcache.jar", "lib/nereid-native.jar", "lib/junit-platform-console-standalone.jar",
+                "test-lib/nereid-engine-tests.jar",
                 "fixtures/models/stories260K.gguf", "fixtures/tokenizers/llama3/tokenizer.json.gz",
                 "test-classes/io/nereid/nativebackend/cuda/CudaConsistencyTest.class")) {
             assertTrue(Files.isRegularFile(out.resolve(f)), f + " is missing from the bundle");
