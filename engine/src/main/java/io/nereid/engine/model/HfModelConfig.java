@@ -56,8 +56,7 @@ record HfModelConfig(ModelConfig model, boolean tiedEmbeddings, int[] stopIds) {
             ModelConfig model = new ModelConfig(arch, dim, c.integer("num_hidden_layers", null), heads,
                     c.integer("num_key_value_heads", heads), headDim, c.integer("intermediate_size", null),
                     c.integer("vocab_size", null), c.integer("max_position_embeddings", 2048),
-                    (float) c.number("rms_norm_eps", 1e-6), (float) c.number("rope_theta", 10000), headDim,
-                    ropeScaling(c), true);
+                    (float) c.number("rms_norm_eps", 1e-6), (float) ropeTheta(c), headDim, ropeScaling(c), true);
             Set<Integer> stops = new LinkedHashSet<>(c.ids("eos_token_id"));
             Path generation = dir.resolve("generation_config.json");
             if (Files.isRegularFile(generation)) {
@@ -70,19 +69,56 @@ record HfModelConfig(ModelConfig model, boolean tiedEmbeddings, int[] stopIds) {
         }
     }
 
-    private static RopeScaling ropeScaling(Keys c) {
-        if (!(c.json().get("rope_scaling") instanceof Map<?, ?> m)) {
-            return new RopeScaling.None();
+    /**
+     * transformers 5 writes RoPE as one {@code rope_parameters} object ({@code rope_theta}, {@code rope_type}
+     * and the scaling's keys) instead of the top-level {@code rope_theta} and {@code rope_scaling} of 4.x;
+     * it wins where both are present. Null when the config has none.
+     */
+    private static Keys ropeParameters(Keys c) {
+        Object p = c.json().get("rope_parameters");
+        if (p == null) {
+            return null;
+        }
+        if (!(p instanceof Map<?, ?> m)) {
+            throw c.wrong("rope_parameters", "an object");
+        }
+        if (m.values().stream().anyMatch(v -> v instanceof Map<?, ?>)) {
+            throw new ModelLoadException(c.file() + ": rope_parameters per layer type " + m.keySet()
+                    + " are not supported (one RoPE for every layer only)");
         }
         @SuppressWarnings("unchecked")
         Keys r = new Keys(c.file(), (Map<String, Object>) m);
+        if (r.number("partial_rotary_factor", 1.0) != 1.0) {
+            throw new ModelLoadException(c.file() + ": rope_parameters.partial_rotary_factor "
+                    + r.number("partial_rotary_factor", 1.0) + " is not supported (RoPE over the whole head only)");
+        }
+        return r;
+    }
+
+    private static double ropeTheta(Keys c) {
+        Keys r = ropeParameters(c);
+        double theta = c.number("rope_theta", 10000);
+        return r == null ? theta : r.number("rope_theta", theta);
+    }
+
+    private static RopeScaling ropeScaling(Keys c) {
+        Keys r = ropeParameters(c);
+        String key = r == null ? "rope_scaling" : "rope_parameters";
+        if (r == null) {
+            if (!(c.json().get("rope_scaling") instanceof Map<?, ?> m)) {
+                return new RopeScaling.None();
+            }
+            @SuppressWarnings("unchecked")
+            Keys scaling = new Keys(c.file(), (Map<String, Object>) m);
+            r = scaling;
+        }
         String type = r.string("rope_type", r.string("type", "default"));
         return switch (type) {
             case "default" -> new RopeScaling.None();
             case "linear" -> new RopeScaling.Linear(r.number("factor", null));
             case "llama3" -> new RopeScaling.Llama3(r.number("factor", null), r.number("low_freq_factor", null),
                     r.number("high_freq_factor", null), r.integer("original_max_position_embeddings", null));
-            default -> throw new ModelLoadException(c.file() + ": rope_scaling type '" + type
+            default -> throw new ModelLoadException(c.file() + ": " + key + " type '" + type
                     + "' is not supported (supported: linear, llama3)");
         };
     }

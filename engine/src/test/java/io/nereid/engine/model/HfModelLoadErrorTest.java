@@ -142,6 +142,27 @@ class HfModelLoadErrorTest {
         assertEquals(new RopeScaling.None(), HfModelConfig.read(config("nulled", "rope_scaling", "null")).model().ropeScaling());
     }
 
+    /** transformers 5 saves {@code rope_parameters} in place of {@code rope_theta} and {@code rope_scaling}. */
+    @Test
+    void ropeParametersAsTransformersFiveWritesThem() throws IOException {
+        HfModelConfig plain = HfModelConfig.read(config("v5", "rope_parameters",
+                "{\"rope_theta\":500000.0,\"rope_type\":\"default\"}"));
+        assertEquals(500000f, plain.model().ropeTheta());
+        assertEquals(new RopeScaling.None(), plain.model().ropeScaling());
+        HfModelConfig llama3 = HfModelConfig.read(config("v5llama3", "rope_parameters", "{\"rope_theta\":500000.0,"
+                + "\"rope_type\":\"llama3\",\"factor\":8.0,\"low_freq_factor\":1.0,\"high_freq_factor\":4.0,"
+                + "\"original_max_position_embeddings\":8192}"));
+        assertEquals(500000f, llama3.model().ropeTheta());
+        assertEquals(new RopeScaling.Llama3(8, 1, 4, 8192), llama3.model().ropeScaling());
+        says(fails(config("v5yarn", "rope_parameters", "{\"rope_theta\":1e6,\"rope_type\":\"yarn\",\"factor\":4.0}")),
+                "rope_parameters type 'yarn'");
+        says(fails(config("v5partial", "rope_parameters", "{\"rope_theta\":1e4,\"partial_rotary_factor\":0.5}")),
+                "partial_rotary_factor");
+        says(fails(config("v5layers", "rope_parameters", "{\"full_attention\":{\"rope_theta\":1e6},"
+                + "\"sliding_attention\":{\"rope_theta\":1e4}}")), "per layer type");
+        says(fails(config("v5bad", "rope_parameters", "7")), "rope_parameters");
+    }
+
     @Test
     void tiedEmbeddingsIgnoreLmHead() throws IOException {
         Path dir = copy("tied", Map.of("tie_word_embeddings", "true"), t -> !t.equals("lm_head.weight"), null);
