@@ -26,9 +26,9 @@ record LaunchGeometry(int gridX, int gridY, int blockX) {
 
     /** One block per (head, token). */
     static LaunchGeometry attention(int heads, int tokens, int headDim) {
-        if (headDim < 1 || headDim > MAX_HEAD_DIM) {
-            throw new IllegalArgumentException("head dimension " + headDim + ": the CUDA attention kernel takes up to "
-                    + MAX_HEAD_DIM);
+        if (headDim < 8 || headDim > MAX_HEAD_DIM || headDim % 8 != 0) {
+            throw new IllegalArgumentException("head dimension " + headDim + ": the CUDA attention kernel takes multiples"
+                    + " of 8 up to " + MAX_HEAD_DIM + " (it reads K rows 16 bytes at a time)");
         }
         return new LaunchGeometry(heads, tokens, ATTN_WARPS * 32);
     }

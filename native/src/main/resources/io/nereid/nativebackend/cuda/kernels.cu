@@ -449,43 +449,64 @@ extern "C" __global__ void kv_write(u16* kc, u16* vc, const float* k, const floa
 
 // Causal attention over the paged cache: token t (of sequence seqOf[t], at posOf[t]) and query head h
 // attend to positions 0..posOf[t] of their sequence through KV head h / (heads / kvHeads) (GQA).
-// Online softmax per warp over a strided share of the positions, then the warps merged. Each lane holds
-// the head's values d = lane + 32 j. Grid (heads, tokens), block ATTN_WARPS * 32; headDim <= MAX_HEAD_DIM.
+// Grid (heads, tokens), block ATTN_WARPS * 32; headDim a multiple of 8 up to MAX_HEAD_DIM (K rows are
+// 16-byte aligned: the cache's rows are headDim halves from a 256-byte-aligned allocation).
+//
+// As vLLM's paged attention, a warp takes 32 positions at a time (warp w the chunks w, w + ATTN_WARPS, ...):
+// lane l scores position base + l with a whole dot product (its K row read 16 bytes at a time), the chunk's 32 scores update the warp's running maximum and sum in one
+// step (online softmax), then every lane adds the chunk's V rows into the head values it holds
+// (d = lane + 32 j), each position's weight broadcast by a shuffle. A chunk costs one maximum and one
+// sum over the warp, not one sum per position, so a decode's chain is 32x shorter. The warps' partial
+// results are merged at the end.
 extern "C" __global__ void attention(float* out, const float* q, const u16* kc, const u16* vc, const int* tables,
                                      int maxBlocks, const int* seqOf, const int* posOf, int heads, int kvHeads,
                                      int headDim, int blockSize, float scale) {
     __shared__ float sm_max[ATTN_WARPS], sm_sum[ATTN_WARPS];
     __shared__ float sm_acc[ATTN_WARPS][MAX_HEAD_DIM];
+    __shared__ float sm_q[MAX_HEAD_DIM];
     int h = blockIdx.x, t = blockIdx.y;
     int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
     int kvh = h / (heads / kvHeads);
     int s = seqOf[t], last = posOf[t];
     const float* qv = q + ((long long) t * heads + h) * headDim;
-    float ql[MAX_HEAD_DIM / WARP], acc[MAX_HEAD_DIM / WARP];
+    for (int d = threadIdx.x; d < headDim; d += blockDim.x) sm_q[d] = qv[d];
+    __syncthreads();
+    float acc[MAX_HEAD_DIM / WARP];
 #pragma unroll
-    for (int j = 0; j < MAX_HEAD_DIM / WARP; j++) {
-        int d = lane + WARP * j;
-        ql[j] = d < headDim ? qv[d] : 0.f;
-        acc[j] = 0.f;
-    }
+    for (int j = 0; j < MAX_HEAD_DIM / WARP; j++) acc[j] = 0.f;
     float m = NEG_INF, l = 0.f;
-    for (int p = warp; p <= last; p += ATTN_WARPS) {
-        long long o = kv_offset(tables, maxBlocks, s, p, kvHeads, kvh, blockSize, headDim);
-        float dot = 0.f;
+    for (int base = warp * WARP; base <= last; base += ATTN_WARPS * WARP) {
+        int p = base + lane;
+        float score = NEG_INF;
+        if (p <= last) {
+            const u16* k = kc + kv_offset(tables, maxBlocks, s, p, kvHeads, kvh, blockSize, headDim);
+            float dot = 0.f;
+            for (int d8 = 0; d8 < headDim / 8; d8++) {
+                uint4 raw = ((const uint4*) k)[d8];
+                unsigned int words[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
-        for (int j = 0; j < MAX_HEAD_DIM / WARP; j++) {
-            int d = lane + WARP * j;
-            if (d < headDim) dot = fmaf(ql[j], h2f(kc[o + d]), dot);
+                for (int i = 0; i < 4; i++) {
+                    dot = fmaf(sm_q[8 * d8 + 2 * i], h2f((u16) (words[i] & 0xffff)), dot);
+                    dot = fmaf(sm_q[8 * d8 + 2 * i + 1], h2f((u16) (words[i] >> 16)), dot);
+                }
+            }
+            score = dot * scale;
         }
-        float score = warp_sum(dot) * scale;
-        float mNew = fmaxf(m, score);
-        float correction = expf(m - mNew);       // 0 on the first position (m = -inf)
-        float e = expf(score - mNew);
-        l = l * correction + e;
+        float mNew = fmaxf(m, warp_max(score));   // finite: position base is in range
+        float correction = expf(m - mNew);         // 0 on the first chunk (m = -inf)
+        float e = p <= last ? expf(score - mNew) : 0.f;
+        l = l * correction + warp_sum(e);
 #pragma unroll
-        for (int j = 0; j < MAX_HEAD_DIM / WARP; j++) {
-            int d = lane + WARP * j;
-            if (d < headDim) acc[j] = acc[j] * correction + e * h2f(vc[o + d]);
+        for (int j = 0; j < MAX_HEAD_DIM / WARP; j++) acc[j] *= correction;
+        int n = min(WARP, last - base + 1);
+        for (int i = 0; i < n; i++) {
+            float w = __shfl_sync(0xffffffffu, e, i);
+            const u16* v = vc + kv_offset(tables, maxBlocks, s, base + i, kvHeads, kvh, blockSize, headDim);
+#pragma unroll
+            for (int j = 0; j < MAX_HEAD_DIM / WARP; j++) {
+                int d = lane + WARP * j;
+                if (d < headDim) acc[j] = fmaf(w, h2f(v[d]), acc[j]);
+            }
         }
         m = mNew;
     }

@@ -34,17 +34,20 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The CUDA backend against the CPU backend on the same weights and the same steps (runs only where a
- * CUDA driver and device are present; skipped elsewhere): for every weight format, llama / qwen2 /
- * qwen3 and stories260K, a long prefill (cuBLAS when there is cuBLAS), then greedy decoding batched
- * with a second sequence that starts later, then a copy-on-write fork of a block. Both backends get
+ * The CUDA backend against the CPU backend on the same weights and the same steps (runs where a CUDA
+ * driver and device are present, and on the CUDA emulator in the native module's cuda-emulator
+ * execution; skipped elsewhere): for every weight format, llama / qwen2 / qwen3, stories260K and a
+ * Hugging Face safetensors directory, a prefill (cuBLAS when there is cuBLAS), then greedy decoding
+ * batched with a second sequence that starts later, a copy-on-write fork of a block, and a third
+ * sequence of 200 tokens (several 32-position chunks per attention warp). Both backends get
  * the CPU's greedy tokens, so their paths never part; each logit row must be within the format's
  * tolerance of the CPU's (relative to the row's largest magnitude), and the greedy id must be the CPU's
  * wherever the CPU's best two logits are further apart than that tolerance.
  *
  * <p>Tolerances: F32 weights 2e-3; F16 / BF16 1e-2 (activations rounded to the weight type for cuBLAS
- * as on the CPU, but summed in another order); quantized formats 2e-2 (the CPU multiplies with Q8
- * activations as llama.cpp does, the GPU with float ones).
+ * as on the CPU, but summed in another order); quantized formats 3e-2 (the CPU multiplies with Q8
+ * activations as llama.cpp does, the GPU with float ones: on the CUDA emulator, which runs the kernels'
+ * float operations in the GPU's order, the 200-token sequence reaches 1.8e-2 on Q4_K / Q5_K / Q6_K).
  */
 @Tag("gpu")
 class CudaConsistencyTest {
@@ -88,7 +91,7 @@ class CudaConsistencyTest {
         cases.add(new Case("qwen2 F32 (QKV bias)", Architecture.QWEN2, GgmlType.F32, false, 2e-3));
         cases.add(new Case("qwen3 F16 (Q/K norm)", Architecture.QWEN3, GgmlType.F16, false, 1e-2));
         for (GgmlType t : List.of(GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K)) {
-            cases.add(new Case("llama " + t, Architecture.LLAMA, t, false, 2e-2));
+            cases.add(new Case("llama " + t, Architecture.LLAMA, t, false, 3e-2));
         }
         cases.add(new Case("stories260K", Architecture.LLAMA, GgmlType.F32, false, 2e-3));
         // as check.sh's benchmark model comes: a Hugging Face directory (Q / K rows in HF order), BF16 safetensors
@@ -155,6 +158,14 @@ class CudaConsistencyTest {
             }
             compared.step(cpu, cuda, new Step(List.of(new Slice(new int[] {next}, posA, tableA, 1),
                     new Slice(new int[] {(next + 1) % vocab}, posA, tableC, 1))));
+            // A third sequence long enough that each of the attention kernel's warps takes several 32-position
+            // chunks (the online softmax rescales across them): a 200-token prefill, then decode.
+            int[] tableD = java.util.stream.IntStream.range(24, 24 + MAX_POSITIONS / BLOCK).toArray();
+            int[] promptD = random.ints(200, 3, vocab).toArray();
+            int nextD = compared.step(cpu, cuda, new Step(List.of(new Slice(promptD, 0, tableD, 3))))[0];
+            for (int i = 0; i < 2; i++) {
+                nextD = compared.step(cpu, cuda, new Step(List.of(new Slice(new int[] {nextD}, promptD.length + i, tableD, 1))))[0];
+            }
             System.out.printf(Locale.ROOT, "%s: %d rows, largest relative difference %.2e (tolerance %.0e), %d greedy ids"
                     + " compared, %d near ties skipped%n", c.name(), compared.rows, compared.worst, c.tolerance(),
                     compared.ids, compared.ties);

@@ -55,6 +55,7 @@ class HostLayoutTest {
         assertEquals(new LaunchGeometry(32, 5, 128), LaunchGeometry.attention(32, 5, 128));
         assertEquals(8, LaunchGeometry.attention(8, 1, 8).gridX());   // stories260K: heads of 8
         assertThrows(IllegalArgumentException.class, () -> LaunchGeometry.attention(32, 5, 512));
+        assertThrows(IllegalArgumentException.class, () -> LaunchGeometry.attention(32, 5, 100));   // not a multiple of 8
         assertEquals(4, LaunchGeometry.elementwise(1000).gridX());
         assertEquals(1, LaunchGeometry.elementwise(0).gridX());
         assertEquals(LaunchGeometry.elementwise(4096L * 4096 / 32), LaunchGeometry.dequant(4096, 4096));

@@ -37,12 +37,13 @@ extern dim3 block_idx, block_dim, grid_dim;
 void sync_block();
 unsigned long long exchange(unsigned int mask, unsigned long long bits, int src_lane);
 
+// Every lane of the warp gives v and gets the v of lane src (0-31).
 template <typename T>
-T shfl_xor(unsigned int mask, T v, int lane_mask) {
+T shfl(unsigned int mask, T v, int src) {
     static_assert(sizeof(T) <= 8, "a shuffle moves at most 8 bytes");
     unsigned long long bits = 0;
     std::memcpy(&bits, &v, sizeof(T));
-    bits = exchange(mask, bits, (current->linear % 32) ^ lane_mask);
+    bits = exchange(mask, bits, src & 31);
     T out;
     std::memcpy(&out, &bits, sizeof(T));
     return out;
@@ -63,7 +64,12 @@ T shfl_xor(unsigned int mask, T v, int lane_mask) {
 
 template <typename T>
 inline T __shfl_xor_sync(unsigned int mask, T v, int lane_mask) {
-    return emu::shfl_xor(mask, v, lane_mask);
+    return emu::shfl(mask, v, (emu::current->linear % 32) ^ lane_mask);
+}
+
+template <typename T>
+inline T __shfl_sync(unsigned int mask, T v, int src_lane) {
+    return emu::shfl(mask, v, src_lane);
 }
 
 inline float __int_as_float(int i) {
