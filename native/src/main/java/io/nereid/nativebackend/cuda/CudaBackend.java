@@ -27,6 +27,13 @@ import java.util.List;
  * weights as they are, quantized ones dequantized to F16 into a scratch matrix first). The KV cache is
  * F16, two arrays (K, V) of {@code layers x blocks x kvHeads x blockSize x headDim}. Everything runs on the
  * default stream of the device's primary context, synchronised at the end of each step; engine thread only.
+ *
+ * <p>Batch invariance ({@code --deterministic}, {@link BackendConfig#batchInvariant}): every kernel but
+ * cuBLAS computes a token's values in an order fixed by the token alone (a GEMV warp per row and token
+ * with its lanes over the row's groups, RMSNorm over a fixed block, attention over 32-position chunks
+ * of the token's own positions), so with cuBLAS left out a token's logits are the same bits alone,
+ * batched, in a chunked prefill or after a prefix-cache hit; prefill then runs on the GEMV kernels
+ * (they read the weights once per {@value LaunchGeometry#GEMV_TOKENS} tokens instead of once).
  */
 final class CudaBackend implements Backend {
 
@@ -45,7 +52,8 @@ final class CudaBackend implements Backend {
     private final int device;
     private final MemorySegment context;
     private final KernelModule kernels;
-    private final Cublas cublas;                 // null: GEMV kernels only
+    private final Cublas cublas;                 // null: GEMV kernels only (no cuBLAS, or batch invariance asked)
+    private final boolean batchInvariant;
     private final ModelConfig c;
     private final Arena arena = Arena.ofShared();
     private final KernelArgs args = new KernelArgs(arena);
@@ -98,7 +106,7 @@ final class CudaBackend implements Backend {
         Cublas blas = null;
         try {
             module = KernelModule.load(driver, major, minor);
-            blas = openCublas();
+            blas = config.batchInvariant() ? null : openCublas();
             TensorSource t = config.model().tensors();
             long before = driver.memoryInfo()[0];
             embedding = matrix(t, "token_embd.weight", c.vocabSize(), c.dim());
@@ -136,6 +144,7 @@ final class CudaBackend implements Backend {
         }
         this.kernels = module;
         this.cublas = blas;
+        this.batchInvariant = config.batchInvariant();
     }
 
     private static Cublas openCublas() {
@@ -149,7 +158,8 @@ final class CudaBackend implements Backend {
 
     /** One line for the log: the device, how the kernels came, cuBLAS or not, the weights' footprint. */
     String describe() {
-        return deviceName + ", kernels " + kernels.origin + ", " + (cublas == null ? "no cuBLAS" : "cuBLAS " + cublas.library)
+        return deviceName + ", kernels " + kernels.origin + ", " + (batchInvariant ? "batch-invariant (GEMV kernels only)"
+                : cublas == null ? "no cuBLAS" : "cuBLAS " + cublas.library)
                 + ", weights " + (weightBytes >> 20) + " MiB, driver " + driver.library;
     }
 
