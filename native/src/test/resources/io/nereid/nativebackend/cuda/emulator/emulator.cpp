@@ -13,7 +13,12 @@
 // halves) so a kernel that reads memory nobody wrote shows NaN, and each allocation ends at an
 // inaccessible page so a write past its end crashes instead of passing. Errors are sticky, as a GPU's.
 //
-// Not emulated: concurrency between threads (fibers run one at a time, in order: races do not show),
+// Order: a GPU promises no order among a block's threads between barriers, nor among blocks, so the
+// emulator runs every other launch backwards (threads between barriers, and blocks): a kernel whose result
+// depends on that order (a race) gives launch-dependent results, which the consistency tests see.
+//
+// Not emulated: preemption inside a thread's run between barriers (fibers switch only there, so races
+// that need interleaving within that stretch do not show),
 // the GPU's float functions' last bits (expf, sincos: the host's libm), timing, streams (everything is
 // synchronous on the null stream).
 #include <sys/mman.h>
@@ -199,12 +204,15 @@ void prepare(emu::Fiber& f, int i) {
     f.shuffles = 0;
 }
 
+bool backwards = false;                               // this launch runs threads and blocks in reverse
+
 // Runs one block to completion: false (launch_error set) when it cannot finish.
 bool run_block(int threads) {
     for (int i = 0; i < threads; i++) prepare(fibers[i], i);
     for (;;) {
         bool ran = false;
-        for (int i = 0; i < threads; i++) {
+        for (int k = 0; k < threads; k++) {
+            int i = backwards ? threads - 1 - k : k;
             if (fibers[i].state == emu::READY) {
                 emu::current = &fibers[i];
                 emu_switch(&scheduler_sp, fibers[i].sp);
@@ -502,10 +510,11 @@ API int cuLaunchKernel(void* f, unsigned int gx, unsigned int gy, unsigned int g
     running_kernel = k->run;
     running_params = params;
     launch_error.clear();
-    for (unsigned int z = 0; z < gz; z++) {
-        for (unsigned int y = 0; y < gy; y++) {
-            for (unsigned int x = 0; x < gx; x++) {
-                emu::block_idx = dim3{x, y, z};
+    backwards = !backwards;
+    for (unsigned int zk = 0; zk < gz; zk++) {
+        for (unsigned int yk = 0; yk < gy; yk++) {
+            for (unsigned int xk = 0; xk < gx; xk++) {
+                emu::block_idx = backwards ? dim3{gx - 1 - xk, gy - 1 - yk, gz - 1 - zk} : dim3{xk, yk, zk};
                 if (!run_block(threads)) {
                     sticky = CUDA_ERROR_LAUNCH_FAILED;
                     return fail(CUDA_ERROR_LAUNCH_FAILED, "kernel %s: %s", k->name, launch_error.c_str());
