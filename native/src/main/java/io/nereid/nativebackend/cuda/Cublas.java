@@ -70,14 +70,15 @@ final class Cublas implements AutoCloseable {
 
     /**
      * {@code Y (tokens x rows, F32, row-major) = X (tokens x cols) · Wᵀ} with {@code W} row-major
-     * {@code rows x cols}, both of {@code type} (F16 or BF16), F32 accumulation. In cuBLAS's column-major
-     * terms: {@code Yᵀ (rows x tokens) = op_T(W as cols x rows) · Xᵀ (cols x tokens)}.
+     * {@code rows x cols}, both of {@code type} (F16 or BF16), F32 accumulation; {@code accumulate} adds
+     * the product to {@code Y} instead (beta 1). In cuBLAS's column-major terms:
+     * {@code Yᵀ (rows x tokens) = op_T(W as cols x rows) · Xᵀ (cols x tokens) + beta Yᵀ}.
      */
-    void gemm(long w, long x, long y, int rows, int cols, int tokens, int type) {
+    void gemm(long w, long x, long y, int rows, int cols, int tokens, int type, boolean accumulate) {
         int r;
         try {
             r = (int) cublasGemmEx.invoke(handle, CUBLAS_OP_T, CUBLAS_OP_N, rows, tokens, cols, one, w, type, cols, x,
-                    type, cols, zero, y, CUDA_R_32F, rows, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+                    type, cols, accumulate ? one : zero, y, CUDA_R_32F, rows, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
         } catch (Throwable t) {
             throw new CudaException("cublasGemmEx: " + t);
         }

@@ -74,7 +74,7 @@ final class CudaBackend implements Backend {
     private long layerElems;
 
     private int capacity;                        // tokens the activation buffers hold
-    private long x, xb, q, k, v, att, proj, gate, up, halfIn;
+    private long x, xb, q, k, v, att, gate, up, halfIn;
     private long dTokens, dSeq, dPos, dRows;
     private long dTables;
     private int tablesCapacity;
@@ -263,15 +263,13 @@ final class CudaBackend implements Backend {
             launch("attention", LaunchGeometry.attention(c.heads(), n, c.headDim()), args.reset().ptr(att).ptr(q).ptr(kl)
                     .ptr(vl).ptr(dTables).i32(layout.maxBlocks()).ptr(dSeq).ptr(dPos).i32(c.heads()).i32(c.kvHeads())
                     .i32(c.headDim()).i32(blockSize).f32((float) (1.0 / Math.sqrt(c.headDim()))));
-            matmul(w.wo(), att, proj, n);
-            add(x, proj, (long) n * dim);
+            matmul(w.wo(), att, x, n, true);   // the residual add in the product's epilogue
             rmsNorm(xb, x, w.ffnNorm(), dim, n);
             matmul(w.gate(), xb, gate, n);
             matmul(w.up(), xb, up, n);
             launch("silu_mul", LaunchGeometry.elementwise((long) n * c.ffnDim()),
                     args.reset().ptr(gate).ptr(up).i64((long) n * c.ffnDim()));
-            matmul(w.down(), gate, proj, n);
-            add(x, proj, (long) n * dim);
+            matmul(w.down(), gate, x, n, true);
         }
         float[][] logitRows = new float[step.slices().size()][];
         int rows = layout.logitRows().length;
@@ -319,6 +317,11 @@ final class CudaBackend implements Backend {
     }
 
     private void matmul(Matrix w, long in, long out, int tokens) {
+        matmul(w, in, out, tokens, false);
+    }
+
+    /** out = in · wᵀ, or (accumulate) out += in · wᵀ. */
+    private void matmul(Matrix w, long in, long out, int tokens, boolean accumulate) {
         if (cublas != null && tokens >= CUBLAS_MIN_TOKENS && w.format() != WeightFormat.F32) {
             boolean bf16 = w.format() == WeightFormat.BF16;
             long weights = w.ptr();
@@ -336,13 +339,15 @@ final class CudaBackend implements Backend {
             }
             launch("to_half", LaunchGeometry.elementwise((long) tokens * w.cols()),
                     args.reset().ptr(halfIn).ptr(in).i64((long) tokens * w.cols()).i32(bf16 ? 1 : 0));
-            cublas.gemm(weights, halfIn, out, w.rows(), w.cols(), tokens, bf16 ? Cublas.CUDA_R_16BF : Cublas.CUDA_R_16F);
+            cublas.gemm(weights, halfIn, out, w.rows(), w.cols(), tokens, bf16 ? Cublas.CUDA_R_16BF : Cublas.CUDA_R_16F,
+                    accumulate);
             return;
         }
         for (int t0 = 0; t0 < tokens; t0 += 65_535 * LaunchGeometry.GEMV_TOKENS) {   // the grid's y limit
             int nt = Math.min(tokens - t0, 65_535 * LaunchGeometry.GEMV_TOKENS);
             launch(w.format().gemv(w.cols()), LaunchGeometry.gemv(w.rows(), nt), args.reset().ptr(w.ptr()).i64(w.rowBytes())
-                    .ptr(in + 4L * t0 * w.cols()).ptr(out + 4L * t0 * w.rows()).i32(w.rows()).i32(w.cols()).i32(nt));
+                    .ptr(in + 4L * t0 * w.cols()).ptr(out + 4L * t0 * w.rows()).i32(w.rows()).i32(w.cols()).i32(nt)
+                    .i32(accumulate ? 1 : 0));
         }
     }
 
@@ -359,17 +364,13 @@ final class CudaBackend implements Backend {
         launch("add_bias", LaunchGeometry.elementwise((long) width * n), args.reset().ptr(y).ptr(bias).i32(width).i32(n));
     }
 
-    private void add(long into, long y, long count) {
-        launch("add", LaunchGeometry.elementwise(count), args.reset().ptr(into).ptr(y).i64(count));
-    }
-
     private void launch(String kernel, LaunchGeometry g, KernelArgs a) {
         driver.launch(kernels.function(kernel), g.gridX(), g.gridY(), 1, g.blockX(), 1, 1, 0, a.pointers());
     }
 
     /** Bytes of the activation buffers for {@code tokens} tokens. */
     private long activationBytes(int tokens) {
-        long floats = (long) tokens * (3L * c.dim() + 2L * c.qDim() + 2L * c.kvDim() + 2L * c.ffnDim());
+        long floats = (long) tokens * (2L * c.dim() + 2L * c.qDim() + 2L * c.kvDim() + 2L * c.ffnDim());
         long halves = (long) tokens * Math.max(Math.max(c.dim(), c.qDim()), c.ffnDim());
         return 4 * floats + 2 * halves + 16L * tokens;
     }
@@ -379,7 +380,7 @@ final class CudaBackend implements Backend {
             return;
         }
         int cap = Math.max(tokens, Math.max(16, 2 * capacity));
-        for (long p : new long[] {x, xb, q, k, v, att, proj, gate, up, halfIn, dTokens, dSeq, dPos, dRows}) {
+        for (long p : new long[] {x, xb, q, k, v, att, gate, up, halfIn, dTokens, dSeq, dPos, dRows}) {
             if (p != 0) {
                 driver.free(p);
                 allocations.remove(p);
@@ -392,7 +393,6 @@ final class CudaBackend implements Backend {
         k = alloc(4 * t * c.kvDim());
         v = alloc(4 * t * c.kvDim());
         att = alloc(4 * t * c.qDim());
-        proj = alloc(4 * t * c.dim());
         gate = alloc(4 * t * c.ffnDim());
         up = alloc(4 * t * c.ffnDim());
         halfIn = alloc(2 * t * Math.max(Math.max(c.dim(), c.qDim()), c.ffnDim()));

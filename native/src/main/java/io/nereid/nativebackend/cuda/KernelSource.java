@@ -81,7 +81,7 @@ record KernelSource(String text) {
 
     /** The kernels the backend launches; every one must be in {@link #kernelNames()}. */
     static List<String> launched() {
-        List<String> names = new ArrayList<>(List.of("rms_norm", "rope", "add_bias", "add", "silu_mul", "to_half",
+        List<String> names = new ArrayList<>(List.of("rms_norm", "rope", "add_bias", "silu_mul", "to_half",
                 "gather_rows", "kv_write", "attention", "copy_blocks"));
         names.add("gemv_f16_h8");
         names.add("gemv_bf16_h8");

@@ -205,7 +205,8 @@ HD float load_one(const u8* row, int c) {
 }
 
 // A GEMV warp's share: its row r, its lane, and the tokens [t0, t0 + nt) of its block; store() sums each
-// token's lane partials and writes Y[t][r].
+// token's lane partials and writes Y[t][r] (or adds them to it: the residual adds of the output and down
+// projections, without a kernel of their own).
 struct GemvTile {
     int lane, r, t0, nt;
     __device__ GemvTile(int rows, int tokens) {
@@ -214,18 +215,20 @@ struct GemvTile {
         t0 = blockIdx.y * GEMV_TOKENS;
         nt = min(GEMV_TOKENS, tokens - t0);
     }
-    __device__ void store(const float* acc, float* Y, int rows) const {
+    __device__ void store(const float* acc, float* Y, int rows, int accumulate) const {
         for (int t = 0; t < nt; t++) {
             float s = warp_sum(acc[t]);
-            if (lane == 0) Y[(long long) (t0 + t) * rows + r] = s;
+            long long i = (long long) (t0 + t) * rows + r;
+            if (lane == 0) Y[i] = accumulate ? Y[i] + s : s;
         }
     }
 };
 
-// Y[t][r] = sum_c W[r][c] * X[t][c]. Grid (ceil(rows / GEMV_WARPS), ceil(tokens / GEMV_TOKENS)), block
+// Y[t][r] = sum_c W[r][c] * X[t][c] (accumulate: Y[t][r] += that sum). Grid (ceil(rows / GEMV_WARPS), ceil(tokens / GEMV_TOKENS)), block
 // GEMV_WARPS * 32: a warp per row, its lanes over the row's groups, GEMV_TOKENS tokens at once.
 template <int TYPE>
-__device__ void gemv(const u8* W, long long rowBytes, const float* X, float* Y, int rows, int cols, int tokens) {
+__device__ void gemv(const u8* W, long long rowBytes, const float* X, float* Y, int rows, int cols, int tokens,
+                     int accumulate) {
     GemvTile tile(rows, tokens);
     if (tile.r >= rows) return;
     int lane = tile.lane, r = tile.r, t0 = tile.t0, nt = tile.nt;
@@ -248,7 +251,7 @@ __device__ void gemv(const u8* W, long long rowBytes, const float* X, float* Y, 
             for (int t = 0; t < nt; t++) acc[t] = fmaf(wc, X[(long long) (t0 + t) * cols + c], acc[t]);
         }
     }
-    tile.store(acc, Y, rows);
+    tile.store(acc, Y, rows, accumulate);
 }
 
 // The same product for F16 / BF16 rows whose length is a multiple of 8 (rows 16-byte aligned): lane l
@@ -256,7 +259,8 @@ __device__ void gemv(const u8* W, long long rowBytes, const float* X, float* Y, 
 // (coalesced, one 128-bit load per lane) — decode is bandwidth-bound and this is its kernel for 16-bit
 // weights. Same grid and block as gemv.
 template <int BF16>
-__device__ void gemv_h8(const u8* W, long long rowBytes, const float* X, float* Y, int rows, int cols, int tokens) {
+__device__ void gemv_h8(const u8* W, long long rowBytes, const float* X, float* Y, int rows, int cols, int tokens,
+                        int accumulate) {
     GemvTile tile(rows, tokens);
     if (tile.r >= rows) return;
     int lane = tile.lane, r = tile.r, t0 = tile.t0, nt = tile.nt;
@@ -286,17 +290,17 @@ __device__ void gemv_h8(const u8* W, long long rowBytes, const float* X, float* 
             acc[t] += s;
         }
     }
-    tile.store(acc, Y, rows);
+    tile.store(acc, Y, rows, accumulate);
 }
 
 extern "C" __global__ void gemv_f16_h8(const u8* W, long long rowBytes, const float* X, float* Y, int rows, int cols,
-                                       int tokens) {
-    gemv_h8<0>(W, rowBytes, X, Y, rows, cols, tokens);
+                                       int tokens, int accumulate) {
+    gemv_h8<0>(W, rowBytes, X, Y, rows, cols, tokens, accumulate);
 }
 
 extern "C" __global__ void gemv_bf16_h8(const u8* W, long long rowBytes, const float* X, float* Y, int rows, int cols,
-                                        int tokens) {
-    gemv_h8<1>(W, rowBytes, X, Y, rows, cols, tokens);
+                                        int tokens, int accumulate) {
+    gemv_h8<1>(W, rowBytes, X, Y, rows, cols, tokens, accumulate);
 }
 
 // OUT[t][c] = W[tokens[t]][c] (the embedding gather). Grid tokens, block 256.
@@ -331,8 +335,8 @@ __device__ void dequant(const u8* W, long long rowBytes, u16* out, int rows, int
 
 #define FORMAT_KERNELS(NAME, TYPE)                                                                                  \
     extern "C" __global__ void gemv_##NAME(const u8* W, long long rowBytes, const float* X, float* Y, int rows,   \
-                                            int cols, int tokens) {                                                \
-        gemv<TYPE>(W, rowBytes, X, Y, rows, cols, tokens);                                                         \
+                                            int cols, int tokens, int accumulate) {                                \
+        gemv<TYPE>(W, rowBytes, X, Y, rows, cols, tokens, accumulate);                                             \
     }                                                                                                              \
     extern "C" __global__ void embed_##NAME(const u8* W, long long rowBytes, const int* tokens, float* out,        \
                                              int cols) {                                                           \
@@ -396,12 +400,6 @@ extern "C" __global__ void rope(float* x, const int* posOf, const double* invFre
 extern "C" __global__ void add_bias(float* y, const float* b, int n, int tokens) {
     long long i = (long long) blockIdx.x * blockDim.x + threadIdx.x;
     if (i < (long long) n * tokens) y[i] += b[i % n];
-}
-
-// x[i] += y[i]. Grid ceil(n / 256), block 256.
-extern "C" __global__ void add(float* x, const float* y, long long n) {
-    long long i = (long long) blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) x[i] += y[i];
 }
 
 // g[i] = silu(g[i]) * u[i] (SwiGLU). Grid ceil(n / 256), block 256.

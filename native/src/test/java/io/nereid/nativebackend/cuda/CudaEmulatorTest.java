@@ -66,10 +66,11 @@ class CudaEmulatorTest {
         return s.toArray(ValueLayout.JAVA_FLOAT);
     }
 
-    private static void launchAdd(long x, long y, long n) {
-        KernelArgs a = new KernelArgs(ARENA).reset().ptr(x).ptr(y).i64(n);
+    /** x[i] += y[i] (add_bias over one row of n). */
+    private static void launchAdd(long x, long y, int n) {
+        KernelArgs a = new KernelArgs(ARENA).reset().ptr(x).ptr(y).i32(n).i32(1);
         LaunchGeometry g = LaunchGeometry.elementwise(n);
-        driver.launch(kernels.function("add"), g.gridX(), g.gridY(), 1, g.blockX(), 1, 1, 0, a.pointers());
+        driver.launch(kernels.function("add_bias"), g.gridX(), g.gridY(), 1, g.blockX(), 1, 1, 0, a.pointers());
     }
 
     @Test
@@ -123,9 +124,11 @@ class CudaEmulatorTest {
         MemorySegment.copy(x, 0, s, ValueLayout.JAVA_SHORT, 0, x.length);
         driver.copyToDevice(dx, s, 2L * x.length);
         try (Cublas blas = Cublas.open()) {
-            blas.gemm(dw, dx, dy, 3, 2, 2, Cublas.CUDA_R_16F);
+            blas.gemm(dw, dx, dy, 3, 2, 2, Cublas.CUDA_R_16F, false);
+            assertArrayEquals(new float[] {2, 5, 8, 3, 5, 7}, download(dy, 6));
+            blas.gemm(dw, dx, dy, 3, 2, 2, Cublas.CUDA_R_16F, true);   // beta 1: added to what is there
         }
-        assertArrayEquals(new float[] {2, 5, 8, 3, 5, 7}, download(dy, 6));
+        assertArrayEquals(new float[] {4, 10, 16, 6, 10, 14}, download(dy, 6));
         for (long p : new long[] {dw, dx, dy}) {
             driver.free(p);
         }
@@ -135,9 +138,9 @@ class CudaEmulatorTest {
     void aBlockBeyondTheHardwaresLimitIsRefused() {
         driver.makeCurrent(context);
         long x = upload(1);
-        KernelArgs a = new KernelArgs(ARENA).reset().ptr(x).ptr(x).i64(1);
+        KernelArgs a = new KernelArgs(ARENA).reset().ptr(x).ptr(x).i32(1).i32(1);
         CudaException e = assertThrows(CudaException.class,
-                () -> driver.launch(kernels.function("add"), 1, 1, 1, 2048, 1, 1, 0, a.pointers()));
+                () -> driver.launch(kernels.function("add_bias"), 1, 1, 1, 2048, 1, 1, 0, a.pointers()));
         assertTrue(e.getMessage().contains("CUDA_ERROR_INVALID_VALUE"), e.getMessage());
         assertEquals(1f, download(x, 1)[0]);
         driver.free(x);
