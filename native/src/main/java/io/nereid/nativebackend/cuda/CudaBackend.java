@@ -254,21 +254,17 @@ final class CudaBackend implements Backend {
                 rmsNorm(q, q, w.qNorm(), c.headDim(), n * c.heads());
                 rmsNorm(k, k, w.kNorm(), c.headDim(), n * c.kvHeads());
             }
-            rope(q, c.heads(), n);
-            rope(k, c.kvHeads(), n);
             long kl = kCache + 2 * layerElems * l;
             long vl = vCache + 2 * layerElems * l;
-            launch("kv_write", LaunchGeometry.perRow(n), args.reset().ptr(kl).ptr(vl).ptr(k).ptr(v).ptr(dTables)
-                    .i32(layout.maxBlocks()).ptr(dSeq).ptr(dPos).i32(c.kvHeads()).i32(c.headDim()).i32(blockSize));
+            launch("rope_kv_write", LaunchGeometry.perRow(n), args.reset().ptr(q).ptr(k).ptr(v).ptr(kl).ptr(vl).ptr(dTables)
+                    .i32(layout.maxBlocks()).ptr(dSeq).ptr(dPos).ptr(invFreq).i32(c.heads()).i32(c.kvHeads())
+                    .i32(c.headDim()).i32(c.ropeDim()).i32(c.neoxRope() ? 1 : 0).i32(blockSize));
             launch("attention", LaunchGeometry.attention(c.heads(), n, c.headDim()), args.reset().ptr(att).ptr(q).ptr(kl)
                     .ptr(vl).ptr(dTables).i32(layout.maxBlocks()).ptr(dSeq).ptr(dPos).i32(c.heads()).i32(c.kvHeads())
                     .i32(c.headDim()).i32(blockSize).f32((float) (1.0 / Math.sqrt(c.headDim()))));
             matmul(w.wo(), att, x, n, true);   // the residual add in the product's epilogue
             rmsNorm(xb, x, w.ffnNorm(), dim, n);
-            matmul(w.gate(), xb, gate, n);
-            matmul(w.up(), xb, up, n);
-            launch("silu_mul", LaunchGeometry.elementwise((long) n * c.ffnDim()),
-                    args.reset().ptr(gate).ptr(up).i64((long) n * c.ffnDim()));
+            swiglu(w.gate(), w.up(), xb, gate, n);
             matmul(w.down(), gate, x, n, true);
         }
         float[][] logitRows = new float[step.slices().size()][];
@@ -321,8 +317,37 @@ final class CudaBackend implements Backend {
     }
 
     /** out = in · wᵀ, or (accumulate) out += in · wᵀ. */
+    private boolean usesCublas(Matrix w, int tokens) {
+        return cublas != null && tokens >= CUBLAS_MIN_TOKENS && w.format() != WeightFormat.F32;
+    }
+
+    /**
+     * out = silu(in · gateᵀ) * (in · upᵀ): on the GEMV path one launch for both matrices (when they share a
+     * format), else the two products and silu_mul.
+     */
+    private void swiglu(Matrix gateW, Matrix upW, long in, long out, int tokens) {
+        if (usesCublas(gateW, tokens) || gateW.format() != upW.format() || gateW.rowBytes() != upW.rowBytes()) {
+            matmul(gateW, in, out, tokens);
+            matmul(upW, in, up, tokens);
+            launch("silu_mul", LaunchGeometry.elementwise((long) tokens * c.ffnDim()),
+                    args.reset().ptr(out).ptr(up).i64((long) tokens * c.ffnDim()));
+            return;
+        }
+        gemvChunks(tokens, (t0, nt) -> launch(gateW.format().swiglu(gateW.cols()), LaunchGeometry.gemv(gateW.rows(), nt),
+                args.reset().ptr(gateW.ptr()).ptr(upW.ptr()).i64(gateW.rowBytes()).ptr(in + 4L * t0 * gateW.cols())
+                        .ptr(out + 4L * t0 * gateW.rows()).i32(gateW.rows()).i32(gateW.cols()).i32(nt)));
+    }
+
+    /** Runs {@code launch} over the tokens in pieces the grid's y limit allows (65,535 blocks of GEMV_TOKENS). */
+    private static void gemvChunks(int tokens, java.util.function.BiConsumer<Integer, Integer> launch) {
+        int most = 65_535 * LaunchGeometry.GEMV_TOKENS;
+        for (int t0 = 0; t0 < tokens; t0 += most) {
+            launch.accept(t0, Math.min(tokens - t0, most));
+        }
+    }
+
     private void matmul(Matrix w, long in, long out, int tokens, boolean accumulate) {
-        if (cublas != null && tokens >= CUBLAS_MIN_TOKENS && w.format() != WeightFormat.F32) {
+        if (usesCublas(w, tokens)) {
             boolean bf16 = w.format() == WeightFormat.BF16;
             long weights = w.ptr();
             if (!w.format().cublasNative()) {
@@ -343,21 +368,13 @@ final class CudaBackend implements Backend {
                     accumulate);
             return;
         }
-        for (int t0 = 0; t0 < tokens; t0 += 65_535 * LaunchGeometry.GEMV_TOKENS) {   // the grid's y limit
-            int nt = Math.min(tokens - t0, 65_535 * LaunchGeometry.GEMV_TOKENS);
-            launch(w.format().gemv(w.cols()), LaunchGeometry.gemv(w.rows(), nt), args.reset().ptr(w.ptr()).i64(w.rowBytes())
-                    .ptr(in + 4L * t0 * w.cols()).ptr(out + 4L * t0 * w.rows()).i32(w.rows()).i32(w.cols()).i32(nt)
-                    .i32(accumulate ? 1 : 0));
-        }
+        gemvChunks(tokens, (t0, nt) -> launch(w.format().gemv(w.cols()), LaunchGeometry.gemv(w.rows(), nt), args.reset()
+                .ptr(w.ptr()).i64(w.rowBytes()).ptr(in + 4L * t0 * w.cols()).ptr(out + 4L * t0 * w.rows()).i32(w.rows())
+                .i32(w.cols()).i32(nt).i32(accumulate ? 1 : 0)));
     }
 
     private void rmsNorm(long out, long in, long weight, int n, int rows) {
         launch("rms_norm", LaunchGeometry.perRow(rows), args.reset().ptr(out).ptr(in).ptr(weight).i32(n).f32(c.rmsEps()));
-    }
-
-    private void rope(long vectors, int heads, int n) {
-        launch("rope", LaunchGeometry.perRow(n), args.reset().ptr(vectors).ptr(dPos).ptr(invFreq).i32(heads).i32(c.headDim())
-                .i32(c.ropeDim()).i32(c.neoxRope() ? 1 : 0));
     }
 
     private void addBias(long y, long bias, int width, int n) {

@@ -21,6 +21,7 @@ record KernelSource(String text) {
     private static final Pattern DEFINE = Pattern.compile("(?m)^#define (\\w+) (\\d+)\\b");
     private static final Pattern GLOBAL = Pattern.compile("extern \"C\" __global__ void (\\w+)\\(");
     private static final Pattern FORMAT = Pattern.compile("(?m)^FORMAT_KERNELS\\((\\w+), \\w+\\)");
+    private static final Pattern GEMV = Pattern.compile("(?m)^GEMV_KERNELS\\((\\w+), ");
 
     static KernelSource load() {
         try (InputStream in = KernelSource.class.getResourceAsStream("kernels.cu")) {
@@ -63,7 +64,7 @@ record KernelSource(String text) {
         }
     }
 
-    /** Every kernel the source defines: the plain ones and each FORMAT_KERNELS expansion. */
+    /** Every kernel the source defines: the plain ones and each FORMAT_KERNELS and GEMV_KERNELS expansion. */
     Set<String> kernelNames() {
         Set<String> names = new LinkedHashSet<>();
         Matcher g = GLOBAL.matcher(text);
@@ -72,21 +73,29 @@ record KernelSource(String text) {
         }
         Matcher f = FORMAT.matcher(text);
         while (f.find()) {
-            for (String prefix : List.of("gemv_", "embed_", "dequant_")) {
+            for (String prefix : List.of("gemv_", "gemv_swiglu_", "embed_", "dequant_")) {
                 names.add(prefix + f.group(1));
             }
+        }
+        Matcher v = GEMV.matcher(text);
+        while (v.find()) {
+            names.add("gemv_" + v.group(1));
+            names.add("gemv_swiglu_" + v.group(1));
         }
         return names;
     }
 
     /** The kernels the backend launches; every one must be in {@link #kernelNames()}. */
     static List<String> launched() {
-        List<String> names = new ArrayList<>(List.of("rms_norm", "rope", "add_bias", "silu_mul", "to_half",
-                "gather_rows", "kv_write", "attention", "copy_blocks"));
-        names.add("gemv_f16_h8");
-        names.add("gemv_bf16_h8");
+        List<String> names = new ArrayList<>(List.of("rms_norm", "add_bias", "silu_mul", "to_half", "gather_rows",
+                "rope_kv_write", "attention", "copy_blocks"));
+        for (String h8 : List.of("f16_h8", "bf16_h8")) {
+            names.add("gemv_" + h8);
+            names.add("gemv_swiglu_" + h8);
+        }
         for (WeightFormat f : WeightFormat.values()) {
             names.add(f.gemv(1));
+            names.add(f.swiglu(1));
             names.add(f.embed());
             names.add(f.dequant());
         }

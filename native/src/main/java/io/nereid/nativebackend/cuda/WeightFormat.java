@@ -60,6 +60,11 @@ enum WeightFormat {
         return (this == F16 || this == BF16) && cols % 8 == 0 ? "gemv_" + suffix + "_h8" : "gemv_" + suffix;
     }
 
+    /** The GEMV kernel computing silu(gate) * up from two matrices of this format, rows of {@code cols}. */
+    String swiglu(int cols) {
+        return gemv(cols).replaceFirst("^gemv_", "gemv_swiglu_");
+    }
+
     String embed() {
         return "embed_" + suffix;
     }

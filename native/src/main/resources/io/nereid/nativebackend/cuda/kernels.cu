@@ -215,93 +215,112 @@ struct GemvTile {
         t0 = blockIdx.y * GEMV_TOKENS;
         nt = min(GEMV_TOKENS, tokens - t0);
     }
-    __device__ void store(const float* acc, float* Y, int rows, int accumulate) const {
+    // up: null, or the up projection's partials: then Y = silu(gate) * up, as silu_mul computes it.
+    __device__ void store(const float* acc, const float* up, float* Y, int rows, int accumulate) const {
         for (int t = 0; t < nt; t++) {
             float s = warp_sum(acc[t]);
+            if (up != nullptr) {
+                float u = warp_sum(up[t]);
+                s = s / (1.f + expf(-s)) * u;
+            }
             long long i = (long long) (t0 + t) * rows + r;
             if (lane == 0) Y[i] = accumulate ? Y[i] + s : s;
         }
     }
 };
 
-// Y[t][r] = sum_c W[r][c] * X[t][c] (accumulate: Y[t][r] += that sum). Grid (ceil(rows / GEMV_WARPS), ceil(tokens / GEMV_TOKENS)), block
-// GEMV_WARPS * 32: a warp per row, its lanes over the row's groups, GEMV_TOKENS tokens at once.
+// A row's products with the tile's tokens, added to acc[t] (W[r][c] * X[t][c] summed over c): the row read
+// a 32-value group per lane at a time (every format).
 template <int TYPE>
-__device__ void gemv(const u8* W, long long rowBytes, const float* X, float* Y, int rows, int cols, int tokens,
-                     int accumulate) {
-    GemvTile tile(rows, tokens);
-    if (tile.r >= rows) return;
-    int lane = tile.lane, r = tile.r, t0 = tile.t0, nt = tile.nt;
-    const u8* row = W + rowBytes * r;
-    float acc[GEMV_TOKENS];
-    for (int t = 0; t < GEMV_TOKENS; t++) acc[t] = 0.f;
-    float w[32];
-    for (int g = lane; g < cols / 32; g += WARP) {
-        load_group<TYPE>(row, g, w);
-        for (int t = 0; t < nt; t++) {
-            const float* x = X + (long long) (t0 + t) * cols + 32 * g;
-            float s = 0.f;
-            for (int i = 0; i < 32; i++) s = fmaf(w[i], x[i], s);
-            acc[t] += s;
+struct GroupRow {
+    __device__ static void add(const u8* row, const float* X, int cols, const GemvTile& tile, float* acc) {
+        int lane = tile.lane, t0 = tile.t0, nt = tile.nt;
+        float w[32];
+        for (int g = lane; g < cols / 32; g += WARP) {
+            load_group<TYPE>(row, g, w);
+            for (int t = 0; t < nt; t++) {
+                const float* x = X + (long long) (t0 + t) * cols + 32 * g;
+                float s = 0.f;
+                for (int i = 0; i < 32; i++) s = fmaf(w[i], x[i], s);
+                acc[t] += s;
+            }
+        }
+        if (TYPE == TYPE_F32 || TYPE == TYPE_F16 || TYPE == TYPE_BF16) {   // a row that is not whole groups
+            for (int c = 32 * (cols / 32) + lane; c < cols; c += WARP) {
+                float wc = load_one<TYPE>(row, c);
+                for (int t = 0; t < nt; t++) acc[t] = fmaf(wc, X[(long long) (t0 + t) * cols + c], acc[t]);
+            }
         }
     }
-    if (TYPE == TYPE_F32 || TYPE == TYPE_F16 || TYPE == TYPE_BF16) {   // a row that is not whole groups
-        for (int c = 32 * (cols / 32) + lane; c < cols; c += WARP) {
-            float wc = load_one<TYPE>(row, c);
-            for (int t = 0; t < nt; t++) acc[t] = fmaf(wc, X[(long long) (t0 + t) * cols + c], acc[t]);
-        }
-    }
-    tile.store(acc, Y, rows, accumulate);
-}
+};
 
-// The same product for F16 / BF16 rows whose length is a multiple of 8 (rows 16-byte aligned): lane l
-// reads the 16 bytes at 16 (l + 32 i), so a warp reads 512 consecutive bytes of the row per iteration
-// (coalesced, one 128-bit load per lane) — decode is bandwidth-bound and this is its kernel for 16-bit
-// weights. Same grid and block as gemv.
+// The same for F16 / BF16 rows whose length is a multiple of 8 (rows 16-byte aligned): lane l reads the 16
+// bytes at 16 (l + 32 i), so a warp reads 512 consecutive bytes of the row per iteration (coalesced, one
+// 128-bit load per lane) — decode is bandwidth-bound and this is its kernel for 16-bit weights.
 template <int BF16>
-__device__ void gemv_h8(const u8* W, long long rowBytes, const float* X, float* Y, int rows, int cols, int tokens,
-                        int accumulate) {
-    GemvTile tile(rows, tokens);
-    if (tile.r >= rows) return;
-    int lane = tile.lane, r = tile.r, t0 = tile.t0, nt = tile.nt;
-    const uint4* row = (const uint4*) (W + rowBytes * r);
-    float acc[GEMV_TOKENS];
-    for (int t = 0; t < GEMV_TOKENS; t++) acc[t] = 0.f;
-    for (int c8 = lane; c8 < cols / 8; c8 += WARP) {
-        uint4 raw = row[c8];
-        unsigned int words[4] = {raw.x, raw.y, raw.z, raw.w};
-        float w[8];
-        for (int i = 0; i < 4; i++) {
-            u16 lo = (u16) (words[i] & 0xffff), hi = (u16) (words[i] >> 16);
-            w[2 * i] = BF16 ? bf2f(lo) : h2f(lo);
-            w[2 * i + 1] = BF16 ? bf2f(hi) : h2f(hi);
-        }
-        for (int t = 0; t < nt; t++) {
-            const float4* x = (const float4*) (X + (long long) (t0 + t) * cols + 8 * c8);
-            float4 a = x[0], b = x[1];
-            float s = w[0] * a.x;
-            s = fmaf(w[1], a.y, s);
-            s = fmaf(w[2], a.z, s);
-            s = fmaf(w[3], a.w, s);
-            s = fmaf(w[4], b.x, s);
-            s = fmaf(w[5], b.y, s);
-            s = fmaf(w[6], b.z, s);
-            s = fmaf(w[7], b.w, s);
-            acc[t] += s;
+struct HalfRow {
+    __device__ static void add(const u8* bytes, const float* X, int cols, const GemvTile& tile, float* acc) {
+        int lane = tile.lane, t0 = tile.t0, nt = tile.nt;
+        const uint4* row = (const uint4*) bytes;
+        for (int c8 = lane; c8 < cols / 8; c8 += WARP) {
+            uint4 raw = row[c8];
+            unsigned int words[4] = {raw.x, raw.y, raw.z, raw.w};
+            float w[8];
+            for (int i = 0; i < 4; i++) {
+                u16 lo = (u16) (words[i] & 0xffff), hi = (u16) (words[i] >> 16);
+                w[2 * i] = BF16 ? bf2f(lo) : h2f(lo);
+                w[2 * i + 1] = BF16 ? bf2f(hi) : h2f(hi);
+            }
+            for (int t = 0; t < nt; t++) {
+                const float4* x = (const float4*) (X + (long long) (t0 + t) * cols + 8 * c8);
+                float4 a = x[0], b = x[1];
+                float s = w[0] * a.x;
+                s = fmaf(w[1], a.y, s);
+                s = fmaf(w[2], a.z, s);
+                s = fmaf(w[3], a.w, s);
+                s = fmaf(w[4], b.x, s);
+                s = fmaf(w[5], b.y, s);
+                s = fmaf(w[6], b.z, s);
+                s = fmaf(w[7], b.w, s);
+                acc[t] += s;
+            }
         }
     }
-    tile.store(acc, Y, rows, accumulate);
+};
+
+// Y[t][r] = sum_c W[r][c] * X[t][c] (accumulate: Y[t][r] += that sum); with W2 (SwiGLU: W the gate, W2 the
+// up projection, same format) Y[t][r] = silu(gate) * up. ROW reads the rows (GroupRow or HalfRow). Grid
+// (ceil(rows / GEMV_WARPS), ceil(tokens / GEMV_TOKENS)), block GEMV_WARPS * 32: a warp per row, its lanes
+// over the row, GEMV_TOKENS tokens at once.
+template <typename ROW, bool SWIGLU>
+__device__ void gemv(const u8* W, const u8* W2, long long rowBytes, const float* X, float* Y, int rows, int cols,
+                     int tokens, int accumulate) {
+    GemvTile tile(rows, tokens);
+    if (tile.r >= rows) return;
+    float acc[GEMV_TOKENS], up[SWIGLU ? GEMV_TOKENS : 1];
+    for (int t = 0; t < GEMV_TOKENS; t++) acc[t] = 0.f;
+    ROW::add(W + rowBytes * tile.r, X, cols, tile, acc);
+    if (SWIGLU) {
+        for (int t = 0; t < GEMV_TOKENS; t++) up[t] = 0.f;
+        ROW::add(W2 + rowBytes * tile.r, X, cols, tile, up);
+    }
+    tile.store(acc, SWIGLU ? up : nullptr, Y, rows, accumulate);
 }
 
-extern "C" __global__ void gemv_f16_h8(const u8* W, long long rowBytes, const float* X, float* Y, int rows, int cols,
-                                       int tokens, int accumulate) {
-    gemv_h8<0>(W, rowBytes, X, Y, rows, cols, tokens, accumulate);
-}
+// The GEMV entry points of one row reader: gemv_NAME (Y = or += W X) and gemv_swiglu_NAME (Y = silu(W X) *
+// (W2 X), the gate and up projections of a decode in one launch).
+#define GEMV_KERNELS(NAME, ROW)                                                                                     \
+    extern "C" __global__ void gemv_##NAME(const u8* W, long long rowBytes, const float* X, float* Y, int rows,   \
+                                            int cols, int tokens, int accumulate) {                                \
+        gemv<ROW, false>(W, nullptr, rowBytes, X, Y, rows, cols, tokens, accumulate);                              \
+    }                                                                                                              \
+    extern "C" __global__ void gemv_swiglu_##NAME(const u8* W, const u8* W2, long long rowBytes, const float* X,  \
+                                                   float* Y, int rows, int cols, int tokens) {                     \
+        gemv<ROW, true>(W, W2, rowBytes, X, Y, rows, cols, tokens, 0);                                             \
+    }
 
-extern "C" __global__ void gemv_bf16_h8(const u8* W, long long rowBytes, const float* X, float* Y, int rows, int cols,
-                                        int tokens, int accumulate) {
-    gemv_h8<1>(W, rowBytes, X, Y, rows, cols, tokens, accumulate);
-}
+GEMV_KERNELS(f16_h8, HalfRow<0>)
+GEMV_KERNELS(bf16_h8, HalfRow<1>)
 
 // OUT[t][c] = W[tokens[t]][c] (the embedding gather). Grid tokens, block 256.
 template <int TYPE>
@@ -334,10 +353,7 @@ __device__ void dequant(const u8* W, long long rowBytes, u16* out, int rows, int
 }
 
 #define FORMAT_KERNELS(NAME, TYPE)                                                                                  \
-    extern "C" __global__ void gemv_##NAME(const u8* W, long long rowBytes, const float* X, float* Y, int rows,   \
-                                            int cols, int tokens, int accumulate) {                                \
-        gemv<TYPE>(W, rowBytes, X, Y, rows, cols, tokens, accumulate);                                             \
-    }                                                                                                              \
+    GEMV_KERNELS(NAME, GroupRow<TYPE>)                                                                             \
     extern "C" __global__ void embed_##NAME(const u8* W, long long rowBytes, const int* tokens, float* out,        \
                                              int cols) {                                                           \
         embed<TYPE>(W, rowBytes, tokens, out, cols);                                                               \
@@ -372,28 +388,6 @@ extern "C" __global__ void rms_norm(float* out, const float* x, const float* w, 
     }
     float scale = (float) (1.0 / sqrt(partial[0] / n + (double) eps));
     for (int i = threadIdx.x; i < n; i += blockDim.x) o[i] = xr[i] * scale * w[i];
-}
-
-// Rotary embedding in place on x (tokens x heads x headDim), the first ropeDim values of every head:
-// pairs (2i, 2i + 1) ("normal", GGUF llama) or (i, i + ropeDim / 2) (NeoX, HF), angle pos * invFreq[i]
-// in double (frequencies already scaled: linear, Llama 3, rope_freqs), its cosine and sine rounded to
-// float and the rotation in float, as the CPU backend's tables do. Grid tokens, block 256.
-extern "C" __global__ void rope(float* x, const int* posOf, const double* invFreq, int heads, int headDim, int ropeDim,
-                                int neox) {
-    int t = blockIdx.x;
-    int half = ropeDim / 2;
-    double pos = posOf[t];
-    for (int k = threadIdx.x; k < heads * half; k += blockDim.x) {
-        int h = k / half, i = k % half;
-        double sd, cd;
-        sincos(pos * invFreq[i], &sd, &cd);
-        float s = (float) sd, c = (float) cd;
-        float* v = x + ((long long) t * heads + h) * headDim;
-        int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
-        float x0 = v[a], x1 = v[b];
-        v[a] = x0 * c - x1 * s;
-        v[b] = x0 * s + x1 * c;
-    }
 }
 
 // y[t][i] += b[i], rows of n. Grid ceil(tokens * n / 256), block 256.
@@ -431,12 +425,37 @@ __device__ __forceinline__ long long kv_offset(const int* tables, int maxBlocks,
     return (((long long) block * kvHeads + kvh) * blockSize + p % blockSize) * headDim;
 }
 
-// Stores every token's K and V (tokens x kvHeads x headDim, float) as half in its sequence's blocks.
-// Grid tokens, block 256.
-extern "C" __global__ void kv_write(u16* kc, u16* vc, const float* k, const float* v, const int* tables, int maxBlocks,
-                                    const int* seqOf, const int* posOf, int kvHeads, int headDim, int blockSize) {
+// Rotary embedding in place on one token's vectors x (heads x headDim), the first ropeDim values of every
+// head: pairs (2i, 2i + 1) ("normal", GGUF llama) or (i, i + ropeDim / 2) (NeoX, HF), angle pos * invFreq[i]
+// in double (frequencies already scaled: linear, Llama 3, rope_freqs), its cosine and sine rounded to
+// float and the rotation in float, as the CPU backend's tables do. The block's threads share the pairs.
+__device__ void rope_token(float* x, double pos, const double* invFreq, int heads, int headDim, int ropeDim, int neox) {
+    int half = ropeDim / 2;
+    for (int k = threadIdx.x; k < heads * half; k += blockDim.x) {
+        int h = k / half, i = k % half;
+        double sd, cd;
+        sincos(pos * invFreq[i], &sd, &cd);
+        float s = (float) sd, c = (float) cd;
+        float* v = x + (long long) h * headDim;
+        int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
+        float x0 = v[a], x1 = v[b];
+        v[a] = x0 * c - x1 * s;
+        v[b] = x0 * s + x1 * c;
+    }
+}
+
+// Token t's RoPE on its query and key heads (q: tokens x heads x headDim, k and v: tokens x kvHeads x
+// headDim, float), then its K and V stored as half in its sequence's blocks: three steps of a layer in one
+// launch. Grid tokens, block 256.
+extern "C" __global__ void rope_kv_write(float* q, float* k, const float* v, u16* kc, u16* vc, const int* tables,
+                                         int maxBlocks, const int* seqOf, const int* posOf, const double* invFreq,
+                                         int heads, int kvHeads, int headDim, int ropeDim, int neox, int blockSize) {
     int t = blockIdx.x;
     int kvDim = kvHeads * headDim;
+    double pos = posOf[t];
+    rope_token(q + (long long) t * heads * headDim, pos, invFreq, heads, headDim, ropeDim, neox);
+    rope_token(k + (long long) t * kvDim, pos, invFreq, kvHeads, headDim, ropeDim, neox);
+    __syncthreads();   // the threads store elements of K that others rotated
     for (int i = threadIdx.x; i < kvDim; i += blockDim.x) {
         int h = i / headDim, d = i % headDim;
         long long o = kv_offset(tables, maxBlocks, seqOf[t], posOf[t], kvHeads, h, blockSize, headDim) + d;
