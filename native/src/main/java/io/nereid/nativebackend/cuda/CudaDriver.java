@@ -48,6 +48,8 @@ final class CudaDriver {
     private final MethodHandle cuMemGetInfo;
     private final MethodHandle cuMemAlloc;
     private final MethodHandle cuMemFree;
+    private final MethodHandle cuMemAllocHost;
+    private final MethodHandle cuMemFreeHost;
     private final MethodHandle cuMemcpyHtoD;
     private final MethodHandle cuMemcpyDtoH;
     private final MethodHandle cuMemsetD8;
@@ -75,6 +77,8 @@ final class CudaDriver {
         cuMemGetInfo = lib.function("cuMemGetInfo_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
         cuMemAlloc = lib.function("cuMemAlloc_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
         cuMemFree = lib.function("cuMemFree_v2", FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
+        cuMemAllocHost = lib.function("cuMemAllocHost_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+        cuMemFreeHost = lib.function("cuMemFreeHost", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         cuMemcpyHtoD = lib.function("cuMemcpyHtoD_v2", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS, JAVA_LONG));
         cuMemcpyDtoH = lib.function("cuMemcpyDtoH_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG));
         cuMemsetD8 = lib.function("cuMemsetD8_v2", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_BYTE, JAVA_LONG));
@@ -218,6 +222,21 @@ final class CudaDriver {
     void free(long pointer) {
         if (pointer != 0) {
             call(() -> (int) cuMemFree.invoke(pointer), "cuMemFree");
+        }
+    }
+
+    /**
+     * Page-locked host memory of {@code bytes} (copies to and from it run at the bus's full speed, a pageable
+     * buffer's go through the driver's own staging), until {@link #freeHost}.
+     */
+    MemorySegment allocHost(long bytes) {
+        return addressOut(seg -> (int) cuMemAllocHost.invoke(seg, Math.max(bytes, 1)), "cuMemAllocHost of " + bytes
+                + " bytes").reinterpret(Math.max(bytes, 1));
+    }
+
+    void freeHost(MemorySegment p) {
+        if (!p.equals(MemorySegment.NULL)) {
+            call(() -> (int) cuMemFreeHost.invoke(p), "cuMemFreeHost");
         }
     }
 

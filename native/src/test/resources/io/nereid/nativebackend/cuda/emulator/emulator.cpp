@@ -420,6 +420,26 @@ API int cuMemFree_v2(unsigned long long p) {
     return CUDA_SUCCESS;
 }
 
+std::map<void*, size_t> host_allocations;             // cuMemAllocHost's
+
+API int cuMemAllocHost_v2(void** p, size_t bytes) {
+    std::lock_guard<std::recursive_mutex> g(lock);
+    if (int r = needs_context("cuMemAllocHost")) return r;
+    if (!p || bytes == 0) return fail(CUDA_ERROR_INVALID_VALUE, "cuMemAllocHost of 0 bytes");
+    *p = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+    if (!*p) return CUDA_ERROR_OUT_OF_MEMORY;
+    host_allocations[*p] = bytes;
+    return CUDA_SUCCESS;
+}
+
+API int cuMemFreeHost(void* p) {
+    std::lock_guard<std::recursive_mutex> g(lock);
+    if (int r = needs_context("cuMemFreeHost")) return r;
+    if (host_allocations.erase(p) == 0) return fail(CUDA_ERROR_INVALID_VALUE, "cuMemFreeHost of %p: not from cuMemAllocHost", p);
+    free(p);
+    return CUDA_SUCCESS;
+}
+
 API int cuMemcpyHtoD_v2(unsigned long long dst, const void* src, size_t bytes) {
     std::lock_guard<std::recursive_mutex> g(lock);
     if (int r = needs_context("cuMemcpyHtoD")) return r;
