@@ -2,6 +2,7 @@ package io.nereid.engine.cpu;
 
 import io.nereid.engine.backend.Backend;
 import io.nereid.engine.backend.BackendConfig;
+import io.nereid.engine.backend.KvPrecision;
 import io.nereid.engine.backend.BackendProvider;
 import io.nereid.engine.cpu.kernel.ComputePool;
 import io.nereid.engine.cpu.kernel.Kernels;
@@ -26,6 +27,10 @@ public final class CpuBackendProvider implements BackendProvider {
 
     @Override
     public Backend open(BackendConfig config) {
+        if (config.kvPrecision() == KvPrecision.BF16) {
+            throw new IllegalArgumentException("the CPU backend keeps the KV cache in f16 or f32, not bf16 (bf16 is the"
+                    + " CUDA backend's)");
+        }
         ModelWeights weights = ModelWeights.bind(config.model().tensors(), config.model().config());
         ComputePool pool = new ComputePool(new ComputePool.Config(config.threads()));
         RangeRunner runner = (s, e, min, body) -> pool.parallelFor(s, e, min, body::run);

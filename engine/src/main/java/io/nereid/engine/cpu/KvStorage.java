@@ -86,6 +86,8 @@ public final class KvStorage {
         this.planes = switch (precision) {
             case F32 -> new F32Planes(new float[layers][n], new float[layers][n]);
             case F16 -> new F16Planes(new short[layers][n], new short[layers][n]);
+            case BF16 -> throw new IllegalArgumentException("the CPU backend keeps the KV cache in f16 or f32, not bf16"
+                    + " (bf16 is the CUDA backend's)");
         };
     }
 

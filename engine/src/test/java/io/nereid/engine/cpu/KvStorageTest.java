@@ -3,6 +3,7 @@ package io.nereid.engine.cpu;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.nereid.engine.backend.KvPrecision;
 import io.nereid.engine.cpu.kernel.KernelSupport;
@@ -53,7 +54,7 @@ class KvStorageTest {
     }
 
     @ParameterizedTest
-    @EnumSource(KvPrecision.class)
+    @EnumSource(value = KvPrecision.class, names = {"F32", "F16"})   // the CPU backend's
     void aBlockCopyCarriesTheFirstSlotsOfEveryLayerAndHead(KvPrecision precision) {
         KvStorage kv = new KvStorage(CONFIG, 4, 8, precision);
         for (int layer = 0; layer < 2; layer++) {
@@ -100,7 +101,17 @@ class KvStorageTest {
     void kvTypeNamesParseAndUnknownOnesAreNamedInTheError() {
         assertEquals(KvPrecision.F16, KvPrecision.parse("f16"));
         assertEquals(KvPrecision.F32, KvPrecision.parse(" F32 "));
+        assertEquals(KvPrecision.BF16, KvPrecision.parse("bfloat16"));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> KvPrecision.parse("q8_0"));
-        assertEquals("KV cache type 'q8_0' is not one of f16, f32", e.getMessage());
+        assertEquals("KV cache type 'q8_0' is not one of f16, bf16, f32", e.getMessage());
+    }
+
+    @Test
+    void theCpuBackendRefusesABf16Cache() {
+        ModelConfig c = new ModelConfig(Architecture.LLAMA, 8, 1, 2, 1, 4, 16, 32, 64, 1e-5f, 10000, 4,
+                new RopeScaling.None(), false);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new KvStorage(c, 4, 16, KvPrecision.BF16));
+        assertTrue(e.getMessage().contains("not bf16"), e.getMessage());
     }
 }

@@ -26,7 +26,7 @@ import java.util.List;
  * <p>Weights are uploaded once in their GGUF formats ({@link WeightFormat}); decode multiplies with the
  * dequantizing GEMV kernels, prefill of {@value #CUBLAS_MIN_TOKENS} tokens or more with cuBLAS (F16 / BF16
  * weights as they are, quantized ones dequantized to F16 into a scratch matrix first). The KV cache is
- * F16, two arrays (K, V) of {@code layers x blocks x kvHeads x blockSize x headDim}. Everything runs on the
+ * F16 or BF16, two arrays (K, V) of {@code layers x blocks x kvHeads x blockSize x headDim}. Everything runs on the
  * default stream of the device's primary context, synchronised at the end of each step; engine thread only.
  *
  * <p>Batch invariance ({@code --deterministic}, {@link BackendConfig#batchInvariant}): every kernel but
@@ -55,6 +55,7 @@ final class CudaBackend implements Backend {
     private final KernelModule kernels;
     private final Cublas cublas;                 // null: GEMV kernels only (no cuBLAS, or batch invariance asked)
     private final boolean batchInvariant;
+    private final KvPrecision kvPrecision;        // F16 or BF16
     private final ModelConfig c;
     private final Arena arena = Arena.ofShared();
     private final KernelArgs args = new KernelArgs(arena);
@@ -89,9 +90,10 @@ final class CudaBackend implements Backend {
         this.driver = driver;
         this.device = device;
         this.c = config.model().config();
-        if (config.kvPrecision() != KvPrecision.F16) {
-            throw new IllegalArgumentException("the CUDA backend keeps the KV cache in F16 only, not " + config.kvPrecision());
+        if (config.kvPrecision() == KvPrecision.F32) {
+            throw new IllegalArgumentException("the CUDA backend keeps the KV cache in f16 or bf16, not f32");
         }
+        this.kvPrecision = config.kvPrecision();
         if (c.architecture() != Architecture.LLAMA && c.architecture() != Architecture.QWEN2
                 && c.architecture() != Architecture.QWEN3) {
             throw new IllegalArgumentException("the CUDA backend runs llama, qwen2 and qwen3, not " + c.architecture());
@@ -173,7 +175,7 @@ final class CudaBackend implements Backend {
         long bytesPerBlock = 2L * 2 * c.layers() * c.kvHeads() * blockSize * c.headDim();
         driver.makeCurrent(context);
         long free = driver.memoryInfo()[0] - RESERVE_BYTES - activationBytes(1024);
-        return new KvCacheSpec(blockSize, KvPrecision.F16, bytesPerBlock,
+        return new KvCacheSpec(blockSize, kvPrecision, bytesPerBlock,
                 (int) Math.min(Integer.MAX_VALUE, Math.max(0, free / bytesPerBlock)));
     }
 
@@ -258,8 +260,9 @@ final class CudaBackend implements Backend {
             long vl = vCache + 2 * layerElems * l;
             launch("rope_kv_write", LaunchGeometry.perRow(n), args.reset().ptr(q).ptr(k).ptr(v).ptr(kl).ptr(vl).ptr(dTables)
                     .i32(layout.maxBlocks()).ptr(dSeq).ptr(dPos).ptr(invFreq).i32(c.heads()).i32(c.kvHeads())
-                    .i32(c.headDim()).i32(c.ropeDim()).i32(c.neoxRope() ? 1 : 0).i32(blockSize));
-            launch("attention", LaunchGeometry.attention(c.heads(), n, c.headDim()), args.reset().ptr(att).ptr(q).ptr(kl)
+                    .i32(c.headDim()).i32(c.ropeDim()).i32(c.neoxRope() ? 1 : 0).i32(blockSize)
+                    .i32(kvPrecision == KvPrecision.BF16 ? 1 : 0));
+            launch(kvPrecision == KvPrecision.BF16 ? "attention_bf16" : "attention_f16", LaunchGeometry.attention(c.heads(), n, c.headDim()), args.reset().ptr(att).ptr(q).ptr(kl)
                     .ptr(vl).ptr(dTables).i32(layout.maxBlocks()).ptr(dSeq).ptr(dPos).i32(c.heads()).i32(c.kvHeads())
                     .i32(c.headDim()).i32(blockSize).f32((float) (1.0 / Math.sqrt(c.headDim()))));
             matmul(w.wo(), att, x, n, true);   // the residual add in the product's epilogue

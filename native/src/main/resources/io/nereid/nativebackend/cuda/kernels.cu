@@ -6,7 +6,7 @@
 //   activations   float [tokens][width]
 //   weights       the GGUF bytes of a matrix, rows of `rowBytes` bytes; a row of `cols` values is cols / 32
 //                 groups of 32 values (a K-quant's 256-value super-block holds 8 groups)
-//   KV cache      one layer: half [block][kvHead][position in block][headDim], K and V apart
+//   KV cache      one layer: half or bfloat16 [block][kvHead][position in block][headDim], K and V apart
 //   block tables  int [sequences][maxBlocks], physical block ids, -1 past the end
 // Types (the TYPE_* numbers are GgmlType ids): F32 0, F16 1, Q4_0 2, Q8_0 8, Q4_K 12, Q5_K 13, Q6_K 14, BF16 30.
 
@@ -445,11 +445,12 @@ __device__ void rope_token(float* x, double pos, const double* invFreq, int head
 }
 
 // Token t's RoPE on its query and key heads (q: tokens x heads x headDim, k and v: tokens x kvHeads x
-// headDim, float), then its K and V stored as half in its sequence's blocks: three steps of a layer in one
-// launch. Grid tokens, block 256.
+// headDim, float), then its K and V stored as half (bf16: bfloat16) in its sequence's blocks: three steps of
+// a layer in one launch. Grid tokens, block 256.
 extern "C" __global__ void rope_kv_write(float* q, float* k, const float* v, u16* kc, u16* vc, const int* tables,
                                          int maxBlocks, const int* seqOf, const int* posOf, const double* invFreq,
-                                         int heads, int kvHeads, int headDim, int ropeDim, int neox, int blockSize) {
+                                         int heads, int kvHeads, int headDim, int ropeDim, int neox, int blockSize,
+                                         int bf16) {
     int t = blockIdx.x;
     int kvDim = kvHeads * headDim;
     double pos = posOf[t];
@@ -459,8 +460,9 @@ extern "C" __global__ void rope_kv_write(float* q, float* k, const float* v, u16
     for (int i = threadIdx.x; i < kvDim; i += blockDim.x) {
         int h = i / headDim, d = i % headDim;
         long long o = kv_offset(tables, maxBlocks, seqOf[t], posOf[t], kvHeads, h, blockSize, headDim) + d;
-        kc[o] = f2h(k[(long long) t * kvDim + i]);
-        vc[o] = f2h(v[(long long) t * kvDim + i]);
+        float kf = k[(long long) t * kvDim + i], vf = v[(long long) t * kvDim + i];
+        kc[o] = bf16 ? f2bf(kf) : f2h(kf);
+        vc[o] = bf16 ? f2bf(vf) : f2h(vf);
     }
 }
 
@@ -475,9 +477,16 @@ extern "C" __global__ void rope_kv_write(float* q, float* k, const float* v, u16
 // (d = lane + 32 j), each position's weight broadcast by a shuffle. A chunk costs one maximum and one
 // sum over the warp, not one sum per position, so a decode's chain is 32x shorter. The warps' partial
 // results are merged at the end.
-extern "C" __global__ void attention(float* out, const float* q, const u16* kc, const u16* vc, const int* tables,
-                                     int maxBlocks, const int* seqOf, const int* posOf, int heads, int kvHeads,
-                                     int headDim, int blockSize, float scale) {
+// A KV-cache element as float: half, or (BF16) bfloat16.
+template <int BF16>
+__device__ __forceinline__ float kv2f(u16 v) {
+    return BF16 ? bf2f(v) : h2f(v);
+}
+
+template <int BF16>
+__device__ void attention(float* out, const float* q, const u16* kc, const u16* vc, const int* tables, int maxBlocks,
+                          const int* seqOf, const int* posOf, int heads, int kvHeads, int headDim, int blockSize,
+                          float scale) {
     __shared__ float sm_max[ATTN_WARPS], sm_sum[ATTN_WARPS];
     __shared__ float sm_acc[ATTN_WARPS][MAX_HEAD_DIM];
     __shared__ float sm_q[MAX_HEAD_DIM];
@@ -503,8 +512,8 @@ extern "C" __global__ void attention(float* out, const float* q, const u16* kc, 
                 unsigned int words[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
                 for (int i = 0; i < 4; i++) {
-                    dot = fmaf(sm_q[8 * d8 + 2 * i], h2f((u16) (words[i] & 0xffff)), dot);
-                    dot = fmaf(sm_q[8 * d8 + 2 * i + 1], h2f((u16) (words[i] >> 16)), dot);
+                    dot = fmaf(sm_q[8 * d8 + 2 * i], kv2f<BF16>((u16) (words[i] & 0xffff)), dot);
+                    dot = fmaf(sm_q[8 * d8 + 2 * i + 1], kv2f<BF16>((u16) (words[i] >> 16)), dot);
                 }
             }
             score = dot * scale;
@@ -522,7 +531,7 @@ extern "C" __global__ void attention(float* out, const float* q, const u16* kc, 
 #pragma unroll
             for (int j = 0; j < MAX_HEAD_DIM / WARP; j++) {
                 int d = lane + WARP * j;
-                if (d < headDim) acc[j] = fmaf(w, h2f(v[d]), acc[j]);
+                if (d < headDim) acc[j] = fmaf(w, kv2f<BF16>(v[d]), acc[j]);
             }
         }
         m = mNew;
@@ -550,6 +559,16 @@ extern "C" __global__ void attention(float* out, const float* q, const u16* kc, 
         o[d] = v / total;
     }
 }
+
+#define ATTENTION_KERNEL(KV, BF16)                                                                                  \
+    extern "C" __global__ void attention_##KV(float* out, const float* q, const u16* kc, const u16* vc, const int* tables,    \
+                                    int maxBlocks, const int* seqOf, const int* posOf, int heads, int kvHeads,      \
+                                    int headDim, int blockSize, float scale) {                                      \
+        attention<BF16>(out, q, kc, vc, tables, maxBlocks, seqOf, posOf, heads, kvHeads, headDim, blockSize, scale); \
+    }
+
+ATTENTION_KERNEL(f16, 0)
+ATTENTION_KERNEL(bf16, 1)
 
 // Copies whole KV blocks (copy-on-write of a shared partial block): for each pair, block dst[i] = block
 // src[i], K and V of every layer (the caches of all layers are one array each: layer-major). Grid pairs,

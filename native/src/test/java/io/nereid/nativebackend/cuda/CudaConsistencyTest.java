@@ -72,9 +72,11 @@ class CudaConsistencyTest {
         Assumptions.assumeTrue(reason == null, "no CUDA device here (" + reason + "): the GPU consistency tests are skipped");
     }
 
-    record Case(String name, Architecture architecture, GgmlType type, boolean tied, double tolerance, boolean huggingFace) {
+    /** huggingFace: the model as a Hugging Face directory; cudaKv: the CUDA backend's KV cache type (the CPU's is F16). */
+    record Case(String name, Architecture architecture, GgmlType type, boolean tied, double tolerance, boolean huggingFace,
+            KvPrecision cudaKv) {
         Case(String name, Architecture architecture, GgmlType type, boolean tied, double tolerance) {
-            this(name, architecture, type, tied, tolerance, false);
+            this(name, architecture, type, tied, tolerance, false, KvPrecision.F16);
         }
 
         @Override
@@ -95,7 +97,9 @@ class CudaConsistencyTest {
         }
         cases.add(new Case("stories260K", Architecture.LLAMA, GgmlType.F32, false, 2e-3));
         // as check.sh's benchmark model comes: a Hugging Face directory (Q / K rows in HF order), BF16 safetensors
-        cases.add(new Case("llama BF16 safetensors", Architecture.LLAMA, GgmlType.BF16, false, 1e-2, true));
+        cases.add(new Case("llama BF16 safetensors", Architecture.LLAMA, GgmlType.BF16, false, 1e-2, true, KvPrecision.F16));
+        // a bfloat16 KV cache on the GPU against the CPU's F16 one: 8 significant bits against 11
+        cases.add(new Case("qwen2 F32, BF16 KV cache", Architecture.QWEN2, GgmlType.F32, false, 2e-2, false, KvPrecision.BF16));
         return cases.stream().map(Arguments::of);
     }
 
@@ -118,7 +122,7 @@ class CudaConsistencyTest {
         }
         try (ModelSource source = open(model, c);
                 Backend cpu = BackendProvider.named("cpu").open(new BackendConfig(source, KvPrecision.F16, 2));
-                Backend cuda = BackendProvider.named(CHECKED).open(new BackendConfig(source, KvPrecision.F16, 2))) {
+                Backend cuda = BackendProvider.named(CHECKED).open(new BackendConfig(source, c.cudaKv(), 2))) {
             for (Backend b : List.of(cpu, cuda)) {
                 b.allocate(BLOCKS, BLOCK, MAX_POSITIONS);
             }
