@@ -41,6 +41,8 @@ final class CudaBackend implements Backend {
     static final int CUBLAS_MIN_TOKENS = 32;
     /** Device memory left free beyond the weights, the activations and the KV cache (cuBLAS workspace, fragmentation). */
     static final long RESERVE_BYTES = 512L << 20;
+    /** Most bytes of rows one download stages in page-locked memory (by default). */
+    static final long STAGING_ROWS_BYTES = 64L << 20;
 
     private record Matrix(long ptr, WeightFormat format, int rows, int cols, long rowBytes) {
     }
@@ -56,6 +58,7 @@ final class CudaBackend implements Backend {
     private final Cublas cublas;                 // null: GEMV kernels only (no cuBLAS, or batch invariance asked)
     private final boolean batchInvariant;
     private final KvPrecision kvPrecision;        // F16 or BF16
+    private long stagingRowsBytes = STAGING_ROWS_BYTES;
     private final ModelConfig c;
     private final Arena arena = Arena.ofShared();
     private final KernelArgs args = new KernelArgs(arena);
@@ -81,7 +84,7 @@ final class CudaBackend implements Backend {
     private long dTables;
     private int tablesCapacity;
     private long logits;
-    private int logitsCapacity;
+    private long logitsCapacity;                 // floats
     private long dequantScratch;
     private long dequantCapacity;
     private MemorySegment host = MemorySegment.NULL;   // page-locked staging for uploads and downloads
@@ -156,6 +159,11 @@ final class CudaBackend implements Backend {
             System.err.println("nereid cuda: " + e.getMessage() + "; prefill uses the GEMV kernels");
             return null;
         }
+    }
+
+    /** Downloads rows through at most {@code bytes} of staging at a time (tests: several chunks on a small model). */
+    void limitStaging(long bytes) {
+        stagingRowsBytes = bytes;
     }
 
     /** One line for the log: the device, how the kernels came, cuBLAS or not, the weights' footprint. */
@@ -262,9 +270,10 @@ final class CudaBackend implements Backend {
                     .i32(layout.maxBlocks()).ptr(dSeq).ptr(dPos).ptr(invFreq).i32(c.heads()).i32(c.kvHeads())
                     .i32(c.headDim()).i32(c.ropeDim()).i32(c.neoxRope() ? 1 : 0).i32(blockSize)
                     .i32(kvPrecision == KvPrecision.BF16 ? 1 : 0));
-            launch(kvPrecision == KvPrecision.BF16 ? "attention_bf16" : "attention_f16", LaunchGeometry.attention(c.heads(), n, c.headDim()), args.reset().ptr(att).ptr(q).ptr(kl)
+            launch("attention", LaunchGeometry.attention(c.heads(), n, c.headDim()), args.reset().ptr(att).ptr(q).ptr(kl)
                     .ptr(vl).ptr(dTables).i32(layout.maxBlocks()).ptr(dSeq).ptr(dPos).i32(c.heads()).i32(c.kvHeads())
-                    .i32(c.headDim()).i32(blockSize).f32((float) (1.0 / Math.sqrt(c.headDim()))));
+                    .i32(c.headDim()).i32(blockSize).f32((float) (1.0 / Math.sqrt(c.headDim())))
+                    .i32(kvPrecision == KvPrecision.BF16 ? 1 : 0));
             matmul(w.wo(), att, x, n, true);   // the residual add in the product's epilogue
             rmsNorm(xb, x, w.ffnNorm(), dim, n);
             swiglu(w.gate(), w.up(), xb, gate, n);
@@ -277,7 +286,7 @@ final class CudaBackend implements Backend {
             if ((long) rows * c.vocabSize() > logitsCapacity) {
                 driver.free(logits);
                 allocations.remove(logits);
-                logitsCapacity = (int) Math.min(Integer.MAX_VALUE, (long) rows * c.vocabSize());
+                logitsCapacity = (long) rows * c.vocabSize();
                 logits = alloc(4L * logitsCapacity);
             }
             matmul(output, xb, logits, rows);
@@ -432,23 +441,37 @@ final class CudaBackend implements Backend {
     /**
      * Downloads consecutive rows of {@code width} floats from {@code src}: slice i gets the next {@code counts[i]}
      * (null for 0), copied straight out of the staging buffer (at batch 64 a step's logits are 33 MB on a
-     * 128K vocabulary: one copy on the host, not two).
+     * 128K vocabulary: one copy on the host, not two), at most {@link #STAGING_ROWS_BYTES} at a time, so a step
+     * that asks for every prompt position's logits does not leave a gigabyte of host memory locked.
      */
     private float[][] downloadRows(long src, int width, int[] counts) {
-        long total = 0;
-        for (int n : counts) {
-            total += (long) n * width;
-        }
-        MemorySegment s = staging(4 * total);
-        driver.copyToHost(s, src, 4 * total);
         float[][] out = new float[counts.length][];
-        long offset = 0;
         for (int i = 0; i < counts.length; i++) {
             if (counts[i] > 0) {
+                if ((long) counts[i] * width > Integer.MAX_VALUE - 8) {
+                    throw new IllegalArgumentException(counts[i] + " rows of " + width + " values for one sequence:"
+                            + " more than one array holds");
+                }
                 out[i] = new float[counts[i] * width];
-                MemorySegment.copy(s, ValueLayout.JAVA_FLOAT, offset, out[i], 0, out[i].length);
-                offset += 4L * out[i].length;
             }
+        }
+        int total = java.util.Arrays.stream(counts).sum();
+        int chunkRows = (int) Math.max(1, Math.min(total, stagingRowsBytes / (4L * width)));
+        MemorySegment s = staging(4L * width * chunkRows);
+        int slice = 0;
+        int rowInSlice = 0;
+        for (int row = 0; row < total; ) {
+            int n = Math.min(chunkRows, total - row);
+            driver.copyToHost(s, src + 4L * width * row, 4L * width * n);
+            for (int r = 0; r < n; r++) {
+                while (counts[slice] == rowInSlice) {
+                    slice++;
+                    rowInSlice = 0;
+                }
+                MemorySegment.copy(s, ValueLayout.JAVA_FLOAT, 4L * width * r, out[slice], rowInSlice * width, width);
+                rowInSlice++;
+            }
+            row += n;
         }
         return out;
     }
@@ -526,14 +549,19 @@ final class CudaBackend implements Backend {
 
     @Override
     public void close() {
-        driver.makeCurrent(context);
-        if (cublas != null) {
-            cublas.close();
+        try {
+            driver.makeCurrent(context);
+            if (cublas != null) {
+                cublas.close();
+            }
+            freeAll();
+            kernels.close();
+            MemorySegment h = host;
+            host = MemorySegment.NULL;
+            driver.freeHost(h);
+        } finally {   // after a sticky device error the frees fail: the context still goes
+            arena.close();
+            driver.releasePrimaryContext(device);
         }
-        freeAll();
-        kernels.close();
-        driver.freeHost(host);
-        arena.close();
-        driver.releasePrimaryContext(device);
     }
 }

@@ -22,7 +22,6 @@ record KernelSource(String text) {
     private static final Pattern GLOBAL = Pattern.compile("extern \"C\" __global__ void (\\w+)\\(");
     private static final Pattern FORMAT = Pattern.compile("(?m)^FORMAT_KERNELS\\((\\w+), \\w+\\)");
     private static final Pattern GEMV = Pattern.compile("(?m)^GEMV_KERNELS\\((\\w+), ");
-    private static final Pattern ATTENTION = Pattern.compile("(?m)^ATTENTION_KERNEL\\((\\w+), ");
 
     static KernelSource load() {
         try (InputStream in = KernelSource.class.getResourceAsStream("kernels.cu")) {
@@ -65,7 +64,7 @@ record KernelSource(String text) {
         }
     }
 
-    /** Every kernel the source defines: the plain ones and each FORMAT_KERNELS, GEMV_KERNELS and ATTENTION_KERNEL expansion. */
+    /** Every kernel the source defines: the plain ones and each FORMAT_KERNELS and GEMV_KERNELS expansion. */
     Set<String> kernelNames() {
         Set<String> names = new LinkedHashSet<>();
         Matcher g = GLOBAL.matcher(text);
@@ -78,10 +77,6 @@ record KernelSource(String text) {
                 names.add(prefix + f.group(1));
             }
         }
-        Matcher a = ATTENTION.matcher(text);
-        while (a.find()) {
-            names.add("attention_" + a.group(1));
-        }
         Matcher v = GEMV.matcher(text);
         while (v.find()) {
             names.add("gemv_" + v.group(1));
@@ -93,7 +88,7 @@ record KernelSource(String text) {
     /** The kernels the backend launches; every one must be in {@link #kernelNames()}. */
     static List<String> launched() {
         List<String> names = new ArrayList<>(List.of("rms_norm", "add_bias", "silu_mul", "to_half", "gather_rows",
-                "rope_kv_write", "attention_f16", "attention_bf16", "copy_blocks"));
+                "rope_kv_write", "attention", "copy_blocks"));
         for (String h8 : List.of("f16_h8", "bf16_h8")) {
             names.add("gemv_" + h8);
             names.add("gemv_swiglu_" + h8);

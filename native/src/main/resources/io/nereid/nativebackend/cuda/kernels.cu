@@ -468,7 +468,7 @@ extern "C" __global__ void rope_kv_write(float* q, float* k, const float* v, u16
 
 // Causal attention over the paged cache: token t (of sequence seqOf[t], at posOf[t]) and query head h
 // attend to positions 0..posOf[t] of their sequence through KV head h / (heads / kvHeads) (GQA).
-// Grid (heads, tokens), block ATTN_WARPS * 32; headDim a multiple of 8 up to MAX_HEAD_DIM (K rows are
+// The cache holds half, or bfloat16 (bf16). Grid (heads, tokens), block ATTN_WARPS * 32; headDim a multiple of 8 up to MAX_HEAD_DIM (K rows are
 // 16-byte aligned: the cache's rows are headDim halves from a 256-byte-aligned allocation).
 //
 // As vLLM's paged attention, a warp takes 32 positions at a time (warp w the chunks w, w + ATTN_WARPS, ...):
@@ -477,16 +477,14 @@ extern "C" __global__ void rope_kv_write(float* q, float* k, const float* v, u16
 // (d = lane + 32 j), each position's weight broadcast by a shuffle. A chunk costs one maximum and one
 // sum over the warp, not one sum per position, so a decode's chain is 32x shorter. The warps' partial
 // results are merged at the end.
-// A KV-cache element as float: half, or (BF16) bfloat16.
-template <int BF16>
-__device__ __forceinline__ float kv2f(u16 v) {
-    return BF16 ? bf2f(v) : h2f(v);
+// A KV-cache element as float: half, or (bf16) bfloat16.
+__device__ __forceinline__ float kv2f(u16 v, int bf16) {
+    return bf16 ? bf2f(v) : h2f(v);
 }
 
-template <int BF16>
-__device__ void attention(float* out, const float* q, const u16* kc, const u16* vc, const int* tables, int maxBlocks,
-                          const int* seqOf, const int* posOf, int heads, int kvHeads, int headDim, int blockSize,
-                          float scale) {
+extern "C" __global__ void attention(float* out, const float* q, const u16* kc, const u16* vc, const int* tables,
+                                     int maxBlocks, const int* seqOf, const int* posOf, int heads, int kvHeads,
+                                     int headDim, int blockSize, float scale, int bf16) {
     __shared__ float sm_max[ATTN_WARPS], sm_sum[ATTN_WARPS];
     __shared__ float sm_acc[ATTN_WARPS][MAX_HEAD_DIM];
     __shared__ float sm_q[MAX_HEAD_DIM];
@@ -512,8 +510,8 @@ __device__ void attention(float* out, const float* q, const u16* kc, const u16* 
                 unsigned int words[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
                 for (int i = 0; i < 4; i++) {
-                    dot = fmaf(sm_q[8 * d8 + 2 * i], kv2f<BF16>((u16) (words[i] & 0xffff)), dot);
-                    dot = fmaf(sm_q[8 * d8 + 2 * i + 1], kv2f<BF16>((u16) (words[i] >> 16)), dot);
+                    dot = fmaf(sm_q[8 * d8 + 2 * i], kv2f((u16) (words[i] & 0xffff), bf16), dot);
+                    dot = fmaf(sm_q[8 * d8 + 2 * i + 1], kv2f((u16) (words[i] >> 16), bf16), dot);
                 }
             }
             score = dot * scale;
@@ -531,7 +529,7 @@ __device__ void attention(float* out, const float* q, const u16* kc, const u16* 
 #pragma unroll
             for (int j = 0; j < MAX_HEAD_DIM / WARP; j++) {
                 int d = lane + WARP * j;
-                if (d < headDim) acc[j] = fmaf(w, kv2f<BF16>(v[d]), acc[j]);
+                if (d < headDim) acc[j] = fmaf(w, kv2f(v[d], bf16), acc[j]);
             }
         }
         m = mNew;
@@ -559,16 +557,6 @@ __device__ void attention(float* out, const float* q, const u16* kc, const u16* 
         o[d] = v / total;
     }
 }
-
-#define ATTENTION_KERNEL(KV, BF16)                                                                                  \
-    extern "C" __global__ void attention_##KV(float* out, const float* q, const u16* kc, const u16* vc, const int* tables,    \
-                                    int maxBlocks, const int* seqOf, const int* posOf, int heads, int kvHeads,      \
-                                    int headDim, int blockSize, float scale) {                                      \
-        attention<BF16>(out, q, kc, vc, tables, maxBlocks, seqOf, posOf, heads, kvHeads, headDim, blockSize, scale); \
-    }
-
-ATTENTION_KERNEL(f16, 0)
-ATTENTION_KERNEL(bf16, 1)
 
 // Copies whole KV blocks (copy-on-write of a shared partial block): for each pair, block dst[i] = block
 // src[i], K and V of every layer (the caches of all layers are one array each: layer-major). Grid pairs,

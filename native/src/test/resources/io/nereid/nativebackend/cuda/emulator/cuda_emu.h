@@ -2,7 +2,7 @@
 // indices, __syncthreads, warp shuffles, vector types, device math) for a host compiler, so that the
 // kernels run unchanged on the CPU. Each CUDA thread of a block is a fiber (emulator.cpp); a barrier or a
 // shuffle yields to the block's scheduler until every live thread of the block (or of the warp) arrives.
-// Blocks run one after another, so __shared__ is a static.
+// Blocks run one after another, so __shared__ is a static (poisoned before each block).
 #pragma once
 
 #include <cmath>
@@ -59,7 +59,10 @@ T shfl(unsigned int mask, T v, int src) {
 #define __device__
 #define __host__
 #define __forceinline__ inline
-#define __shared__ static
+// Shared memory: statics in a section of their own, which the emulator fills with 0xff bytes (NaN) before
+// every block, as a GPU's shared memory holds garbage: a thread that reads what no thread of its block wrote
+// sees NaN, not the previous block's values.
+#define __shared__ static __attribute__((section("emu_shared")))
 #define __syncthreads() emu::sync_block()
 
 template <typename T>

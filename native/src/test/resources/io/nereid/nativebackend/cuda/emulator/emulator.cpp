@@ -14,8 +14,10 @@
 // inaccessible page so a write past its end crashes instead of passing. Errors are sticky, as a GPU's.
 //
 // Order: a GPU promises no order among a block's threads between barriers, nor among blocks, so the
-// emulator runs every other launch backwards (threads between barriers, and blocks): a kernel whose result
-// depends on that order (a race) gives launch-dependent results, which the consistency tests see.
+// emulator runs every other launch of each kernel backwards (threads between barriers, and blocks): a
+// kernel whose result depends on that order (a race) gives launch-dependent results, which the
+// consistency tests see. Shared memory is filled with NaN before every block, so a thread that reads what
+// no thread of its block wrote shows it too.
 //
 // Not emulated: preemption inside a thread's run between barriers (fibers switch only there, so races
 // that need interleaving within that stretch do not show),
@@ -152,6 +154,10 @@ emu_switch:
     .size emu_switch, .-emu_switch
 )");
 
+// The bounds of the __shared__ statics' section (the linker defines them for a section named as a C identifier).
+extern "C" char __start_emu_shared[] __attribute__((weak, visibility("hidden")));
+extern "C" char __stop_emu_shared[] __attribute__((weak, visibility("hidden")));
+
 namespace emu {
 
 Fiber* current;
@@ -163,7 +169,7 @@ enum { READY = 0, WAIT_BLOCK = 1, WAIT_WARP = 2, DONE = 3 };
 
 namespace {
 
-const size_t STACK = 64 << 10;
+const size_t STACK = 64 << 10;                         // each with an inaccessible lowest page
 const int MAX_THREADS = 1024;
 
 std::vector<emu::Fiber> fibers;
@@ -205,9 +211,11 @@ void prepare(emu::Fiber& f, int i) {
 }
 
 bool backwards = false;                               // this launch runs threads and blocks in reverse
+std::map<const void*, bool> last_backwards;           // per kernel: whether its last launch ran backwards
 
 // Runs one block to completion: false (launch_error set) when it cannot finish.
 bool run_block(int threads) {
+    memset(__start_emu_shared, 0xff, (size_t) (__stop_emu_shared - __start_emu_shared));
     for (int i = 0; i < threads; i++) prepare(fibers[i], i);
     for (;;) {
         bool ran = false;
@@ -270,13 +278,22 @@ unsigned long long exchange(unsigned int mask, unsigned long long bits, int src_
         yield(DONE);
     }
     long round = ++current->shuffles;
+    int threads = (int) (block_dim.x * block_dim.y * block_dim.z);
+    for (int i = 32 * warp; i < 32 * warp + 32 && i < threads; i++) {
+        if (fibers[i].state == DONE) {
+            launch_error = "block (" + std::to_string(block_idx.x) + ", " + std::to_string(block_idx.y) + ") thread "
+                    + std::to_string(current->linear) + ": a full-mask shuffle while lane " + std::to_string(i % 32)
+                    + " has exited (undefined on a GPU)";
+            yield(DONE);
+        }
+    }
     unsigned long long* slots = exchange_slots[warp][round & 1];
     slots[lane] = bits;
     yield(WAIT_WARP);
     // Released: every live lane of the warp has written this round (or, having read it, the next one into
     // the other buffer). A partner still short of this round exited before it.
     int partner = 32 * warp + src_lane;
-    if (partner >= (int) (block_dim.x * block_dim.y * block_dim.z) || fibers[partner].shuffles < round) {
+    if (partner >= threads || fibers[partner].shuffles < round) {
         launch_error = "block (" + std::to_string(block_idx.x) + ", " + std::to_string(block_idx.y) + ") thread "
                 + std::to_string(current->linear) + ": shuffle from lane " + std::to_string(src_lane)
                 + ", which has exited (undefined on a GPU)";
@@ -296,6 +313,7 @@ API int cuInit(unsigned int flags) {
         stacks = (char*) mmap(nullptr, STACK * MAX_THREADS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                 -1, 0);
         if (stacks == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+        for (int i = 0; i < MAX_THREADS; i++) mprotect(stacks + (size_t) i * STACK, page, PROT_NONE);   // overflow faults
         fibers.resize(MAX_THREADS);
         initialised = true;
     }
@@ -530,7 +548,7 @@ API int cuLaunchKernel(void* f, unsigned int gx, unsigned int gy, unsigned int g
     running_kernel = k->run;
     running_params = params;
     launch_error.clear();
-    backwards = !backwards;
+    backwards = last_backwards[k] = !last_backwards[k];
     for (unsigned int zk = 0; zk < gz; zk++) {
         for (unsigned int yk = 0; yk < gy; yk++) {
             for (unsigned int xk = 0; xk < gx; xk++) {
