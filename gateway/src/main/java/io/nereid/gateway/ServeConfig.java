@@ -46,12 +46,13 @@ import java.util.Map;
  *                            batched, chunked and after a prefix-cache hit), at a cost in one-sequence decode speed
  * @param speculativeAdaptive {@code --speculative-adaptive}: the draft length chosen per step, for {@code speculative}
  *                            and for the repository's models' own {@code speculative_config}
+ * @param kvCacheDtype        {@code --kv-cache-dtype}: the KV cache's element type, f16, bf16 or f32 (auto is f16)
  */
 public record ServeConfig(Path model, String servedModelName, String host, int port, int maxNumSeqs,
         int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
         Duration drainTimeout, GatewayOptions gateway, SpeculativeConfig speculative, ToolCallFormat toolCallParser,
         String reasoningParser, int grpcPort, int maxModelLen, Repository repository, long memoryLimit, String task,
-        String backend, boolean deterministic, boolean speculativeAdaptive) {
+        String backend, boolean deterministic, boolean speculativeAdaptive, String kvCacheDtype) {
 
     /**
      * A model repository: one folder per model under {@code dir}.
@@ -72,7 +73,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             Duration drainTimeout) {
         this(model, servedModelName, host, port, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize, kvCacheBytes,
                 chatTemplate, threads, drainTimeout, GatewayOptions.DEFAULTS, null, null, null, -1, 0, null, 0, "auto", "cpu", false,
-                true);
+                true, "f16");
     }
 
     /** One flag: its name, environment variable, default (null: none) and help line. */
@@ -123,6 +124,9 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             new Option("--threads", null, "kernel threads (default: available processors)"),
             new Option("--backend", "cpu", "cpu, cuda (a build with -Pcuda and an NVIDIA GPU), or auto: CUDA when a device"
                     + " is present, else the CPU"),
+            new Option("--kv-cache-dtype", "auto", "KV cache element type: auto (f16), f16, bf16 (the CUDA backend; keys"
+                    + " that overflow f16 keep their range), f32 (the CPU backend); float16 / bfloat16 / float32 as vLLM"
+                    + " writes them"),
             new Option("--deterministic", "false", "batch-invariant kernels: a token's logits are the same bits alone,"
                     + " batched, chunked and after a prefix-cache hit, so greedy output does not depend on the load"
                     + " (as vLLM's VLLM_BATCH_INVARIANT); one-sequence decode is slower (see the README); a bare"
@@ -194,7 +198,18 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
     public EngineSpec engineSpec() {
         return EngineSpec.builder(model).threads(threads).maxNumSeqs(maxNumSeqs).maxNumBatchedTokens(maxNumBatchedTokens)
                 .maxWaiting(maxWaiting).blockSize(blockSize).kvCacheBytes(kvCacheBytes).maxModelLen(maxModelLen)
-                .speculative(speculative).backend(backend).batchInvariant(deterministic).build();
+                .speculative(speculative).backend(backend).batchInvariant(deterministic).kvPrecision(kvCacheDtype).build();
+    }
+
+    /** The --kv-cache-dtype value as the engine names it: auto is f16 (llama.cpp's default); vLLM's spellings too. */
+    static String kvCacheDtype(String value) {
+        return switch (value.trim().toLowerCase(Locale.ROOT)) {
+            case "auto", "f16", "float16" -> "f16";
+            case "bf16", "bfloat16" -> "bf16";
+            case "f32", "float32" -> "f32";
+            default -> throw new IllegalArgumentException("--kv-cache-dtype must be auto, f16, bf16 or f32, got '"
+                    + value + "'");
+        };
     }
 
     /** The --backend value, checked: cpu, cuda or auto. */
@@ -215,7 +230,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             String reasoningParser, int maxModelLen, String task) {
         return new ServeConfig(model, name, host, port, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize,
                 kvCacheBytes, chatTemplate, threads, drainTimeout, gateway, speculative, toolCallParser, reasoningParser,
-                grpcPort, maxModelLen, null, 0, task, backend, deterministic, speculativeAdaptive);
+                grpcPort, maxModelLen, null, 0, task, backend, deterministic, speculativeAdaptive, kvCacheDtype);
     }
 
     /** The switches: given bare, they mean true. */
@@ -330,7 +345,8 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
                 v.get("--grpc-port") != null ? integer(v, "--grpc-port") : integer(v, "--port") == 0 ? 0 : 8001,
                 v.get("--max-model-len") == null ? 0 : integer(v, "--max-model-len"), repository,
                 memory == null ? 0 : bytes(memory, "--memory-limit"), v.get("--task").trim().toLowerCase(Locale.ROOT),
-                backend(v.get("--backend")), bool(v, "--deterministic"), bool(v, "--speculative-adaptive"));
+                backend(v.get("--backend")), bool(v, "--deterministic"), bool(v, "--speculative-adaptive"),
+                kvCacheDtype(v.get("--kv-cache-dtype")));
     }
 
     private static Repository repository(Map<String, String> v, List<String> loads, String name) {

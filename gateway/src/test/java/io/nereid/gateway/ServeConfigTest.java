@@ -26,6 +26,17 @@ class ServeConfigTest {
     }
 
     @Test
+    void kvCacheDtypeIsF16ByDefaultAndTakesVllmsSpellings() {
+        assertEquals("f16", ServeConfig.parse(List.of(), Map.of()).kvCacheDtype());
+        assertEquals("BF16", ServeConfig.parse(List.of("--kv-cache-dtype", "bfloat16"), Map.of()).engineSpec().kvPrecision()
+                .name());
+        assertEquals("f32", ServeConfig.parse(List.of(), Map.of("NEREID_KV_CACHE_DTYPE", "float32")).kvCacheDtype());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> ServeConfig.parse(List.of("--kv-cache-dtype", "fp8"), Map.of()));
+        assertTrue(e.getMessage().contains("--kv-cache-dtype") && e.getMessage().contains("'fp8'"), e.getMessage());
+    }
+
+    @Test
     void deterministicIsOffByDefaultAndTurnsOnTheEnginesBatchInvariantKernels() {
         assertFalse(ServeConfig.parse(List.of(), Map.of()).deterministic());
         assertFalse(ServeConfig.parse(List.of(), Map.of()).engineSpec().batchInvariant());
