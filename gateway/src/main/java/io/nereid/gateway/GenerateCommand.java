@@ -58,8 +58,8 @@ final class GenerateCommand {
             new CliSpec.Option("--deterministic", null, "batch-invariant kernels: the same bits however the batch is"
                     + " shaped (with --batch: each prompt's greedy text as alone); one-sequence decode is slower"),
             new CliSpec.Option("--prefill-chunk", "N", "prompt tokens per forward step (default 512)"),
-            new CliSpec.Option("--kv-type", "f16|f32", "KV cache element type (default f16, as llama.cpp: half the memory of f32;"
-                    + " K and V round to 11 significant bits)"),
+            new CliSpec.Option("--kv-type", "f16|bf16|f32", "KV cache element type (default f16, as llama.cpp: half the memory of"
+                    + " f32; K and V round to 11 significant bits; bf16 on the CUDA backend only)"),
             new CliSpec.Option("--speculative-config", "JSON", "speculative decoding, vLLM's JSON, e.g."
                     + " '{\"method\":\"ngram\",\"num_speculative_tokens\":4,\"prompt_lookup_max\":4}'"),
             new CliSpec.Option("--speculative-adaptive", "true|false", "with --speculative-config: drafts per step chosen"
