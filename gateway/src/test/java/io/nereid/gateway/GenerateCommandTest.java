@@ -55,7 +55,7 @@ class GenerateCommandTest {
     void anUnknownKvTypeIsNamedInTheError() {
         assertEquals(1, run("generate", "--model", storiesModel().toString(), "--prompt", "x", "--kv-type", "q4"));
         String e = err.toString(StandardCharsets.UTF_8);
-        assertTrue(e.contains("KV cache type 'q4' is not one of f16, f32"), e);
+        assertTrue(e.contains("KV cache type 'q4' is not one of f16, bf16, f32"), e);
     }
 
     @Test
