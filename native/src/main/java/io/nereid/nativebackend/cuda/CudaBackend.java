@@ -252,9 +252,7 @@ final class CudaBackend implements Backend {
         for (int l = 0; l < c.layers(); l++) {
             Layer w = layers[l];
             rmsNorm(xb, x, w.attnNorm(), dim, n);
-            matmul(w.wq(), xb, q, n);
-            matmul(w.wk(), xb, k, n);
-            matmul(w.wv(), xb, v, n);
+            qkv(w, xb, n);
             if (w.bq() != 0) {
                 addBias(q, w.bq(), c.qDim(), n);
                 addBias(k, w.bk(), c.kvDim(), n);
@@ -315,6 +313,24 @@ final class CudaBackend implements Backend {
     /** out = in · wᵀ, or (accumulate) out += in · wᵀ. */
     private boolean usesCublas(Matrix w, int tokens) {
         return cublas != null && tokens >= CUBLAS_MIN_TOKENS && w.format() != WeightFormat.F32;
+    }
+
+    /** q, k, v = in · wqᵀ, wkᵀ, wvᵀ: on the GEMV path one launch for the three (when they share a format), else three products. */
+    private void qkv(Layer w, long in, int tokens) {
+        Matrix wq = w.wq();
+        Matrix wk = w.wk();
+        Matrix wv = w.wv();
+        if (usesCublas(wq, tokens) || wq.format() != wk.format() || wq.format() != wv.format()
+                || wq.rowBytes() != wk.rowBytes() || wq.rowBytes() != wv.rowBytes()) {
+            matmul(wq, in, q, tokens);
+            matmul(wk, in, k, tokens);
+            matmul(wv, in, v, tokens);
+            return;
+        }
+        gemvChunks(tokens, (t0, nt) -> launch(wq.format().qkv(wq.cols()), LaunchGeometry.gemv(wq.rows() + 2 * wk.rows(), nt),
+                args.reset().ptr(wq.ptr()).ptr(wk.ptr()).ptr(wv.ptr()).i64(wq.rowBytes()).ptr(in + 4L * t0 * wq.cols())
+                        .ptr(q + 4L * t0 * wq.rows()).ptr(k + 4L * t0 * wk.rows()).ptr(v + 4L * t0 * wv.rows())
+                        .i32(wq.rows()).i32(wk.rows()).i32(wq.cols()).i32(nt)));
     }
 
     /**

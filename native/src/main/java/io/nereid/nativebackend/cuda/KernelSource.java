@@ -73,7 +73,7 @@ record KernelSource(String text) {
         }
         Matcher f = FORMAT.matcher(text);
         while (f.find()) {
-            for (String prefix : List.of("gemv_", "gemv_swiglu_", "embed_", "dequant_")) {
+            for (String prefix : List.of("gemv_", "gemv_swiglu_", "gemv_qkv_", "embed_", "dequant_")) {
                 names.add(prefix + f.group(1));
             }
         }
@@ -81,6 +81,7 @@ record KernelSource(String text) {
         while (v.find()) {
             names.add("gemv_" + v.group(1));
             names.add("gemv_swiglu_" + v.group(1));
+            names.add("gemv_qkv_" + v.group(1));
         }
         return names;
     }
@@ -92,10 +93,12 @@ record KernelSource(String text) {
         for (String h8 : List.of("f16_h8", "bf16_h8")) {
             names.add("gemv_" + h8);
             names.add("gemv_swiglu_" + h8);
+            names.add("gemv_qkv_" + h8);
         }
         for (WeightFormat f : WeightFormat.values()) {
             names.add(f.gemv(1));
             names.add(f.swiglu(1));
+            names.add(f.qkv(1));
             names.add(f.embed());
             names.add(f.dequant());
         }

@@ -65,6 +65,11 @@ enum WeightFormat {
         return gemv(cols).replaceFirst("^gemv_", "gemv_swiglu_");
     }
 
+    /** The GEMV kernel computing the Q, K and V projections of one input from three matrices of this format. */
+    String qkv(int cols) {
+        return gemv(cols).replaceFirst("^gemv_", "gemv_qkv_");
+    }
+
     String embed() {
         return "embed_" + suffix;
     }

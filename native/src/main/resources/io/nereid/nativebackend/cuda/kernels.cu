@@ -307,8 +307,37 @@ __device__ void gemv(const u8* W, const u8* W2, long long rowBytes, const float*
     tile.store(acc, SWIGLU ? up : nullptr, Y, rows, accumulate);
 }
 
-// The GEMV entry points of one row reader: gemv_NAME (Y = or += W X) and gemv_swiglu_NAME (Y = silu(W X) *
-// (W2 X), the gate and up projections of a decode in one launch).
+// The Q, K and V projections of the same input in one launch (three matrices of one format and row size):
+// the grid's rows run over Q's, then K's, then V's, each warp's output going to its matrix's Y. Grid
+// (ceil((rowsQ + 2 rowsKV) / GEMV_WARPS), ceil(tokens / GEMV_TOKENS)), block GEMV_WARPS * 32.
+template <typename ROW>
+__device__ void gemv_qkv(const u8* Wq, const u8* Wk, const u8* Wv, long long rowBytes, const float* X, float* Yq,
+                         float* Yk, float* Yv, int rowsQ, int rowsKV, int cols, int tokens) {
+    GemvTile tile(rowsQ + 2 * rowsKV, tokens);
+    int global = tile.r;
+    if (global >= rowsQ + 2 * rowsKV) return;
+    const u8* W = Wq;
+    float* Y = Yq;
+    int rows = rowsQ;
+    if (global >= rowsQ + rowsKV) {
+        W = Wv;
+        Y = Yv;
+        rows = rowsKV;
+        tile.r = global - rowsQ - rowsKV;
+    } else if (global >= rowsQ) {
+        W = Wk;
+        Y = Yk;
+        rows = rowsKV;
+        tile.r = global - rowsQ;
+    }
+    float acc[GEMV_TOKENS];
+    for (int t = 0; t < GEMV_TOKENS; t++) acc[t] = 0.f;
+    ROW::add(W + rowBytes * tile.r, X, cols, tile, acc);
+    tile.store(acc, nullptr, Y, rows, 0);
+}
+
+// The GEMV entry points of one row reader: gemv_NAME (Y = or += W X), gemv_swiglu_NAME (Y = silu(W X) *
+// (W2 X), the gate and up projections of a decode in one launch) and gemv_qkv_NAME.
 #define GEMV_KERNELS(NAME, ROW)                                                                                     \
     extern "C" __global__ void gemv_##NAME(const u8* W, long long rowBytes, const float* X, float* Y, int rows,   \
                                             int cols, int tokens, int accumulate) {                                \
@@ -317,6 +346,11 @@ __device__ void gemv(const u8* W, const u8* W2, long long rowBytes, const float*
     extern "C" __global__ void gemv_swiglu_##NAME(const u8* W, const u8* W2, long long rowBytes, const float* X,  \
                                                    float* Y, int rows, int cols, int tokens) {                     \
         gemv<ROW, true>(W, W2, rowBytes, X, Y, rows, cols, tokens, 0);                                             \
+    }                                                                                                              \
+    extern "C" __global__ void gemv_qkv_##NAME(const u8* Wq, const u8* Wk, const u8* Wv, long long rowBytes,      \
+                                                const float* X, float* Yq, float* Yk, float* Yv, int rowsQ,        \
+                                                int rowsKV, int cols, int tokens) {                                \
+        gemv_qkv<ROW>(Wq, Wk, Wv, rowBytes, X, Yq, Yk, Yv, rowsQ, rowsKV, cols, tokens);                           \
     }
 
 GEMV_KERNELS(f16_h8, HalfRow<0>)
