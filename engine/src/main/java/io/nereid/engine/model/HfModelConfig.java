@@ -98,7 +98,15 @@ record HfModelConfig(ModelConfig model, boolean tiedEmbeddings, int[] stopIds) {
     private static double ropeTheta(Keys c) {
         Keys r = ropeParameters(c);
         double theta = c.number("rope_theta", 10000);
-        return r == null ? theta : r.number("rope_theta", theta);
+        if (r == null) {
+            return theta;
+        }
+        double p = r.number("rope_theta", theta);
+        if (c.json().get("rope_theta") != null && p != theta) {
+            throw new ModelLoadException(c.file() + ": rope_theta " + theta + " and rope_parameters.rope_theta " + p
+                    + " disagree");
+        }
+        return p;
     }
 
     private static RopeScaling ropeScaling(Keys c) {
@@ -113,6 +121,15 @@ record HfModelConfig(ModelConfig model, boolean tiedEmbeddings, int[] stopIds) {
             r = scaling;
         }
         String type = r.string("rope_type", r.string("type", "default"));
+        if (key.equals("rope_parameters") && c.json().get("rope_scaling") instanceof Map<?, ?> legacy) {
+            @SuppressWarnings("unchecked")
+            Keys l = new Keys(c.file(), (Map<String, Object>) legacy);
+            String legacyType = l.string("rope_type", l.string("type", "default"));
+            if (!legacyType.equals(type) || l.number("factor", 1.0) != r.number("factor", 1.0)) {
+                throw new ModelLoadException(c.file() + ": rope_scaling (" + legacy + ") and rope_parameters ("
+                        + r.json() + ") disagree");
+            }
+        }
         return switch (type) {
             case "default" -> new RopeScaling.None();
             case "linear" -> new RopeScaling.Linear(r.number("factor", null));

@@ -145,22 +145,49 @@ class HfModelLoadErrorTest {
     /** transformers 5 saves {@code rope_parameters} in place of {@code rope_theta} and {@code rope_scaling}. */
     @Test
     void ropeParametersAsTransformersFiveWritesThem() throws IOException {
-        HfModelConfig plain = HfModelConfig.read(config("v5", "rope_parameters",
+        HfModelConfig plain = HfModelConfig.read(v5("v5",
                 "{\"rope_theta\":500000.0,\"rope_type\":\"default\"}"));
         assertEquals(500000f, plain.model().ropeTheta());
         assertEquals(new RopeScaling.None(), plain.model().ropeScaling());
-        HfModelConfig llama3 = HfModelConfig.read(config("v5llama3", "rope_parameters", "{\"rope_theta\":500000.0,"
+        HfModelConfig llama3 = HfModelConfig.read(v5("v5llama3", "{\"rope_theta\":500000.0,"
                 + "\"rope_type\":\"llama3\",\"factor\":8.0,\"low_freq_factor\":1.0,\"high_freq_factor\":4.0,"
                 + "\"original_max_position_embeddings\":8192}"));
         assertEquals(500000f, llama3.model().ropeTheta());
         assertEquals(new RopeScaling.Llama3(8, 1, 4, 8192), llama3.model().ropeScaling());
-        says(fails(config("v5yarn", "rope_parameters", "{\"rope_theta\":1e6,\"rope_type\":\"yarn\",\"factor\":4.0}")),
+        says(fails(v5("v5yarn", "{\"rope_theta\":1e6,\"rope_type\":\"yarn\",\"factor\":4.0}")),
                 "rope_parameters type 'yarn'");
-        says(fails(config("v5partial", "rope_parameters", "{\"rope_theta\":1e4,\"partial_rotary_factor\":0.5}")),
+        says(fails(v5("v5partial", "{\"rope_theta\":1e4,\"partial_rotary_factor\":0.5}")),
                 "partial_rotary_factor");
-        says(fails(config("v5layers", "rope_parameters", "{\"full_attention\":{\"rope_theta\":1e6},"
+        says(fails(v5("v5layers", "{\"full_attention\":{\"rope_theta\":1e6},"
                 + "\"sliding_attention\":{\"rope_theta\":1e4}}")), "per layer type");
-        says(fails(config("v5bad", "rope_parameters", "7")), "rope_parameters");
+        says(fails(v5("v5bad", "7")), "rope_parameters");
+    }
+
+    /** A config as transformers 5 writes it: no top-level rope_theta, the given rope_parameters. */
+    private static Path v5(String name, String ropeParameters) throws IOException {
+        return copy(name, ordered("rope_theta", null, "rope_parameters", ropeParameters), t -> true, null);
+    }
+
+    /** Config edits applied in the order given (a later object value must not be cut by an earlier key's removal). */
+    private static Map<String, String> ordered(String... keysAndValues) {
+        Map<String, String> m = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            m.put(keysAndValues[i], keysAndValues[i + 1]);
+        }
+        return m;
+    }
+
+    @Test
+    void ropeParametersAndLegacyKeysThatDisagreeAreRefused() throws IOException {
+        Path both = copy("v5both", ordered("rope_theta", "10000.0", "rope_parameters",
+                "{\"rope_theta\":500000.0,\"rope_type\":\"default\"}"), t -> true, null);
+        says(fails(both), "rope_theta 10000.0 and rope_parameters.rope_theta 500000.0 disagree");
+        Path scaling = copy("v5scaling", ordered("rope_scaling", "{\"type\":\"linear\",\"factor\":2}", "rope_parameters",
+                "{\"rope_theta\":10000.0,\"rope_type\":\"linear\",\"factor\":4.0}"), t -> true, null);
+        says(fails(scaling), "rope_scaling", "disagree");
+        Path agree = copy("v5agree", ordered("rope_theta", "500000", "rope_scaling", "{\"type\":\"linear\",\"factor\":2}",
+                "rope_parameters", "{\"rope_theta\":500000.0,\"rope_type\":\"linear\",\"factor\":2.0}"), t -> true, null);
+        assertEquals(new RopeScaling.Linear(2), HfModelConfig.read(agree).model().ropeScaling());
     }
 
     @Test
