@@ -52,11 +52,12 @@ record HfModelConfig(ModelConfig model, boolean tiedEmbeddings, int[] stopIds) {
                     + ") must be positive");
         }
         int headDim = c.integer("head_dim", dim / heads);
+        Keys rope = ropeParameters(c);
         try {
             ModelConfig model = new ModelConfig(arch, dim, c.integer("num_hidden_layers", null), heads,
                     c.integer("num_key_value_heads", heads), headDim, c.integer("intermediate_size", null),
                     c.integer("vocab_size", null), c.integer("max_position_embeddings", 2048),
-                    (float) c.number("rms_norm_eps", 1e-6), (float) ropeTheta(c), headDim, ropeScaling(c), true);
+                    (float) c.number("rms_norm_eps", 1e-6), (float) ropeTheta(c, rope), headDim, ropeScaling(c, rope), true);
             Set<Integer> stops = new LinkedHashSet<>(c.ids("eos_token_id"));
             Path generation = dir.resolve("generation_config.json");
             if (Files.isRegularFile(generation)) {
@@ -95,8 +96,8 @@ record HfModelConfig(ModelConfig model, boolean tiedEmbeddings, int[] stopIds) {
         return r;
     }
 
-    private static double ropeTheta(Keys c) {
-        Keys r = ropeParameters(c);
+    /** r: the config's rope_parameters, or null. */
+    private static double ropeTheta(Keys c, Keys r) {
         double theta = c.number("rope_theta", 10000);
         if (r == null) {
             return theta;
@@ -109,8 +110,9 @@ record HfModelConfig(ModelConfig model, boolean tiedEmbeddings, int[] stopIds) {
         return p;
     }
 
-    private static RopeScaling ropeScaling(Keys c) {
-        Keys r = ropeParameters(c);
+    /** parameters: the config's rope_parameters, or null (then its rope_scaling, if any). */
+    private static RopeScaling ropeScaling(Keys c, Keys parameters) {
+        Keys r = parameters;
         String key = r == null ? "rope_scaling" : "rope_parameters";
         if (r == null) {
             if (!(c.json().get("rope_scaling") instanceof Map<?, ?> m)) {
@@ -121,7 +123,7 @@ record HfModelConfig(ModelConfig model, boolean tiedEmbeddings, int[] stopIds) {
             r = scaling;
         }
         String type = r.string("rope_type", r.string("type", "default"));
-        if (key.equals("rope_parameters") && c.json().get("rope_scaling") instanceof Map<?, ?> legacy) {
+        if (parameters != null && c.json().get("rope_scaling") instanceof Map<?, ?> legacy) {
             @SuppressWarnings("unchecked")
             Keys l = new Keys(c.file(), (Map<String, Object>) legacy);
             String legacyType = l.string("rope_type", l.string("type", "default"));

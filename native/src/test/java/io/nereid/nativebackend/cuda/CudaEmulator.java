@@ -67,15 +67,7 @@ final class CudaEmulator {
     }
 
     static Optional<Path> compiler() {
-        for (String name : List.of("c++", "g++")) {
-            for (String d : System.getenv().getOrDefault("PATH", "").split(":")) {
-                Path p = d.isEmpty() ? null : Path.of(d, name);
-                if (p != null && Files.isExecutable(p)) {
-                    return Optional.of(p);
-                }
-            }
-        }
-        return Optional.empty();
+        return KernelSourceTest.executable("c++").or(() -> KernelSourceTest.executable("g++"));
     }
 
     /** Writes the sources into {@code dir/src}, compiles {@code dir/lib/}{@value #LIBRARY} and links the sonames to it. */

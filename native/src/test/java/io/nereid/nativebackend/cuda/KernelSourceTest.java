@@ -44,13 +44,18 @@ class KernelSourceTest {
 
     /** nvcc from the PATH or the toolkit's usual place, if installed. */
     static Optional<Path> nvcc() {
+        return executable("nvcc", Path.of("/usr/local/cuda/bin/nvcc"));
+    }
+
+    /** The first executable {@code name} in the PATH's directories, else the first executable fallback. */
+    static Optional<Path> executable(String name, Path... fallbacks) {
         List<Path> candidates = new ArrayList<>();
         for (String d : System.getenv().getOrDefault("PATH", "").split(":")) {
             if (!d.isEmpty()) {
-                candidates.add(Path.of(d, "nvcc"));
+                candidates.add(Path.of(d, name));
             }
         }
-        candidates.add(Path.of("/usr/local/cuda/bin/nvcc"));
+        candidates.addAll(List.of(fallbacks));
         return candidates.stream().filter(Files::isExecutable).findFirst();
     }
 
