@@ -17,8 +17,13 @@ import java.util.Arrays;
  *                   tokens), or {@code tokens.length} (prompt logprobs)
  * @param hidden     whether the final hidden state (after the output norm) of every position comes
  *                   back too ({@link StepOutput#hidden()}): an embedding request's prompt
+ * @param argmaxOnly whether the engine needs nothing of the logit rows but each row's argmax (the lowest id
+ *                   of the greatest logit; a greedy sequence without logprobs, penalties, bias or a
+ *                   constraint): the backend may return those ids ({@link StepOutput#argmax()}) instead of
+ *                   the rows, which spares a device backend copying them to the host. Returning the rows
+ *                   is always allowed
  */
-public record Slice(int[] tokens, int startPos, int[] blockTable, int logitRows, boolean hidden) {
+public record Slice(int[] tokens, int startPos, int[] blockTable, int logitRows, boolean hidden, boolean argmaxOnly) {
 
     /** A slice that needs the logits of its last token, or none. */
     public Slice(int[] tokens, int startPos, int[] blockTable, boolean wantsLogits) {
@@ -30,6 +35,11 @@ public record Slice(int[] tokens, int startPos, int[] blockTable, int logitRows,
         this(tokens, startPos, blockTable, logitRows, false);
     }
 
+    /** A slice whose logit rows come back whole. */
+    public Slice(int[] tokens, int startPos, int[] blockTable, int logitRows, boolean hidden) {
+        this(tokens, startPos, blockTable, logitRows, hidden, false);
+    }
+
     public Slice {
         if (tokens.length == 0) {
             throw new IllegalArgumentException("a slice needs at least one token");
@@ -39,6 +49,9 @@ public record Slice(int[] tokens, int startPos, int[] blockTable, int logitRows,
         }
         if (logitRows < 0 || logitRows > tokens.length) {
             throw new IllegalArgumentException("logit rows " + logitRows + " for a slice of " + tokens.length + " tokens");
+        }
+        if (argmaxOnly && (logitRows == 0 || hidden)) {
+            throw new IllegalArgumentException("an argmax-only slice needs logit rows and no hidden states");
         }
     }
 
@@ -53,6 +66,6 @@ public record Slice(int[] tokens, int startPos, int[] blockTable, int logitRows,
     @Override
     public String toString() {
         return "Slice[start " + startPos + ", tokens " + Arrays.toString(tokens) + ", logit rows " + logitRows
-                + (hidden ? ", hidden" : "") + "]";
+                + (hidden ? ", hidden" : "") + (argmaxOnly ? ", argmax only" : "") + "]";
     }
 }

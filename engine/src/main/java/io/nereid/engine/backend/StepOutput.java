@@ -13,12 +13,34 @@ import java.util.Arrays;
  * @param hidden    (slices) of (tokens x hiddenSize): the final hidden states of the slices that asked
  *                  for them ({@link Slice#hidden()}), else null (all null when none did)
  * @param hiddenSize entries per hidden row (the model's dim), 0 when no slice asked
+ * @param argmax    (slices) of (logitRows): for a slice that asked for its argmax only
+ *                  ({@link Slice#argmaxOnly()}) and whose logits the backend left out (null in
+ *                  {@code logits}), each row's argmax: the id a scan from id 0 keeps when it moves on
+ *                  only to a strictly greater logit (the lowest id among equals; NaN is never greater,
+ *                  so a row whose id 0 is NaN gives 0); null for every other slice
  */
-public record StepOutput(float[][] logits, int vocabSize, float[][] hidden, int hiddenSize) {
+public record StepOutput(float[][] logits, int vocabSize, float[][] hidden, int hiddenSize, int[][] argmax) {
 
     /** Logits only. */
     public StepOutput(float[][] logits, int vocabSize) {
         this(logits, vocabSize, new float[logits.length][], 0);
+    }
+
+    /** Logits and hidden states, no argmax ids. */
+    public StepOutput(float[][] logits, int vocabSize, float[][] hidden, int hiddenSize) {
+        this(logits, vocabSize, hidden, hiddenSize, new int[logits.length][]);
+    }
+
+    public StepOutput {
+        if (hidden.length != logits.length || argmax.length != logits.length) {
+            throw new IllegalArgumentException("logits for " + logits.length + " slices, hidden states for " + hidden.length
+                    + ", argmax ids for " + argmax.length);
+        }
+        for (int i = 0; i < logits.length; i++) {
+            if (logits[i] != null && argmax[i] != null) {
+                throw new IllegalArgumentException("slice " + i + " has both logits and argmax ids");
+            }
+        }
     }
 
     /**
@@ -30,7 +52,7 @@ public record StepOutput(float[][] logits, int vocabSize, float[][] hidden, int 
     public int rows(int slice) {
         float[] all = logits[slice];
         if (all == null) {
-            return 0;
+            return argmax[slice] == null ? 0 : argmax[slice].length;
         }
         if (all.length % vocabSize != 0) {
             throw new IllegalStateException("slice " + slice + " has " + all.length + " logits, not whole rows of "
@@ -46,6 +68,9 @@ public record StepOutput(float[][] logits, int vocabSize, float[][] hidden, int 
      */
     public float[] row(int slice, int row) {
         float[] all = logits[slice];
+        if (all == null && argmax[slice] != null) {
+            throw new IllegalStateException("slice " + slice + " came back as argmax ids, without logits");
+        }
         if (row < 0 || row >= rows(slice)) {
             throw new IndexOutOfBoundsException("row " + row + " of slice " + slice + " (" + rows(slice) + " rows)");
         }

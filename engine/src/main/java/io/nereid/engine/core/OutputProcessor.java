@@ -134,7 +134,10 @@ final class OutputProcessor {
         }
         int[] drafts = slice.draftTokens();
         int firstRow = out.rows(i) - 1 - drafts.length;   // the row after the last known token
-        float[] logits = out.row(i, firstRow);
+        if (out.argmax()[i] != null && !slice.argmaxOnly()) {
+            throw new IllegalStateException("the backend returned argmax ids for a slice that asked for logits");
+        }
+        Row logits = new Row(out, i, firstRow);
         GenerationRequest q = r.request;
         if (r.needsPromptLogprobs()) {
             events.promptLogprobs(r);
@@ -191,7 +194,7 @@ final class OutputProcessor {
             for (int j = 0; j <= drafts.length && !done; j++) {
                 int draft = j < drafts.length ? drafts[j] : -1;
                 io.nereid.engine.sampling.Probabilities q = qs != null && j < qs.length && draft >= 0 ? qs[j] : null;
-                done = next(s.request, s.choice, s.output(), out.row(i, firstRow + j), s.length() + j, token, draft, q);
+                done = next(s.request, s.choice, s.output(), new Row(out, i, firstRow + j), s.length() + j, token, draft, q);
                 emitted[count++] = token[0];
                 if (draft < 0 || token[0] != draft) {
                     break;
@@ -211,11 +214,13 @@ final class OutputProcessor {
      * {@code token[0]}. With a {@code draft} (a token id; -1 for none) the token is that draft's
      * verification. Returns whether the choice ended.
      */
-    private boolean next(RequestState r, int c, ChoiceOutput o, float[] logits, int length, int[] token, int draft,
+    private boolean next(RequestState r, int c, ChoiceOutput o, Row logits, int length, int[] token, int draft,
             io.nereid.engine.sampling.Probabilities draftQ) {
         GenerationRequest q = r.request;
-        SampledToken t = draft < 0 ? o.chain.sample(logits, q.logprobs())
-                : o.chain.verify(logits, draft, q.logprobs(), draftQ);
+        int[] argmax = logits.out.argmax()[logits.slice];
+        SampledToken t = argmax != null ? o.chain.argmaxToken(argmax[logits.row])
+                : draft < 0 ? o.chain.sample(logits.values(), q.logprobs())
+                : o.chain.verify(logits.values(), draft, q.logprobs(), draftQ);
         o.chain.accept(t.id());
         token[0] = t.id();
         o.produced();
@@ -252,6 +257,17 @@ final class OutputProcessor {
         }
         events.delta(r, c, text, ids, lp);
         return false;
+    }
+
+    /**
+     * Row {@code row} of slice {@code slice}'s logits in {@code out}: the values, or only their argmax when
+     * the backend returned that ({@link StepOutput#argmax()}, for a slice that asked for it).
+     */
+    private record Row(StepOutput out, int slice, int row) {
+
+        float[] values() {
+            return out.row(slice, row);
+        }
     }
 
     /** Text still held by the detokenizer and the stop matcher, when the choice ends for another reason. */

@@ -49,10 +49,25 @@ record ScheduledSlice(Sequence sequence, int start, int[] tokens, int[] draftTok
         return sequence.request.needsPromptLogprobs() && logitRows == length();
     }
 
-    /** The backend's view: every position, the sequence's blocks, the logit rows. */
+    /**
+     * The backend's view: every position, the sequence's blocks, the logit rows, and whether their argmax
+     * is all the {@code OutputProcessor} needs of them (a greedy choice without logprobs or active logits
+     * processors, which {@link #argmaxOnly} tells).
+     */
     Slice toSlice() {
         int[] all = draftTokens.length == 0 ? tokens : concat(tokens, draftTokens);
-        return new Slice(all, start, sequence.table().blockIds(), logitRows, sequence.request.pools());
+        return new Slice(all, start, sequence.table().blockIds(), logitRows, sequence.request.pools(), argmaxOnly());
+    }
+
+    /**
+     * Whether the slice's logit rows are only there to choose the next tokens, each the argmax of its raw row:
+     * it samples, scores no prompt and pools nothing, and its choice takes the argmax with no logprobs
+     * (forks of n > 1 start from the same chain state, so they take it too).
+     */
+    boolean argmaxOnly() {
+        RequestState r = sequence.request;
+        return samples() && logitRows == 1 + draftTokens.length && !scoresPrompt() && !r.pools()
+                && !r.request.logprobs() && sequence.output().chain.takesArgmax();
     }
 
     private static int[] concat(int[] a, int[] b) {

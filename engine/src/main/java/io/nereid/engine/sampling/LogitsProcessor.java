@@ -14,6 +14,15 @@ public interface LogitsProcessor {
     /** Edits {@code logits} (vocab) in place for the sequence's next position. */
     void apply(float[] logits);
 
+    /**
+     * Whether {@link #apply} may change logits at the sequence's next position: false only when it
+     * surely leaves them as they are (min_tokens once reached), so a greedy chain can take the raw
+     * logits' argmax without them ({@link SamplingChain#takesArgmax}).
+     */
+    default boolean active() {
+        return true;
+    }
+
     /** The sequence emitted {@code token}: advance the state for the position after it. */
     void accept(int token);
 

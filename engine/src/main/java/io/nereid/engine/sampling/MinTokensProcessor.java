@@ -30,6 +30,11 @@ public final class MinTokensProcessor implements LogitsProcessor {
     }
 
     @Override
+    public boolean active() {
+        return accepted < minTokens;
+    }
+
+    @Override
     public void accept(int token) {
         accepted++;
     }

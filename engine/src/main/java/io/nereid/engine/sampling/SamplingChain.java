@@ -112,6 +112,40 @@ public final class SamplingChain {
         return choose(rawLogits, logprobs, p -> selector.verify(p, draft, q));
     }
 
+    /**
+     * Whether the next token is the argmax of the raw logits (the lowest id among equals), whatever
+     * else they hold: a greedy chain whose processors would change nothing now. Then only that id is
+     * needed of the logits ({@link #argmaxToken}), and a device backend need not copy them to the host.
+     * Holds while the sequence goes on, except through a {@link #rollback} (of min_tokens' count).
+     */
+    public boolean takesArgmax() {
+        if (!(selector instanceof TokenSelector.Greedy)) {
+            return false;
+        }
+        for (LogitsProcessor p : processors) {
+            if (p.active()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * What {@link #sample} or {@link #verify} without logprobs returns when {@link #takesArgmax} holds and
+     * the raw logits' argmax is {@code argmax}: that token (a draft is kept only if it is the argmax).
+     *
+     * @throws IllegalStateException if the chain does not take the argmax now
+     */
+    public SampledToken argmaxToken(int argmax) {
+        if (!takesArgmax()) {
+            throw new IllegalStateException("the chain samples or processes its logits; the argmax alone does not decide");
+        }
+        if (argmax < 0 || argmax >= vocabSize) {
+            throw new IllegalArgumentException("argmax " + argmax + " is outside the vocabulary of " + vocabSize);
+        }
+        return new SampledToken(argmax, Float.NaN, 0, new int[0], new float[0]);
+    }
+
     /** The processed distribution of the next token under {@code rawLogits} (left unchanged), without drawing. */
     public Probabilities distribution(float[] rawLogits) {
         float[] z = checked(rawLogits).clone();

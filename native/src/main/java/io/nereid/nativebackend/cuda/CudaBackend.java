@@ -80,7 +80,7 @@ final class CudaBackend implements Backend {
 
     private int capacity;                        // tokens the activation buffers hold
     private long x, xb, q, k, v, att, gate, up, halfIn;
-    private long dTokens, dSeq, dPos, dRows;
+    private long dTokens, dSeq, dPos, dRows, dIds;
     private long dTables;
     private int tablesCapacity;
     private long logits;
@@ -278,6 +278,7 @@ final class CudaBackend implements Backend {
             matmul(w.down(), gate, x, n, true);
         }
         float[][] logitRows = new float[step.slices().size()][];
+        int[][] argmax = new int[step.slices().size()][];
         int rows = layout.logitRows().length;
         if (rows > 0) {
             gatherNormed(layout.logitRows(), xb);
@@ -288,7 +289,10 @@ final class CudaBackend implements Backend {
                 logits = alloc(4L * logitsCapacity);
             }
             matmul(output, xb, logits, rows);
-            logitRows = downloadRows(logits, c.vocabSize(), step.slices().stream().mapToInt(Slice::logitRows).toArray());
+            // the rows that go back first (one run), then the argmax-only rows: their ids only
+            logitRows = downloadRows(logits, c.vocabSize(), step.slices().stream()
+                    .mapToInt(s -> s.argmaxOnly() ? 0 : s.logitRows()).toArray());
+            argmax = argmax(step, rows - layout.argmaxRows(), layout.argmaxRows());
         }
         float[][] hidden = new float[step.slices().size()][];
         if (layout.hiddenRows().length > 0) {
@@ -296,7 +300,32 @@ final class CudaBackend implements Backend {
             hidden = downloadRows(xb, dim, step.slices().stream().mapToInt(s -> s.hidden() ? s.tokens().length : 0).toArray());
         }
         driver.synchronize();
-        return new StepOutput(logitRows, c.vocabSize(), hidden, layout.hiddenRows().length > 0 ? dim : 0);
+        return new StepOutput(logitRows, c.vocabSize(), hidden, layout.hiddenRows().length > 0 ? dim : 0, argmax);
+    }
+
+    /**
+     * The argmax of logit rows {@code [first, first + count)} on the device, handed out to the argmax-only slices in
+     * order (null for the others): 4 bytes a row come back instead of the vocabulary's floats.
+     */
+    private int[][] argmax(Step step, int first, int count) {
+        int[][] out = new int[step.slices().size()][];
+        if (count == 0) {
+            return out;
+        }
+        launch("argmax_rows", LaunchGeometry.perRow(count), args.reset().ptr(dIds)
+                .ptr(logits + 4L * c.vocabSize() * first).i32(c.vocabSize()));
+        MemorySegment s = staging(4L * count);
+        driver.copyToHost(s, dIds, 4L * count);
+        int at = 0;
+        for (int i = 0; i < out.length; i++) {
+            Slice slice = step.slices().get(i);
+            if (slice.argmaxOnly()) {
+                out[i] = new int[slice.logitRows()];
+                MemorySegment.copy(s, ValueLayout.JAVA_INT, 4L * at, out[i], 0, out[i].length);
+                at += out[i].length;
+            }
+        }
+        return out;
     }
 
     /** xb[0..rows) = outputNorm(x[rows[i]]). */
@@ -409,7 +438,7 @@ final class CudaBackend implements Backend {
             return;
         }
         int cap = Math.max(tokens, Math.max(16, 2 * capacity));
-        for (long p : new long[] {x, xb, q, k, v, att, gate, up, halfIn, dTokens, dSeq, dPos, dRows}) {
+        for (long p : new long[] {x, xb, q, k, v, att, gate, up, halfIn, dTokens, dSeq, dPos, dRows, dIds}) {
             if (p != 0) {
                 driver.free(p);
                 allocations.remove(p);
@@ -429,6 +458,7 @@ final class CudaBackend implements Backend {
         dSeq = alloc(4 * t);
         dPos = alloc(4 * t);
         dRows = alloc(4 * t);
+        dIds = alloc(4 * t);
         capacity = cap;
     }
 

@@ -134,16 +134,19 @@ public final class DeviceCheck {
                 }
                 int[] next = argmaxes(forwardChunked(b, prefills));
                 long d0 = System.nanoTime();
+                boolean onDevice = true;
                 for (int i = 0; i < gen; i++) {
                     List<Slice> step = new ArrayList<>();
-                    for (int s = 0; s < batch; s++) {
-                        step.add(new Slice(new int[] {next[s]}, decodePrompt + i, tables[s], 1));
+                    for (int s = 0; s < batch; s++) {   // greedy decoding as the engine asks for it: the argmax only
+                        step.add(new Slice(new int[] {next[s]}, decodePrompt + i, tables[s], 1, false, true));
                     }
-                    next = argmaxes(b.forward(new Step(step)));
+                    StepOutput out = b.forward(new Step(step));
+                    onDevice &= out.argmax()[0] != null;
+                    next = argmaxes(out);
                 }
                 double seconds = (System.nanoTime() - d0) / 1e9;
                 decode.add("{" + q("batch") + ":" + batch + "," + q("tok_s") + ":" + fmt(batch * gen / seconds) + ","
-                        + q("step_ms") + ":" + fmt(1000 * seconds / gen) + "}");
+                        + q("step_ms") + ":" + fmt(1000 * seconds / gen) + "," + q("argmax_on_device") + ":" + onDevice + "}");
                 System.out.printf(Locale.ROOT, "%s decode batch %d: %.1f tok/s (%.2f ms per step)%n", backendName, batch,
                         batch * gen / seconds, 1000 * seconds / gen);
             }
@@ -196,7 +199,7 @@ public final class DeviceCheck {
         List<Integer> ids = new ArrayList<>();
         for (StepOutput o : outs) {
             for (int s = 0; s < o.logits().length; s++) {
-                ids.add(argmax(o.row(s, 0)));
+                ids.add(o.argmax()[s] != null ? o.argmax()[s][0] : argmax(o.row(s, 0)));
             }
         }
         return ids.stream().mapToInt(Integer::intValue).toArray();

@@ -452,6 +452,43 @@ extern "C" __global__ void gather_rows(float* out, const float* x, const int* ro
     for (int i = threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];
 }
 
+// ids[r] = the argmax of row r of logits (rows of n floats): greedy decoding's token without copying the row to
+// the host. The engine's scan from id 0 that moves on only to a strictly greater value: the lowest id of the
+// greatest value; NaN is never greater, so NaNs are skipped, and a row whose id 0 is NaN gives 0. Each thread
+// scans ids t, t + 256, ... (ascending, so its first greatest is its lowest), then a tree over the 256 (value,
+// id) pairs; id -1 marks a thread that saw nothing above -infinity (a row of only -infinity and NaN gives 0, as
+// the scan does). Grid rows, block 256.
+extern "C" __global__ void argmax_rows(int* ids, const float* logits, int n) {
+    __shared__ float sv[256];
+    __shared__ int si[256];
+    const float* z = logits + (long long) blockIdx.x * n;
+    float best = NEG_INF;
+    int at = -1;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        float v = z[i];
+        if (v > best) {
+            best = v;
+            at = i;
+        }
+    }
+    sv[threadIdx.x] = best;
+    si[threadIdx.x] = at;
+    __syncthreads();
+    for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+        if (threadIdx.x < k) {
+            float v = sv[threadIdx.x + k];
+            int j = si[threadIdx.x + k];
+            int a = si[threadIdx.x];
+            if (j >= 0 && (a < 0 || v > sv[threadIdx.x] || (v == sv[threadIdx.x] && j < a))) {
+                sv[threadIdx.x] = v;
+                si[threadIdx.x] = j;
+            }
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) ids[blockIdx.x] = z[0] != z[0] || si[0] < 0 ? 0 : si[0];
+}
+
 // The KV-cache slot of position p of sequence s, as an element offset of one head's vectors.
 __device__ __forceinline__ long long kv_offset(const int* tables, int maxBlocks, int s, int p, int kvHeads, int kvh,
                                                int blockSize, int headDim) {

@@ -55,6 +55,10 @@ class DeviceCheckTest {
             "{\"batch\":2,", "\"greedy_margins\":", "\"backend\":\"cuda\""}) {
             assertTrue(cuda.contains(field), field + " in " + cuda);
         }
+        // decode asks for the argmax only, as the engine does for greedy requests: the CUDA backend takes it on the
+        // device, the CPU backend returns rows
+        assertTrue(cuda.contains("\"argmax_on_device\":true") && !cuda.contains("\"argmax_on_device\":false"), cuda);
+        assertTrue(cpu.contains("\"argmax_on_device\":false") && !cpu.contains("\"argmax_on_device\":true"), cpu);
         int[] gpuIds = ints(cuda, "greedy_ids");
         int[] cpuIds = ints(cpu, "greedy_ids");
         double[] margins = doubles(cpu, "greedy_margins");

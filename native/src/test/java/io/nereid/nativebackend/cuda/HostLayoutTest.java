@@ -30,7 +30,20 @@ class HostLayoutTest {
         assertEquals(2, l.maxBlocks());
         assertArrayEquals(new int[] {3, -1, 1, 4, 0, 2}, l.tables());
         assertArrayEquals(new int[] {3, 4, 5, 6}, l.logitRows());
+        assertEquals(0, l.argmaxRows());
         assertArrayEquals(new int[] {4, 5, 6}, l.hiddenRows());
+    }
+
+    @Test
+    void argmaxOnlyRowsComeLastSoTheRowsThatGoBackToTheHostAreOneRun() {
+        Step step = new Step(List.of(
+                new Slice(new int[] {9}, 20, new int[] {1, 4}, 1, false, true),       // greedy decode: its argmax only
+                new Slice(new int[] {4}, 7, new int[] {5}, 1),                         // a decode that wants its row
+                new Slice(new int[] {1, 2, 3}, 16, new int[] {0, 2}, 3, false, true),  // greedy, verifying 2 drafts
+                new Slice(new int[] {5, 6}, 0, new int[] {3}, 2)));                    // prompt logprobs
+        StepLayout l = StepLayout.of(step, 10, 16, 64, 8);
+        assertArrayEquals(new int[] {1, 5, 6, 0, 2, 3, 4}, l.logitRows());
+        assertEquals(4, l.argmaxRows());
     }
 
     @Test

@@ -1,0 +1,224 @@
+package io.nereid.engine.core;
+
+import static io.nereid.engine.core.EngineTestSupport.backend;
+import static io.nereid.engine.core.EngineTestSupport.config;
+import static io.nereid.engine.core.EngineTestSupport.model;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nereid.engine.api.FinishReason;
+import io.nereid.engine.api.GenerationRequest;
+import io.nereid.engine.api.SamplingParams;
+import io.nereid.engine.backend.Backend;
+import io.nereid.engine.backend.ForwardingBackend;
+import io.nereid.engine.backend.Slice;
+import io.nereid.engine.backend.Step;
+import io.nereid.engine.backend.StepOutput;
+import io.nereid.engine.core.EngineTestSupport.Recorder;
+import io.nereid.engine.sampling.Distribution;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntFunction;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@link Slice#argmaxOnly()}: the engine asks for the argmax alone exactly where it picks a token as
+ * the argmax of the raw logits and needs nothing else of them (greedy, no logprobs, no active logits
+ * processor, no prompt scoring), and a backend that answers those slices with ids
+ * ({@link StepOutput#argmax()}, as a device backend does to spare the copy) gives the same output as
+ * one that returns the rows: alone, batched, with n > 1 forks and with speculative drafts.
+ */
+@Timeout(300)
+class ArgmaxOnlyTest {
+
+    private static final int REQUESTS = 6;
+    private static final int MAX_TOKENS = 12;
+
+    /**
+     * Answers argmax-only slices with their rows' argmax (its own scan) instead of the rows, unless
+     * {@code argmax} is off; counts the slices that sampled either way.
+     */
+    static final class ArgmaxBackend extends ForwardingBackend {
+        final boolean argmax;
+        final boolean lie;   // answers every logit slice with ids, asked or not
+        int argmaxSlices;
+        int logitSlices;
+
+        ArgmaxBackend(Backend backend, boolean argmax, boolean lie) {
+            super(backend);
+            this.argmax = argmax;
+            this.lie = lie;
+        }
+
+        @Override
+        public StepOutput forward(Step step) {
+            StepOutput out = super.forward(step);
+            float[][] logits = out.logits().clone();
+            int[][] ids = new int[logits.length][];
+            for (int i = 0; i < logits.length; i++) {
+                Slice s = step.slices().get(i);
+                if (s.argmaxOnly()) {
+                    argmaxSlices++;
+                } else if (s.logitRows() > 0) {
+                    logitSlices++;
+                }
+                if ((s.argmaxOnly() && argmax) || (lie && s.logitRows() > 0)) {
+                    ids[i] = new int[out.rows(i)];
+                    for (int r = 0; r < ids[i].length; r++) {
+                        ids[i][r] = Distribution.argmax(out.row(i, r));
+                    }
+                    logits[i] = null;
+                }
+            }
+            return new StepOutput(logits, out.vocabSize(), out.hidden(), out.hiddenSize(), ids);
+        }
+    }
+
+    private record Run(List<Recorder> recorders, ArgmaxBackend backend) {
+    }
+
+    private static Run run(boolean argmax, boolean lie, DraftProposer proposer, IntFunction<GenerationRequest> request) {
+        EngineConfig c = config(256, 16, true, 64);
+        ArgmaxBackend backend = new ArgmaxBackend(backend(c), argmax, lie);
+        List<Recorder> recorders = new ArrayList<>();
+        try (InflightEngine e = new InflightEngine(c, backend, model().tokenizer(), proposer)) {
+            for (int i = 0; i < REQUESTS; i++) {
+                GenerationRequest q = request.apply(i);
+                Recorder r = new Recorder(q.n());
+                e.submit(q, r);
+                recorders.add(r);
+            }
+            for (Recorder r : recorders) {
+                r.await();
+            }
+        }
+        return new Run(recorders, backend);
+    }
+
+    private static GenerationRequest.Builder request(int i) {
+        return GenerationRequest.builder("r" + i, EngineTestSupport.prompt(40 + i, 5 + 9 * i)).maxTokens(MAX_TOKENS)
+                .ignoreEos(true);
+    }
+
+    private static void assertSameOutput(Run expected, Run actual, String what) {
+        for (int i = 0; i < REQUESTS; i++) {
+            Recorder e = expected.recorders.get(i);
+            Recorder a = actual.recorders.get(i);
+            for (int c = 0; c < e.n; c++) {
+                assertNotNull(e.reasons[c], what + ": request " + i + " failed in the reference");
+                assertEquals(e.tokens(c), a.tokens(c), what + ": tokens of request " + i + " choice " + c);
+                assertEquals(e.text[c].toString(), a.text[c].toString(), what + ": text of request " + i);
+                assertEquals(e.reasons[c], a.reasons[c], what + ": finish of request " + i);
+            }
+        }
+    }
+
+    @Test
+    void greedyRequestsAskForTheArgmaxOnlyAndGetTheSameOutputFromIds() {
+        Run rows = run(false, false, DraftProposer.NONE, i -> request(i).build());
+        Run ids = run(true, false, DraftProposer.NONE, i -> request(i).build());
+        assertSameOutput(rows, ids, "greedy");
+        assertEquals(REQUESTS * MAX_TOKENS, ids.backend.argmaxSlices, "every token was chosen from an argmax-only slice");
+        assertEquals(0, ids.backend.logitSlices);
+        assertTrue(rows.recorders.stream().anyMatch(r -> r.tokens(0).stream().distinct().count() > 3),
+                "the random model's greedy output varies, so equal output means something");
+    }
+
+    @Test
+    void forksAndSpeculativeDraftsTakeIdsToo() {
+        IntFunction<GenerationRequest> forks = i -> request(i).n(1 + i % 3).build();
+        assertSameOutput(run(false, false, DraftProposer.NONE, forks), run(true, false, DraftProposer.NONE, forks), "n > 1");
+        NgramProposer ngram = new NgramProposer(2, 1, 3, Integer.MAX_VALUE);
+        IntFunction<GenerationRequest> looping = i -> GenerationRequest.builder("s" + i, loop(i)).maxTokens(24)
+                .ignoreEos(true).build();
+        Run rows = run(false, false, DraftProposer.NONE, looping);
+        Run ids = run(true, false, ngram, looping);
+        assertSameOutput(rows, ids, "speculative");
+        assertTrue(ids.backend.argmaxSlices > 0 && ids.backend.logitSlices == 0);
+    }
+
+    /** A prompt that repeats a phrase, where prompt lookup finds drafts. */
+    private static int[] loop(int i) {
+        int[] phrase = EngineTestSupport.prompt(70 + i, 3 + i % 3);
+        int[] p = new int[8 * phrase.length];
+        for (int t = 0; t < p.length; t++) {
+            p[t] = phrase[t % phrase.length];
+        }
+        return p;
+    }
+
+    @Test
+    void logprobsPenaltiesBiasSamplingAndPromptScoringGetRows() {
+        SamplingParams penalty = new SamplingParams(0f, -1, 1f, 0f, 1.3f, 0f, 0f, Map.of(), null, 0);
+        SamplingParams bias = new SamplingParams(0f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(7, 5f), null, 0);
+        SamplingParams sampled = new SamplingParams(0.8f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(), 5L, 0);
+        List<IntFunction<GenerationRequest>> kinds = List.of(i -> request(i).logprobs(true).build(),
+                i -> request(i).sampling(penalty).build(), i -> request(i).sampling(bias).build(),
+                i -> request(i).sampling(sampled).build());
+        for (IntFunction<GenerationRequest> kind : kinds) {
+            Run rows = run(false, false, DraftProposer.NONE, kind);
+            Run ids = run(true, false, DraftProposer.NONE, kind);
+            assertSameOutput(rows, ids, "rows only");
+            assertEquals(0, ids.backend.argmaxSlices, kind.apply(0).toString());
+            assertEquals(REQUESTS * MAX_TOKENS, ids.backend.logitSlices);
+        }
+        // prompt logprobs: the prompt's rows come back whole, the tokens after it as ids
+        IntFunction<GenerationRequest> scored = i -> request(i).promptLogprobs(1).build();
+        Run rows = run(false, false, DraftProposer.NONE, scored);
+        Run ids = run(true, false, DraftProposer.NONE, scored);
+        assertSameOutput(rows, ids, "prompt logprobs");
+        for (int i = 0; i < REQUESTS; i++) {
+            assertEquals(describe(rows.recorders.get(i).promptLogprobs), describe(ids.recorders.get(i).promptLogprobs));
+        }
+        assertTrue(ids.backend.logitSlices >= REQUESTS, "each prompt's chunks score every position");
+        assertEquals(REQUESTS * (MAX_TOKENS - 1), ids.backend.argmaxSlices);
+    }
+
+    private static List<String> describe(List<List<io.nereid.engine.api.TokenLogprob>> lists) {
+        List<String> out = new ArrayList<>();
+        for (var list : lists) {
+            for (var t : list) {
+                out.add(t.tokenId() + " " + t.logprob() + " " + t.rank() + " " + java.util.Arrays.toString(t.topIds()) + " "
+                        + java.util.Arrays.toString(t.topLogprobs()));
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void minTokensTakesRowsUntilItIsReachedThenIds() {
+        // EOS not ignored: min_tokens holds it back for the first 5 tokens, then the chain is the argmax again
+        IntFunction<GenerationRequest> min = i -> GenerationRequest.builder("m" + i, EngineTestSupport.prompt(40 + i, 9))
+                .maxTokens(MAX_TOKENS).minTokens(5).build();
+        Run rows = run(false, false, DraftProposer.NONE, min);
+        Run ids = run(true, false, DraftProposer.NONE, min);
+        assertSameOutput(rows, ids, "min_tokens");
+        assertEquals(REQUESTS * 5, ids.backend.logitSlices, "rows while min_tokens holds EOS back");
+        int tokens = 0;
+        for (Recorder r : ids.recorders) {
+            tokens += r.tokens(0).size();
+        }
+        assertEquals(tokens - REQUESTS * 5, ids.backend.argmaxSlices, "ids for every token after min_tokens");
+    }
+
+    @Test
+    void idsForASliceThatAskedForRowsFailThatRequestOnly() {
+        // a backend bug: ids where rows were asked (logprobs) fail those requests; greedy ones finish
+        IntFunction<GenerationRequest> mixed = i -> request(i).logprobs(i % 2 == 0).build();
+        Run reference = run(false, false, DraftProposer.NONE, mixed);
+        Run lying = run(true, true, DraftProposer.NONE, mixed);
+        for (int i = 0; i < REQUESTS; i++) {
+            Recorder r = lying.recorders.get(i);
+            if (i % 2 == 0) {
+                assertNull(r.reasons[0], "request " + i + " asked for rows and got ids: it fails");
+            } else {
+                assertEquals(FinishReason.LENGTH, r.reasons[0]);
+                assertEquals(reference.recorders.get(i).tokens(0), r.tokens(0));
+            }
+        }
+    }
+}

@@ -1,0 +1,139 @@
+package io.nereid.nativebackend.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+
+import io.nereid.engine.sampling.Distribution;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Single kernels against the engine's own definition of what they compute, on rows made to hit their
+ * edge cases. Runs where a CUDA driver (or the emulator) is present.
+ */
+@Tag("gpu")
+class CudaKernelTest {
+
+    private static CudaDriver driver;
+    private static MemorySegment context;
+    private static KernelModule kernels;
+    private static int device;
+    private static final Arena ARENA = Arena.ofShared();
+
+    @BeforeAll
+    static void needsADevice() {
+        CudaEmulator.prepare();
+        String reason = CudaDriver.unavailableReason();
+        Assumptions.assumeTrue(reason == null, "no CUDA device here (" + reason + "): skipped");
+        driver = CudaDriver.load();
+        device = CudaBackendProvider.deviceOrdinal(System.getenv("NEREID_CUDA_DEVICE"));
+        context = driver.retainPrimaryContext(device);
+        driver.makeCurrent(context);
+        kernels = KernelModule.load(driver, driver.attribute(device, CudaDriver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+                driver.attribute(device, CudaDriver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+    }
+
+    @AfterAll
+    static void release() {
+        if (kernels != null) {
+            driver.makeCurrent(context);
+            kernels.close();
+            driver.releasePrimaryContext(device);
+        }
+    }
+
+    /**
+     * {@code argmax_rows} gives what greedy sampling on the host gives ({@link Distribution#argmax}): the lowest
+     * id among equal greatest values, NaN skipped, 0 for a row whose id 0 is NaN; ties across its threads' strides,
+     * within one stride, at either end, all -infinity, a vocabulary no multiple of the block.
+     */
+    @Test
+    void argmaxRowsIsTheHostsGreedyChoiceOnEveryEdgeCase() {
+        driver.makeCurrent(context);
+        int n = 1000;   // 3.9 strides of 256 threads
+        SplittableRandom random = new SplittableRandom(17);
+        List<float[]> rows = new ArrayList<>();
+        for (int r = 0; r < 6; r++) {
+            rows.add(randomRow(random, n));
+        }
+        float[] tie = randomRow(random, n);   // the greatest at ids 700 and 300 (other threads) and 44 / 300 (one thread)
+        tie[700] = 9f;
+        tie[300] = 9f;
+        rows.add(tie);
+        float[] sameThread = randomRow(random, n);
+        sameThread[44 + 512] = 9f;
+        sameThread[44] = 9f;
+        rows.add(sameThread);
+        float[] last = randomRow(random, n);
+        last[n - 1] = 20f;
+        rows.add(last);
+        float[] first = randomRow(random, n);
+        first[0] = 20f;
+        first[256] = 20f;
+        rows.add(first);
+        float[] nans = randomRow(random, n);
+        nans[5] = Float.NaN;
+        nans[6] = 30f;
+        nans[7] = Float.NaN;
+        nans[999] = Float.NaN;
+        rows.add(nans);
+        float[] nanFirst = randomRow(random, n);
+        nanFirst[0] = Float.NaN;
+        nanFirst[3] = 30f;
+        rows.add(nanFirst);
+        float[] infinite = new float[n];
+        Arrays.fill(infinite, Float.NEGATIVE_INFINITY);
+        rows.add(infinite);
+        float[] lateInfinite = new float[n];
+        Arrays.fill(lateInfinite, Float.NaN);
+        lateInfinite[0] = Float.NEGATIVE_INFINITY;
+        lateInfinite[600] = Float.NEGATIVE_INFINITY;
+        rows.add(lateInfinite);
+        float[] zeros = new float[n];
+        zeros[400] = -0f;   // -0 equals 0: the lowest id stays
+        rows.add(zeros);
+        float[] positive = randomRow(random, n);
+        positive[123] = Float.POSITIVE_INFINITY;
+        positive[124] = Float.POSITIVE_INFINITY;
+        rows.add(positive);
+
+        int count = rows.size();
+        int[] expected = new int[count];
+        MemorySegment host = ARENA.allocate(4L * n * count, 16);
+        for (int r = 0; r < count; r++) {
+            expected[r] = Distribution.argmax(rows.get(r));
+            MemorySegment.copy(rows.get(r), 0, host, ValueLayout.JAVA_FLOAT, 4L * n * r, n);
+        }
+        long logits = driver.alloc(4L * n * count);
+        long ids = driver.alloc(4L * count);
+        try {
+            driver.copyToDevice(logits, host, 4L * n * count);
+            KernelArgs a = new KernelArgs(ARENA).reset().ptr(ids).ptr(logits).i32(n);
+            LaunchGeometry g = LaunchGeometry.perRow(count);
+            driver.launch(kernels.function("argmax_rows"), g.gridX(), g.gridY(), 1, g.blockX(), 1, 1, 0, a.pointers());
+            MemorySegment out = ARENA.allocate(4L * count, 16);
+            driver.copyToHost(out, ids, 4L * count);
+            assertArrayEquals(expected, out.toArray(ValueLayout.JAVA_INT));
+        } finally {
+            driver.free(logits);
+            driver.free(ids);
+        }
+    }
+
+    private static float[] randomRow(SplittableRandom random, int n) {
+        float[] row = new float[n];
+        for (int i = 0; i < n; i++) {
+            row[i] = (float) random.nextDouble(-8, 8);
+        }
+        return row;
+    }
+}
