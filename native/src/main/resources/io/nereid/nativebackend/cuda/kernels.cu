@@ -256,34 +256,47 @@ struct GroupRow {
 
 // The same for F16 / BF16 rows whose length is a multiple of 8 (rows 16-byte aligned): lane l reads the 16
 // bytes at 16 (l + 32 i), so a warp reads 512 consecutive bytes of the row per iteration (coalesced, one
-// 128-bit load per lane) — decode is bandwidth-bound and this is its kernel for 16-bit weights.
+// 128-bit load per lane) — decode is bandwidth-bound and this is its kernel for 16-bit weights. A lane issues
+// HALF_LOADS loads before it uses the first (a lane that waits on each load in turn keeps 512 bytes a warp in
+// flight, short of what HBM needs to stay busy); the sums are taken in the same order either way.
+#define HALF_LOADS 4
 template <int BF16>
 struct HalfRow {
     __device__ static void add(const u8* bytes, const float* X, int cols, const GemvTile& tile, float* acc) {
-        int lane = tile.lane, t0 = tile.t0, nt = tile.nt;
         const uint4* row = (const uint4*) bytes;
-        for (int c8 = lane; c8 < cols / 8; c8 += WARP) {
-            uint4 raw = row[c8];
-            unsigned int words[4] = {raw.x, raw.y, raw.z, raw.w};
-            float w[8];
-            for (int i = 0; i < 4; i++) {
-                u16 lo = (u16) (words[i] & 0xffff), hi = (u16) (words[i] >> 16);
-                w[2 * i] = BF16 ? bf2f(lo) : h2f(lo);
-                w[2 * i + 1] = BF16 ? bf2f(hi) : h2f(hi);
-            }
-            for (int t = 0; t < nt; t++) {
-                const float4* x = (const float4*) (X + (long long) (t0 + t) * cols + 8 * c8);
-                float4 a = x[0], b = x[1];
-                float s = w[0] * a.x;
-                s = fmaf(w[1], a.y, s);
-                s = fmaf(w[2], a.z, s);
-                s = fmaf(w[3], a.w, s);
-                s = fmaf(w[4], b.x, s);
-                s = fmaf(w[5], b.y, s);
-                s = fmaf(w[6], b.z, s);
-                s = fmaf(w[7], b.w, s);
-                acc[t] += s;
-            }
+        int n8 = cols / 8;
+        int c8 = tile.lane;
+        for (; c8 + (HALF_LOADS - 1) * WARP < n8; c8 += HALF_LOADS * WARP) {
+            uint4 raw[HALF_LOADS];
+#pragma unroll
+            for (int u = 0; u < HALF_LOADS; u++) raw[u] = row[c8 + u * WARP];
+#pragma unroll
+            for (int u = 0; u < HALF_LOADS; u++) dot8(raw[u], c8 + u * WARP, X, cols, tile, acc);
+        }
+        for (; c8 < n8; c8 += WARP) dot8(row[c8], c8, X, cols, tile, acc);
+    }
+
+    // acc[t] += the 8 weights in raw (columns 8 c8 ..) times the tile's tokens' inputs there.
+    __device__ static void dot8(uint4 raw, int c8, const float* X, int cols, const GemvTile& tile, float* acc) {
+        unsigned int words[4] = {raw.x, raw.y, raw.z, raw.w};
+        float w[8];
+        for (int i = 0; i < 4; i++) {
+            u16 lo = (u16) (words[i] & 0xffff), hi = (u16) (words[i] >> 16);
+            w[2 * i] = BF16 ? bf2f(lo) : h2f(lo);
+            w[2 * i + 1] = BF16 ? bf2f(hi) : h2f(hi);
+        }
+        for (int t = 0; t < tile.nt; t++) {
+            const float4* x = (const float4*) (X + (long long) (tile.t0 + t) * cols + 8 * c8);
+            float4 a = x[0], b = x[1];
+            float s = w[0] * a.x;
+            s = fmaf(w[1], a.y, s);
+            s = fmaf(w[2], a.z, s);
+            s = fmaf(w[3], a.w, s);
+            s = fmaf(w[4], b.x, s);
+            s = fmaf(w[5], b.y, s);
+            s = fmaf(w[6], b.z, s);
+            s = fmaf(w[7], b.w, s);
+            acc[t] += s;
         }
     }
 };

@@ -129,6 +129,78 @@ class CudaKernelTest {
         }
     }
 
+    /**
+     * The 16-bit weights' GEMV ({@code gemv_bf16_h8}, {@code gemv_f16_h8}) against a double-precision product,
+     * with rows long enough for the lanes' unrolled loads (1800 columns: 225 loads of 16 bytes, so lane 0 takes two
+     * rounds of four and the other lanes one round and the rest one by one), rows no multiple of the block's warps, tokens over two tiles, and the
+     * residual add (accumulate). The model-level tests' rows are too short to reach the unrolled loop.
+     */
+    @Test
+    void halfPrecisionGemvOverLongRowsIsTheProduct() {
+        driver.makeCurrent(context);
+        int rows = 37;
+        int cols = 1800;
+        int tokens = 11;
+        SplittableRandom random = new SplittableRandom(23);
+        float[] x = randomRow(random, tokens * cols);
+        float[] y0 = randomRow(random, tokens * rows);
+        for (WeightFormat f : List.of(WeightFormat.BF16, WeightFormat.F16)) {
+            float[] w = new float[rows * cols];
+            MemorySegment weights = ARENA.allocate(2L * rows * cols, 16);
+            for (int i = 0; i < w.length; i++) {
+                float v = (float) random.nextDouble(-1, 1);
+                short bits = f == WeightFormat.BF16 ? (short) (Float.floatToRawIntBits(v) >>> 16) : Float.floatToFloat16(v);
+                w[i] = f == WeightFormat.BF16 ? Float.intBitsToFloat((bits & 0xffff) << 16) : Float.float16ToFloat(bits);
+                weights.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i, bits);
+            }
+            for (boolean accumulate : new boolean[] {false, true}) {
+                long dw = upload(weights);
+                long dx = upload(floats(x));
+                long dy = upload(floats(y0));
+                try {
+                    KernelArgs a = new KernelArgs(ARENA).reset().ptr(dw).i64(2L * cols).ptr(dx).ptr(dy).i32(rows).i32(cols)
+                            .i32(tokens).i32(accumulate ? 1 : 0);
+                    LaunchGeometry g = LaunchGeometry.gemv(rows, tokens);
+                    driver.launch(kernels.function(f.gemv(cols)), g.gridX(), g.gridY(), 1, g.blockX(), 1, 1, 0, a.pointers());
+                    MemorySegment out = ARENA.allocate(4L * tokens * rows, 16);
+                    driver.copyToHost(out, dy, out.byteSize());
+                    float[] y = out.toArray(ValueLayout.JAVA_FLOAT);
+                    for (int t = 0; t < tokens; t++) {
+                        for (int r = 0; r < rows; r++) {
+                            double sum = accumulate ? y0[t * rows + r] : 0;
+                            double scale = 0;
+                            for (int c = 0; c < cols; c++) {
+                                sum += (double) w[r * cols + c] * x[t * cols + c];
+                                scale += Math.abs((double) w[r * cols + c] * x[t * cols + c]);
+                            }
+                            double error = Math.abs(y[t * rows + r] - sum);
+                            if (error > 1e-5 * scale + 1e-6) {
+                                throw new AssertionError(f.gemv(cols) + (accumulate ? " accumulating" : "") + ", token " + t
+                                        + " row " + r + ": " + y[t * rows + r] + ", expected " + sum);
+                            }
+                        }
+                    }
+                } finally {
+                    driver.free(dw);
+                    driver.free(dx);
+                    driver.free(dy);
+                }
+            }
+        }
+    }
+
+    private static MemorySegment floats(float[] values) {
+        MemorySegment s = ARENA.allocate(4L * values.length, 16);
+        MemorySegment.copy(values, 0, s, ValueLayout.JAVA_FLOAT, 0, values.length);
+        return s;
+    }
+
+    private static long upload(MemorySegment data) {
+        long p = driver.alloc(data.byteSize());
+        driver.copyToDevice(p, data, data.byteSize());
+        return p;
+    }
+
     private static float[] randomRow(SplittableRandom random, int n) {
         float[] row = new float[n];
         for (int i = 0; i < n; i++) {
