@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine, from the folder make-bundle.sh built: bash check.sh [OUT_DIR]   (about 8 minutes)
 #
-#   (a) probe: the GPU, the binding (FFM) and the CUDA libraries found: the first line of the report
+#   (a) probe: the GPU, the binding (FFM) and the CUDA libraries found: the first line of the report; then
+#       whether the JavaCPP CUDA presets load and work here (the evidence for binding with FFM)
 #   (b) the native module's tests, the gpu-tagged CUDA-against-CPU consistency tests among them
 #   (c) a Llama-3-8B-shaped BF16 model made on the GPU by PyTorch (nothing carried), measured through
 #       transformers and through Nereid's CUDA backend: prefill, decode at batch 1 / 8 / 64, greedy ids,
@@ -22,7 +23,8 @@ else
   jvm=(--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:CompileCommand=quiet)
 fi
 
-# The CUDA libraries NVRTC and cuBLAS: the toolkit's, or those of PyTorch's nvidia wheels.
+# The CUDA libraries NVRTC and cuBLAS (and the runtime, for the presets probe): the toolkit's, or those of
+# PyTorch's nvidia wheels.
 dirs=$(python3 - <<'PY' 2>/dev/null
 import glob, os, site
 found = []
@@ -30,7 +32,7 @@ roots = ["/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib"] + 
 for sp in site.getsitepackages() + [site.getusersitepackages()]:
     roots += glob.glob(os.path.join(sp, "nvidia", "*", "lib")) + glob.glob(os.path.join(sp, "torch", "lib"))
 for d in roots:
-    if os.path.isdir(d) and glob.glob(os.path.join(d, "libnvrtc.so*")) + glob.glob(os.path.join(d, "libcublas.so*")):
+    if os.path.isdir(d) and any(glob.glob(os.path.join(d, lib + ".so*")) for lib in ("libnvrtc", "libcublas", "libcudart")):
         found.append(d)
 print(":".join(dict.fromkeys(found)))
 PY
@@ -44,6 +46,16 @@ echo "CUDA library directories: ${dirs:-none found}" | tee "$out/libraries.txt"
 
 timeout 30 "$java" "${jvm[@]}" -cp "$here/lib/*" io.nereid.nativebackend.cuda.DeviceCheck probe --out "$out/probe.json" \
   2>&1 | tee "$out/probe.txt"
+
+# The JavaCPP CUDA presets DESIGN.md names, against this machine's runtime (the backend binds with FFM; see
+# CudaDriver): do they load and work, and what does a call to a function newer than the runtime do?
+# (cudaFuncGetParamCount came with CUDA 13.1: on 13.0 the dynamic linker ends the JVM, exit 127.)
+presets=(timeout 60 "$java" --enable-native-access=ALL-UNNAMED -Dorg.bytedeco.javacpp.cachedir="$out/javacpp-cache"
+  -cp "$here/lib/*:$here/javacpp/*" io.nereid.nativebackend.cuda.DeviceCheck presets)
+"${presets[@]}" --out "$out/presets.json" > "$out/presets.txt" 2>&1
+echo "presets: exit $?; $(tail -n 1 "$out/presets.txt")"
+"${presets[@]}" --out "$out/presets-newer.json" --call cudaFuncGetParamCount > "$out/presets-newer.txt" 2>&1
+echo "presets, a CUDA 13.1 function: exit $?; $(tail -n 1 "$out/presets-newer.txt")" | tee "$out/presets-newer-exit.txt"
 
 cp_tests="$here/test-classes:$here/test-lib/nereid-engine-tests.jar:$here/lib/nereid-kvcache.jar:$here/lib/nereid-engine.jar:$here/lib/nereid-native.jar"
 # 180 s on a GPU (NVRTC compiles the kernels once, ~20 s); on the CUDA emulator the tests take ~2.5 minutes:

@@ -3,7 +3,8 @@
 #
 # Builds, here, the folder that native/device/check.sh runs from on the GPU machine, which has no JDK
 # and no Maven: a jlinked JDK 25 runtime (with jdk.incubator.vector), the kvcache / engine / native
-# classes as jars, the native module's test classes, the JUnit console launcher, the fixtures the tests
+# classes as jars, the native module's test classes, the JUnit console launcher, the JavaCPP CUDA presets
+# (for the probe that shows why we bind with FFM), the fixtures the tests
 # and the bench read (stories260K, the llama3 tokenizer), and the scripts. It must stay under 60 MiB
 # (the machine takes at most 64 MiB); the script fails if it does not.
 #
@@ -20,7 +21,7 @@ if [ "${2:-}" != --no-build ]; then
   (cd "$root" && ./mvnw -B -q -ntp -Pcuda -DskipTests package -pl native -am)
 fi
 for d in kvcache/target/classes engine/target/classes engine/target/test-classes native/target/classes native/target/test-classes \
-    native/target/device-lib/junit-platform-console-standalone.jar; do
+    native/target/device-lib/junit-platform-console-standalone.jar native/target/device-lib/javacpp; do
   [ -e "$root/$d" ] || { echo "make-bundle: $d is missing; build with ./mvnw -Pcuda package first" >&2; exit 1; }
 done
 fixtures=$root/../shared/fixtures
@@ -36,6 +37,21 @@ mkdir -p "$out/test-lib"
 "$JAVA_HOME/bin/jar" --create --file "$out/test-lib/nereid-engine-tests.jar" -C "$root/engine/target/test-classes" .
 cp -r "$root/native/target/test-classes/." "$out/test-classes/"
 cp "$root/native/target/device-lib/junit-platform-console-standalone.jar" "$out/lib/"
+# the JavaCPP CUDA presets, for check.sh's `DeviceCheck presets` only (do they load and work against the GPU
+# machine's runtime?): their Java classes, and of the JNI libraries only cudart's, nvrtc's and cuBLAS's (5 MiB -> 2)
+mkdir -p "$out/javacpp"
+for j in "$root"/native/target/device-lib/javacpp/*.jar; do
+  case "$j" in
+    *cuda-*-linux-x86_64.jar)
+      tmp=$(mktemp -d)
+      (cd "$tmp" && "$JAVA_HOME/bin/jar" --extract --file "$j" \
+        org/bytedeco/cuda/linux-x86_64/libjnicudart.so org/bytedeco/cuda/linux-x86_64/libjninvrtc.so \
+        org/bytedeco/cuda/linux-x86_64/libjnicublas.so)
+      "$JAVA_HOME/bin/jar" --create --file "$out/javacpp/$(basename "$j")" -C "$tmp" .
+      rm -rf "$tmp" ;;
+    *) cp "$j" "$out/javacpp/" ;;
+  esac
+done
 cp "$fixtures/models/stories260K.gguf" "$out/fixtures/models/"
 # the tokenizer is only for the model torch_reference.py writes: carried gzipped (9 MiB -> 2 MiB)
 gzip -9 -c "$fixtures/tokenizers/llama3/tokenizer.json" > "$out/fixtures/tokenizers/llama3/tokenizer.json.gz"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Merges check.sh's parts (probe.json, junit.txt, torch.json, nereid.json) into OUT/report.json."""
+"""Merges check.sh's parts (probe.json, presets.json, junit.txt, torch.json, nereid.json) into OUT/report.json."""
 import json
 import os
 import re
@@ -15,7 +15,12 @@ def load(path):
 
 
 def main(out):
-    r = {"probe": load(os.path.join(out, "probe.json"))}
+    r = {"probe": load(os.path.join(out, "probe.json")), "presets": load(os.path.join(out, "presets.json"))}
+    try:
+        with open(os.path.join(out, "presets-newer-exit.txt")) as f:
+            r["presets_newer_function"] = f.read().strip()
+    except OSError as e:
+        r["presets_newer_function"] = str(e)
     try:
         with open(os.path.join(out, "junit.txt")) as f:
             text = f.read()

@@ -17,11 +17,15 @@ import java.util.List;
  * functions the backend calls, bound by their versioned names ({@code cuMemAlloc_v2}), which every driver
  * since CUDA 3.2 exports. No JNI library, no CUDA toolkit needed at run time for this part.
  *
- * <p>Why FFM rather than the JavaCPP presets DESIGN.md names: the presets' 1.5.14 release is built
- * against CUDA 13.3 and links the whole runtime API of that version, while the GPU machine we validate
- * on has the 13.0 runtime and the 580 driver, so symbols newer than 13.0 would not resolve when the JNI
- * library loads; FFM binds only the ~30 functions we call, by name, against any 12.x or 13.x install, and
- * adds nothing to the 64 MiB device bundle. One instance per JVM ({@link #load}); thread-safe (the
+ * <p>Why FFM rather than the JavaCPP presets DESIGN.md names (shown by {@link PresetsProbe},
+ * {@code PresetsProbeTest} and check.sh's presets line, not only argued): the presets' 1.5.14 JNI
+ * libraries are built against CUDA 13.3 and reference 27 runtime functions that the GPU machine's 13.0
+ * runtime lacks. They still load there (they are not linked to bind at load time) and the functions 13.0
+ * has work, but a call to one of the 27 ends the JVM in the dynamic linker ("undefined symbol", exit 127),
+ * which no Java code can catch; and they link the major version's sonames ({@code libcudart.so.13},
+ * {@code libcublas.so.13}), so a CUDA 12 install cannot load them at all. FFM binds only the ~30
+ * functions we call, by name, against any 12.x or 13.x install; a missing one is an exception when the
+ * backend opens, before any request; and it carries no native code. One instance per JVM ({@link #load}); thread-safe (the
  * driver is), but a context must be current on the calling thread ({@link #makeCurrent}).
  */
 final class CudaDriver {

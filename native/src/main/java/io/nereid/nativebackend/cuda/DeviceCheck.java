@@ -22,7 +22,8 @@ import java.util.stream.Collectors;
  * What {@code native/device/check.sh} runs on the GPU machine, besides the gpu-tagged tests:
  * {@code probe} (the first line of the report: the device, the binding and the libraries it found) and
  * {@code bench} (prefill and batched decode speed of a model on a backend, and its greedy ids for a
- * given prompt, as JSON, for the comparison with PyTorch on the same weights). Both write JSON to the
+ * given prompt, as JSON, for the comparison with PyTorch on the same weights), and {@code presets}
+ * (whether the JavaCPP CUDA presets load and work here: {@link PresetsProbe}). Each writes JSON to the
  * {@code --out} file and a summary line to stdout.
  */
 public final class DeviceCheck {
@@ -33,7 +34,8 @@ public final class DeviceCheck {
     public static void main(String[] args) throws IOException {
         if (args.length == 0) {
             System.err.println("usage: DeviceCheck probe --out FILE | bench --model M --out FILE [--backend cuda]"
-                    + " [--prompt 512] [--gen 128] [--batches 1,8,64] [--ids FILE] [--ids-gen 16]");
+                    + " [--prompt 512] [--gen 128] [--batches 1,8,64] [--ids FILE] [--ids-gen 16]"
+                    + " | presets --out FILE [--call CUDART_FUNCTION]");
             System.exit(64);
         }
         java.util.Map<String, String> o = new java.util.HashMap<>();
@@ -44,6 +46,7 @@ public final class DeviceCheck {
         String json = switch (args[0]) {
             case "probe" -> probe();
             case "bench" -> bench(o);
+            case "presets" -> PresetsProbe.run(o);
             default -> throw new IllegalArgumentException("unknown DeviceCheck command " + args[0]);
         };
         Files.writeString(out, json + "\n");
@@ -238,7 +241,7 @@ public final class DeviceCheck {
         return r;
     }
 
-    private static String q(String s) {
+    static String q(String s) {
         return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n") + "\"";
     }
 

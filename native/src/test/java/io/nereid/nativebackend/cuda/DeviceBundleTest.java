@@ -37,7 +37,8 @@ class DeviceBundleTest {
                 "lib/nereid-kvcache.jar", "lib/nereid-native.jar", "lib/junit-platform-console-standalone.jar",
                 "test-lib/nereid-engine-tests.jar",
                 "fixtures/models/stories260K.gguf", "fixtures/tokenizers/llama3/tokenizer.json.gz",
-                "test-classes/io/nereid/nativebackend/cuda/CudaConsistencyTest.class")) {
+                "test-classes/io/nereid/nativebackend/cuda/CudaConsistencyTest.class", "javacpp/javacpp-1.5.14.jar",
+                "javacpp/cuda-13.3-9.25-1.5.14.jar", "javacpp/cuda-13.3-9.25-1.5.14-linux-x86_64.jar")) {
             assertTrue(Files.isRegularFile(out.resolve(f)), f + " is missing from the bundle");
         }
         String java = out.resolve("jdk/bin/java").toString();
