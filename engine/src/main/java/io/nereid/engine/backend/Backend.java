@@ -36,9 +36,9 @@ public interface Backend extends AutoCloseable {
 
     /**
      * Computes the step: writes every slice's K/V into its blocks and returns the logit rows the
-     * slices asked for; for an argmax-only slice ({@link Slice#argmaxOnly()}) either its rows or only
-     * their argmax ids ({@link StepOutput#argmax()}), as the backend prefers (a device backend
-     * computes the ids where the logits are, so the rows never cross to the host).
+     * slices asked for; for a slice with a {@link Slice#choice()} either its rows or only the tokens
+     * chosen from them ({@link StepOutput#chosen()}), as the backend prefers (a device backend chooses
+     * where the logits are, so the rows never cross to the host).
      */
     StepOutput forward(Step step);
 

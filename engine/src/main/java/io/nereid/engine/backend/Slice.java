@@ -17,13 +17,11 @@ import java.util.Arrays;
  *                   tokens), or {@code tokens.length} (prompt logprobs)
  * @param hidden     whether the final hidden state (after the output norm) of every position comes
  *                   back too ({@link StepOutput#hidden()}): an embedding request's prompt
- * @param argmaxOnly whether the engine needs nothing of the logit rows but each row's argmax (the lowest id
- *                   of the greatest logit; a greedy sequence without logprobs, penalties, bias or a
- *                   constraint): the backend may return those ids ({@link StepOutput#argmax()}) instead of
- *                   the rows, which spares a device backend copying them to the host. Returning the rows
- *                   is always allowed
+ * @param choice     how the backend may choose the next tokens itself and return their ids
+ *                   ({@link StepOutput#chosen()}) instead of the logit rows, because the engine needs
+ *                   nothing else of them ({@link TokenChoice}); null when the rows must come back
  */
-public record Slice(int[] tokens, int startPos, int[] blockTable, int logitRows, boolean hidden, boolean argmaxOnly) {
+public record Slice(int[] tokens, int startPos, int[] blockTable, int logitRows, boolean hidden, TokenChoice choice) {
 
     /** A slice that needs the logits of its last token, or none. */
     public Slice(int[] tokens, int startPos, int[] blockTable, boolean wantsLogits) {
@@ -37,7 +35,7 @@ public record Slice(int[] tokens, int startPos, int[] blockTable, int logitRows,
 
     /** A slice whose logit rows come back whole. */
     public Slice(int[] tokens, int startPos, int[] blockTable, int logitRows, boolean hidden) {
-        this(tokens, startPos, blockTable, logitRows, hidden, false);
+        this(tokens, startPos, blockTable, logitRows, hidden, null);
     }
 
     public Slice {
@@ -50,8 +48,9 @@ public record Slice(int[] tokens, int startPos, int[] blockTable, int logitRows,
         if (logitRows < 0 || logitRows > tokens.length) {
             throw new IllegalArgumentException("logit rows " + logitRows + " for a slice of " + tokens.length + " tokens");
         }
-        if (argmaxOnly && (logitRows == 0 || hidden)) {
-            throw new IllegalArgumentException("an argmax-only slice needs logit rows and no hidden states");
+        if (choice != null && (logitRows == 0 || hidden || (!choice.argmax() && logitRows != 1))) {
+            throw new IllegalArgumentException("a slice whose tokens the backend may choose needs logit rows (one for a draw)"
+                    + " and no hidden states: " + logitRows + " rows, " + choice + (hidden ? ", hidden" : ""));
         }
     }
 
@@ -66,6 +65,6 @@ public record Slice(int[] tokens, int startPos, int[] blockTable, int logitRows,
     @Override
     public String toString() {
         return "Slice[start " + startPos + ", tokens " + Arrays.toString(tokens) + ", logit rows " + logitRows
-                + (hidden ? ", hidden" : "") + (argmaxOnly ? ", argmax only" : "") + "]";
+                + (hidden ? ", hidden" : "") + (choice != null ? ", " + choice : "") + "]";
     }
 }

@@ -13,32 +13,30 @@ import java.util.Arrays;
  * @param hidden    (slices) of (tokens x hiddenSize): the final hidden states of the slices that asked
  *                  for them ({@link Slice#hidden()}), else null (all null when none did)
  * @param hiddenSize entries per hidden row (the model's dim), 0 when no slice asked
- * @param argmax    (slices) of (logitRows): for a slice that asked for its argmax only
- *                  ({@link Slice#argmaxOnly()}) and whose logits the backend left out (null in
- *                  {@code logits}), each row's argmax: the id a scan from id 0 keeps when it moves on
- *                  only to a strictly greater logit (the lowest id among equals; NaN is never greater,
- *                  so a row whose id 0 is NaN gives 0); null for every other slice
+ * @param chosen    (slices) of (logitRows): for a slice with a {@link Slice#choice()} whose logits the
+ *                  backend left out (null in {@code logits}), the token it chose for each row as the
+ *                  {@link TokenChoice} says; null for every other slice
  */
-public record StepOutput(float[][] logits, int vocabSize, float[][] hidden, int hiddenSize, int[][] argmax) {
+public record StepOutput(float[][] logits, int vocabSize, float[][] hidden, int hiddenSize, int[][] chosen) {
 
     /** Logits only. */
     public StepOutput(float[][] logits, int vocabSize) {
         this(logits, vocabSize, new float[logits.length][], 0);
     }
 
-    /** Logits and hidden states, no argmax ids. */
+    /** Logits and hidden states, no chosen tokens. */
     public StepOutput(float[][] logits, int vocabSize, float[][] hidden, int hiddenSize) {
         this(logits, vocabSize, hidden, hiddenSize, new int[logits.length][]);
     }
 
     public StepOutput {
-        if (hidden.length != logits.length || argmax.length != logits.length) {
+        if (hidden.length != logits.length || chosen.length != logits.length) {
             throw new IllegalArgumentException("logits for " + logits.length + " slices, hidden states for " + hidden.length
-                    + ", argmax ids for " + argmax.length);
+                    + ", chosen tokens for " + chosen.length);
         }
         for (int i = 0; i < logits.length; i++) {
-            if (logits[i] != null && argmax[i] != null) {
-                throw new IllegalArgumentException("slice " + i + " has both logits and argmax ids");
+            if (logits[i] != null && chosen[i] != null) {
+                throw new IllegalArgumentException("slice " + i + " has both logits and chosen tokens");
             }
         }
     }
@@ -52,7 +50,7 @@ public record StepOutput(float[][] logits, int vocabSize, float[][] hidden, int 
     public int rows(int slice) {
         float[] all = logits[slice];
         if (all == null) {
-            return argmax[slice] == null ? 0 : argmax[slice].length;
+            return chosen[slice] == null ? 0 : chosen[slice].length;
         }
         if (all.length % vocabSize != 0) {
             throw new IllegalStateException("slice " + slice + " has " + all.length + " logits, not whole rows of "
@@ -68,8 +66,8 @@ public record StepOutput(float[][] logits, int vocabSize, float[][] hidden, int 
      */
     public float[] row(int slice, int row) {
         float[] all = logits[slice];
-        if (all == null && argmax[slice] != null) {
-            throw new IllegalStateException("slice " + slice + " came back as argmax ids, without logits");
+        if (all == null && chosen[slice] != null) {
+            throw new IllegalStateException("slice " + slice + " came back as chosen tokens, without logits");
         }
         if (row < 0 || row >= rows(slice)) {
             throw new IndexOutOfBoundsException("row " + row + " of slice " + slice + " (" + rows(slice) + " rows)");

@@ -1,5 +1,6 @@
 package io.nereid.engine.core;
 
+import io.nereid.engine.backend.TokenChoice;
 import io.nereid.engine.sampling.SamplingChain;
 import io.nereid.engine.structured.TokenMatcher;
 import io.nereid.engine.text.IncrementalDetokenizer;
@@ -16,6 +17,11 @@ final class ChoiceOutput {
     final TokenMatcher constraint;    // the chain's structured-output matcher, or null
     final IncrementalDetokenizer detokenizer;
     final StopStringMatcher stops;
+    /**
+     * How the backend may choose this choice's next token in the step being computed ({@link ScheduledSlice#toSlice}
+     * makes it, a draw taking its number from the chain then), null when the logits must come back.
+     */
+    TokenChoice pending;
     private int generated;            // output tokens so far
     private long firstTokenNanos;     // System.nanoTime() of the first output token, 0 before it
 

@@ -5,6 +5,7 @@ import io.nereid.engine.api.FinishReason;
 import io.nereid.engine.api.GenerationRequest;
 import io.nereid.engine.api.TokenLogprob;
 import io.nereid.engine.backend.StepOutput;
+import io.nereid.engine.backend.TokenChoice;
 import io.nereid.engine.sampling.SampledToken;
 import io.nereid.engine.sampling.RawLogprobs;
 import io.nereid.engine.sampling.SamplingChain;
@@ -134,8 +135,8 @@ final class OutputProcessor {
         }
         int[] drafts = slice.draftTokens();
         int firstRow = out.rows(i) - 1 - drafts.length;   // the row after the last known token
-        if (out.argmax()[i] != null && !slice.argmaxOnly()) {
-            throw new IllegalStateException("the backend returned argmax ids for a slice that asked for logits");
+        if (out.chosen()[i] != null && s.output().pending == null) {
+            throw new IllegalStateException("the backend returned chosen tokens for a slice that asked for logits");
         }
         Row logits = new Row(out, i, firstRow);
         GenerationRequest q = r.request;
@@ -217,10 +218,13 @@ final class OutputProcessor {
     private boolean next(RequestState r, int c, ChoiceOutput o, Row logits, int length, int[] token, int draft,
             io.nereid.engine.sampling.Probabilities draftQ) {
         GenerationRequest q = r.request;
-        int[] argmax = logits.out.argmax()[logits.slice];
-        SampledToken t = argmax != null ? o.chain.argmaxToken(argmax[logits.row])
+        int[] chosen = logits.out.chosen()[logits.slice];
+        TokenChoice pending = o.pending;
+        SampledToken t = chosen != null ? o.chain.chosen(chosen[logits.row])   // as pending said (or the argmax: a fork)
+                : pending != null && draft < 0 ? o.chain.sample(logits.values(), pending)
                 : draft < 0 ? o.chain.sample(logits.values(), q.logprobs())
                 : o.chain.verify(logits.values(), draft, q.logprobs(), draftQ);
+        o.pending = null;
         o.chain.accept(t.id());
         token[0] = t.id();
         o.produced();
@@ -260,8 +264,8 @@ final class OutputProcessor {
     }
 
     /**
-     * Row {@code row} of slice {@code slice}'s logits in {@code out}: the values, or only their argmax when
-     * the backend returned that ({@link StepOutput#argmax()}, for a slice that asked for it).
+     * Row {@code row} of slice {@code slice}'s logits in {@code out}: the values, or only the token the backend
+     * chose from them ({@link StepOutput#chosen()}, for a slice that let it).
      */
     private record Row(StepOutput out, int slice, int row) {
 

@@ -1,6 +1,7 @@
 package io.nereid.engine.core;
 
 import io.nereid.engine.backend.Slice;
+import io.nereid.engine.backend.TokenChoice;
 import java.util.Arrays;
 
 /**
@@ -50,24 +51,35 @@ record ScheduledSlice(Sequence sequence, int start, int[] tokens, int[] draftTok
     }
 
     /**
-     * The backend's view: every position, the sequence's blocks, the logit rows, and whether their argmax
-     * is all the {@code OutputProcessor} needs of them (a greedy choice without logprobs or active logits
-     * processors, which {@link #argmaxOnly} tells).
+     * The backend's view: every position, the sequence's blocks, the logit rows, and how the backend may
+     * choose the next tokens itself ({@link #choose}). Called once per step the slice is computed in.
      */
     Slice toSlice() {
         int[] all = draftTokens.length == 0 ? tokens : concat(tokens, draftTokens);
-        return new Slice(all, start, sequence.table().blockIds(), logitRows, sequence.request.pools(), argmaxOnly());
+        return new Slice(all, start, sequence.table().blockIds(), logitRows, sequence.request.pools(), choose());
     }
 
     /**
-     * Whether the slice's logit rows are only there to choose the next tokens, each the argmax of its raw row:
-     * it samples, scores no prompt and pools nothing, and its choice takes the argmax with no logprobs
-     * (forks of n > 1 start from the same chain state, so they take it too).
+     * How the backend may choose the tokens this slice samples, kept in the choice's output for the
+     * {@code OutputProcessor}: only where the rows serve nothing but choosing them (the slice samples,
+     * scores no prompt, pools nothing, reports no logprobs) and the chain would choose from the raw logits
+     * alone ({@link io.nereid.engine.sampling.SamplingChain#choice}). A draw (one number from the chain's
+     * generator, taken here) needs a slice of one row whose choice is its own: no drafts, and not the first
+     * token of n &gt; 1 choices, which all sample from one row; the argmax is every choice's.
      */
-    boolean argmaxOnly() {
+    private TokenChoice choose() {
+        ChoiceOutput o = sequence.output();
+        o.pending = null;
         RequestState r = sequence.request;
-        return samples() && logitRows == 1 + draftTokens.length && !scoresPrompt() && !r.pools()
-                && !r.request.logprobs() && sequence.output().chain.takesArgmax();
+        if (!samples() || logitRows != 1 + draftTokens.length || scoresPrompt() || r.pools() || r.request.logprobs()) {
+            return null;
+        }
+        if (o.chain.takesArgmax()) {
+            o.pending = TokenChoice.ARGMAX;
+        } else if (draftTokens.length == 0 && (r.forked || r.request.n() == 1)) {
+            o.pending = o.chain.choice();
+        }
+        return o.pending;
     }
 
     private static int[] concat(int[] a, int[] b) {

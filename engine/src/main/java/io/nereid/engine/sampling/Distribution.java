@@ -1,6 +1,7 @@
 package io.nereid.engine.sampling;
 
 import io.nereid.engine.api.SamplingParams;
+import io.nereid.engine.backend.TokenChoice;
 import java.util.Arrays;
 
 /**
@@ -17,12 +18,17 @@ public final class Distribution {
         this.p = params;
     }
 
+    /** Whether no top-k, top-p or min-p cut applies over a vocabulary of {@code vocabSize}: the whole softmax. */
+    public boolean unfiltered(int vocabSize) {
+        return (p.topK() <= 0 || p.topK() >= vocabSize) && p.topP() >= 1f && p.minP() <= 0f;
+    }
+
     /** The distribution of {@code z} (vocab), processed logits, which are left unchanged. */
     public Probabilities of(float[] z) {
         if (p.greedy()) {
             return Probabilities.certain(argmax(z));
         }
-        if ((p.topK() <= 0 || p.topK() >= z.length) && p.topP() >= 1f && p.minP() <= 0f) {
+        if (unfiltered(z.length)) {
             return unfiltered(z);
         }
         float inv = 1f / p.temperature();
@@ -119,12 +125,6 @@ public final class Distribution {
 
     /** The index of the largest of {@code z}, the lowest among equals (greedy decoding's choice). */
     public static int argmax(float[] z) {
-        int best = 0;
-        for (int i = 1; i < z.length; i++) {
-            if (z[i] > z[best]) {
-                best = i;
-            }
-        }
-        return best;
+        return TokenChoice.ARGMAX.choose(z);   // one definition, the one a backend that chooses on a device meets
     }
 }

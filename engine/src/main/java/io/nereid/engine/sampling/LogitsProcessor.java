@@ -16,8 +16,8 @@ public interface LogitsProcessor {
 
     /**
      * Whether {@link #apply} may change logits at the sequence's next position: false only when it
-     * surely leaves them as they are (min_tokens once reached), so a greedy chain can take the raw
-     * logits' argmax without them ({@link SamplingChain#takesArgmax}).
+     * surely leaves them as they are (min_tokens once reached), so the chain can let a backend choose
+     * from the raw logits ({@link SamplingChain#choice}).
      */
     default boolean active() {
         return true;

@@ -1,6 +1,7 @@
 package io.nereid.engine.sampling;
 
 import io.nereid.engine.api.SamplingParams;
+import io.nereid.engine.backend.TokenChoice;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -25,6 +26,7 @@ public final class SamplingChain {
     private final int topLogprobs;
     private final LogitsProcessor[] processors;
     private final Distribution distribution;
+    private final float temperature;
     private final TokenSelector selector;
     private int accepted;
 
@@ -75,6 +77,7 @@ public final class SamplingChain {
         }
         this.processors = chain.toArray(LogitsProcessor[]::new);
         this.distribution = new Distribution(params);
+        this.temperature = params.temperature();
         this.selector = params.greedy() ? new TokenSelector.Greedy() : new TokenSelector.Draw(seed);
     }
 
@@ -114,36 +117,55 @@ public final class SamplingChain {
 
     /**
      * Whether the next token is the argmax of the raw logits (the lowest id among equals), whatever
-     * else they hold: a greedy chain whose processors would change nothing now. Then only that id is
-     * needed of the logits ({@link #argmaxToken}), and a device backend need not copy them to the host.
-     * Holds while the sequence goes on, except through a {@link #rollback} (of min_tokens' count).
+     * else they hold: a greedy chain whose processors would change nothing now. Holds while the
+     * sequence goes on, except through a {@link #rollback} (of min_tokens' count).
      */
     public boolean takesArgmax() {
-        if (!(selector instanceof TokenSelector.Greedy)) {
-            return false;
-        }
-        for (LogitsProcessor p : processors) {
-            if (p.active()) {
-                return false;
-            }
-        }
-        return true;
+        return selector instanceof TokenSelector.Greedy && !processing();
     }
 
     /**
-     * What {@link #sample} or {@link #verify} without logprobs returns when {@link #takesArgmax} holds and
-     * the raw logits' argmax is {@code argmax}: that token (a draft is kept only if it is the argmax).
-     *
-     * @throws IllegalStateException if the chain does not take the argmax now
+     * How a backend may choose the next token for this chain where the logits are
+     * ({@link TokenChoice}): the argmax ({@link #takesArgmax}), or a draw from the whole softmax at the
+     * temperature (a drawing chain with no processor at work and no top-k / top-p / min-p cut), whose number
+     * this takes from the chain's generator now, as {@link #sample} would have; null when the chain needs
+     * the logits. Call once per token, then take the token with {@link #chosen} (the backend chose) or
+     * {@link #sample(float[], TokenChoice)} (it returned the logits).
      */
-    public SampledToken argmaxToken(int argmax) {
-        if (!takesArgmax()) {
-            throw new IllegalStateException("the chain samples or processes its logits; the argmax alone does not decide");
+    public TokenChoice choice() {
+        if (takesArgmax()) {
+            return TokenChoice.ARGMAX;
         }
-        if (argmax < 0 || argmax >= vocabSize) {
-            throw new IllegalArgumentException("argmax " + argmax + " is outside the vocabulary of " + vocabSize);
+        if (selector instanceof TokenSelector.Draw draw && !processing() && distribution.unfiltered(vocabSize)) {
+            return TokenChoice.draw(temperature, draw.nextUniform());
         }
-        return new SampledToken(argmax, Float.NaN, 0, new int[0], new float[0]);
+        return null;
+    }
+
+    /** The token a backend chose as {@link #choice} said (no logprobs). */
+    public SampledToken chosen(int token) {
+        if (token < 0 || token >= vocabSize) {
+            throw new IllegalArgumentException("chosen token " + token + " is outside the vocabulary of " + vocabSize);
+        }
+        return new SampledToken(token, Float.NaN, 0, new int[0], new float[0]);
+    }
+
+    /** {@link #sample(float[], boolean)} without logprobs, as {@code choice} (from {@link #choice}) says. */
+    public SampledToken sample(float[] rawLogits, TokenChoice choice) {
+        if (choice.argmax()) {
+            return sample(rawLogits, false);
+        }
+        int id = ((TokenSelector.Draw) selector).select(distribution(rawLogits), choice.uniform());
+        return new SampledToken(id, Float.NaN, 0, new int[0], new float[0]);
+    }
+
+    private boolean processing() {
+        for (LogitsProcessor p : processors) {
+            if (p.active()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The processed distribution of the next token under {@code rawLogits} (left unchanged), without drawing. */

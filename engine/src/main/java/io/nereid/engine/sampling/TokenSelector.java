@@ -69,7 +69,17 @@ public sealed interface TokenSelector permits TokenSelector.Greedy, TokenSelecto
 
         @Override
         public int select(Probabilities p) {
-            return walk(p, random.nextDouble() * p.total(), -1);
+            return select(p, nextUniform());
+        }
+
+        /** The next number of the generator, in [0, 1): what {@link #select(Probabilities)} draws. */
+        public double nextUniform() {
+            return random.nextDouble();
+        }
+
+        /** {@link #select(Probabilities)} with its number drawn already ({@link #nextUniform}). */
+        public int select(Probabilities p, double uniform) {
+            return walk(p, uniform * p.total(), -1);
         }
 
         /**

@@ -80,7 +80,7 @@ final class CudaBackend implements Backend {
 
     private int capacity;                        // tokens the activation buffers hold
     private long x, xb, q, k, v, att, gate, up, halfIn;
-    private long dTokens, dSeq, dPos, dRows, dIds;
+    private long dTokens, dSeq, dPos, dRows, dIds, dChoice;
     private long dTables;
     private int tablesCapacity;
     private long logits;
@@ -278,7 +278,7 @@ final class CudaBackend implements Backend {
             matmul(w.down(), gate, x, n, true);
         }
         float[][] logitRows = new float[step.slices().size()][];
-        int[][] argmax = new int[step.slices().size()][];
+        int[][] chosen = new int[step.slices().size()][];
         int rows = layout.logitRows().length;
         if (rows > 0) {
             gatherNormed(layout.logitRows(), xb);
@@ -289,10 +289,10 @@ final class CudaBackend implements Backend {
                 logits = alloc(4L * logitsCapacity);
             }
             matmul(output, xb, logits, rows);
-            // the rows that go back first (one run), then the argmax-only rows: their ids only
+            // the rows that go back first (one run), then the rows whose tokens are chosen here: their ids only
             logitRows = downloadRows(logits, c.vocabSize(), step.slices().stream()
-                    .mapToInt(s -> s.argmaxOnly() ? 0 : s.logitRows()).toArray());
-            argmax = argmax(step, rows - layout.argmaxRows(), layout.argmaxRows());
+                    .mapToInt(s -> s.choice() != null ? 0 : s.logitRows()).toArray());
+            chosen = choose(step, rows - layout.chosenRows(), layout.chosenRows());
         }
         float[][] hidden = new float[step.slices().size()][];
         if (layout.hiddenRows().length > 0) {
@@ -300,26 +300,35 @@ final class CudaBackend implements Backend {
             hidden = downloadRows(xb, dim, step.slices().stream().mapToInt(s -> s.hidden() ? s.tokens().length : 0).toArray());
         }
         driver.synchronize();
-        return new StepOutput(logitRows, c.vocabSize(), hidden, layout.hiddenRows().length > 0 ? dim : 0, argmax);
+        return new StepOutput(logitRows, c.vocabSize(), hidden, layout.hiddenRows().length > 0 ? dim : 0, chosen);
     }
 
     /**
-     * The argmax of logit rows {@code [first, first + count)} on the device, handed out to the argmax-only slices in
+     * The tokens chosen on the device from logit rows {@code [first, first + count)}, as each slice's
+     * {@link io.nereid.engine.backend.TokenChoice} says ({@code sample_rows}), handed out to those slices in
      * order (null for the others): 4 bytes a row come back instead of the vocabulary's floats.
      */
-    private int[][] argmax(Step step, int first, int count) {
+    private int[][] choose(Step step, int first, int count) {
         int[][] out = new int[step.slices().size()][];
         if (count == 0) {
             return out;
         }
-        launch("argmax_rows", LaunchGeometry.perRow(count), args.reset().ptr(dIds)
-                .ptr(logits + 4L * c.vocabSize() * first).i32(c.vocabSize()));
-        MemorySegment s = staging(4L * count);
+        MemorySegment s = staging(16L * count);
+        int row = 0;
+        for (Slice slice : step.slices()) {
+            for (int r = 0; slice.choice() != null && r < slice.logitRows(); r++, row++) {
+                s.setAtIndex(ValueLayout.JAVA_DOUBLE, 2L * row, slice.choice().temperature());
+                s.setAtIndex(ValueLayout.JAVA_DOUBLE, 2L * row + 1, slice.choice().uniform());
+            }
+        }
+        driver.copyToDevice(dChoice, s, 16L * count);
+        launch("sample_rows", LaunchGeometry.perRow(count), args.reset().ptr(dIds)
+                .ptr(logits + 4L * c.vocabSize() * first).ptr(dChoice).i32(c.vocabSize()));
         driver.copyToHost(s, dIds, 4L * count);
         int at = 0;
         for (int i = 0; i < out.length; i++) {
             Slice slice = step.slices().get(i);
-            if (slice.argmaxOnly()) {
+            if (slice.choice() != null) {
                 out[i] = new int[slice.logitRows()];
                 MemorySegment.copy(s, ValueLayout.JAVA_INT, 4L * at, out[i], 0, out[i].length);
                 at += out[i].length;
@@ -438,7 +447,7 @@ final class CudaBackend implements Backend {
             return;
         }
         int cap = Math.max(tokens, Math.max(16, 2 * capacity));
-        for (long p : new long[] {x, xb, q, k, v, att, gate, up, halfIn, dTokens, dSeq, dPos, dRows, dIds}) {
+        for (long p : new long[] {x, xb, q, k, v, att, gate, up, halfIn, dTokens, dSeq, dPos, dRows, dIds, dChoice}) {
             if (p != 0) {
                 driver.free(p);
                 allocations.remove(p);
@@ -459,6 +468,7 @@ final class CudaBackend implements Backend {
         dPos = alloc(4 * t);
         dRows = alloc(4 * t);
         dIds = alloc(4 * t);
+        dChoice = alloc(16 * t);
         capacity = cap;
     }
 

@@ -7,6 +7,7 @@ import io.nereid.engine.backend.KvPrecision;
 import io.nereid.engine.backend.Slice;
 import io.nereid.engine.backend.Step;
 import io.nereid.engine.backend.StepOutput;
+import io.nereid.engine.backend.TokenChoice;
 import io.nereid.engine.model.ModelSource;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -141,10 +142,10 @@ public final class DeviceCheck {
                 for (int i = 0; i < gen; i++) {
                     List<Slice> step = new ArrayList<>();
                     for (int s = 0; s < batch; s++) {   // greedy decoding as the engine asks for it: the argmax only
-                        step.add(new Slice(new int[] {next[s]}, decodePrompt + i, tables[s], 1, false, true));
+                        step.add(new Slice(new int[] {next[s]}, decodePrompt + i, tables[s], 1, false, TokenChoice.ARGMAX));
                     }
                     StepOutput out = b.forward(new Step(step));
-                    onDevice &= out.argmax()[0] != null;
+                    onDevice &= out.chosen()[0] != null;
                     next = argmaxes(out);
                 }
                 double seconds = (System.nanoTime() - d0) / 1e9;
@@ -167,7 +168,7 @@ public final class DeviceCheck {
                 StepOutput r = b.forward(new Step(List.of(new Slice(ids, 0, t, 1))));
                 for (int i = 0; i < n; i++) {
                     float[] row = r.row(0, 0);
-                    int best = argmax(row);
+                    int best = TokenChoice.ARGMAX.choose(row);
                     out.add(best);
                     margins.add(margin(row, best));
                     r = b.forward(new Step(List.of(new Slice(new int[] {best}, ids.length + i, t, 1))));
@@ -202,7 +203,7 @@ public final class DeviceCheck {
         List<Integer> ids = new ArrayList<>();
         for (StepOutput o : outs) {
             for (int s = 0; s < o.logits().length; s++) {
-                ids.add(o.argmax()[s] != null ? o.argmax()[s][0] : argmax(o.row(s, 0)));
+                ids.add(o.chosen()[s] != null ? o.chosen()[s][0] : TokenChoice.ARGMAX.choose(o.row(s, 0)));
             }
         }
         return ids.stream().mapToInt(Integer::intValue).toArray();
@@ -210,16 +211,6 @@ public final class DeviceCheck {
 
     private static int[] argmaxes(StepOutput out) {
         return argmaxes(new StepOutput[] {out});
-    }
-
-    static int argmax(float[] row) {
-        int best = 0;
-        for (int i = 1; i < row.length; i++) {
-            if (row[i] > row[best]) {
-                best = i;
-            }
-        }
-        return best;
     }
 
     /** How far the best logit is above the second. */

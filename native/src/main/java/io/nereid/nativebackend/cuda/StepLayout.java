@@ -16,12 +16,12 @@ import java.util.List;
  * @param tables     (slices x maxBlocks) physical block ids, -1 past a table's end
  * @param maxBlocks  columns of {@code tables}
  * @param logitRows  token rows whose logits are computed, each slice's last ones in order: first those of the
- *                   slices that get rows back, slice by slice, then those of the argmax-only slices
- *                   ({@link Slice#argmaxOnly()}), slice by slice
- * @param argmaxRows how many of {@code logitRows} (the last) come back as their argmax ids only
+ *                   slices that get rows back, slice by slice, then those of the slices whose tokens the
+ *                   backend chooses ({@link Slice#choice()}), slice by slice
+ * @param chosenRows how many of {@code logitRows} (the last) come back as the tokens chosen from them
  * @param hiddenRows token rows whose final hidden states come back (slices that asked)
  */
-record StepLayout(int[] tokens, int[] seqOf, int[] posOf, int[] tables, int maxBlocks, int[] logitRows, int argmaxRows,
+record StepLayout(int[] tokens, int[] seqOf, int[] posOf, int[] tables, int maxBlocks, int[] logitRows, int chosenRows,
         int[] hiddenRows) {
 
     /**
@@ -38,11 +38,11 @@ record StepLayout(int[] tokens, int[] seqOf, int[] posOf, int[] tables, int maxB
         int[] posOf = new int[n];
         int maxBlocks = 1;
         int hidden = 0;
-        int argmax = 0;
+        int chosen = 0;
         for (Slice s : slices) {
             maxBlocks = Math.max(maxBlocks, s.blockTable().length);
             hidden += s.hidden() ? s.tokens().length : 0;
-            argmax += s.argmaxOnly() ? s.logitRows() : 0;
+            chosen += s.choice() != null ? s.logitRows() : 0;
         }
         int[] tables = new int[slices.size() * maxBlocks];
         Arrays.fill(tables, -1);
@@ -50,7 +50,7 @@ record StepLayout(int[] tokens, int[] seqOf, int[] posOf, int[] tables, int maxB
         int[] hiddenRows = new int[hidden];
         int t = 0;
         int r = 0;                                   // next row of the slices that get rows back
-        int ar = logitRows.length - argmax;          // next argmax-only row
+        int cr = logitRows.length - chosen;          // next row whose token the backend chooses
         int hr = 0;
         for (int si = 0; si < slices.size(); si++) {
             Slice s = slices.get(si);
@@ -84,10 +84,10 @@ record StepLayout(int[] tokens, int[] seqOf, int[] posOf, int[] tables, int maxB
                 }
             }
             for (int j = t - s.logitRows(); j < t; j++) {
-                logitRows[s.argmaxOnly() ? ar++ : r++] = j;
+                logitRows[s.choice() != null ? cr++ : r++] = j;
             }
         }
-        return new StepLayout(tokens, seqOf, posOf, tables, maxBlocks, logitRows, argmax, hiddenRows);
+        return new StepLayout(tokens, seqOf, posOf, tables, maxBlocks, logitRows, chosen, hiddenRows);
     }
 
     int size() {

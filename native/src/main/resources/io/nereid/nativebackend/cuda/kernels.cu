@@ -465,41 +465,105 @@ extern "C" __global__ void gather_rows(float* out, const float* x, const int* ro
     for (int i = threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];
 }
 
-// ids[r] = the argmax of row r of logits (rows of n floats): greedy decoding's token without copying the row to
-// the host. The engine's scan from id 0 that moves on only to a strictly greater value: the lowest id of the
-// greatest value; NaN is never greater, so NaNs are skipped, and a row whose id 0 is NaN gives 0. Each thread
-// scans ids t, t + 256, ... (ascending, so its first greatest is its lowest), then a tree over the 256 (value,
-// id) pairs; id -1 marks a thread that saw nothing above -infinity (a row of only -infinity and NaN gives 0, as
-// the scan does). Grid rows, block 256.
-extern "C" __global__ void argmax_rows(int* ids, const float* logits, int n) {
-    __shared__ float sv[256];
+// ids[r] = the token chosen from row r of logits (rows of n floats) as the engine's TokenChoice defines it, so
+// that only the id goes to the host: choice[2r] the temperature (0: the argmax), choice[2r + 1] the draw's
+// number in [0, 1). Grid rows, block 256.
+//  - argmax: the scan from id 0 that moves on only to a strictly greater value: the lowest id of the greatest
+//    value; NaN is never greater, and a row whose id 0 is NaN gives 0. Each thread scans ids t, t + 256, ...
+//    (ascending, so its first greatest is its lowest), then a tree over the 256 (value, id) pairs; id -1 marks
+//    a thread that saw nothing above -infinity (a row of only -infinity and NaN gives 0, as the scan does).
+//  - draw: weights w_i = exp(z_i / T - m) in double (m the largest z_i / T, NaN if any is); the id where u x sum(w) falls when
+//    the weights are walked in id order; past the end the last id of positive weight; none positive, id 0.
+//    Thread t sums the contiguous ids [t c, t c + c) (c = ceil(n / 256)), thread 0 walks the 256 sums, then the
+//    ids of the chunk the number falls in.
+extern "C" __global__ void sample_rows(int* ids, const float* logits, const double* choice, int n) {
+    __shared__ double sd[256];
     __shared__ int si[256];
+    __shared__ float sv[256];
     const float* z = logits + (long long) blockIdx.x * n;
-    float best = NEG_INF;
-    int at = -1;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        float v = z[i];
-        if (v > best) {
-            best = v;
-            at = i;
-        }
-    }
-    sv[threadIdx.x] = best;
-    si[threadIdx.x] = at;
-    __syncthreads();
-    for (int k = blockDim.x / 2; k > 0; k >>= 1) {
-        if (threadIdx.x < k) {
-            float v = sv[threadIdx.x + k];
-            int j = si[threadIdx.x + k];
-            int a = si[threadIdx.x];
-            if (j >= 0 && (a < 0 || v > sv[threadIdx.x] || (v == sv[threadIdx.x] && j < a))) {
-                sv[threadIdx.x] = v;
-                si[threadIdx.x] = j;
+    double temperature = choice[2 * blockIdx.x];
+    int t = threadIdx.x;
+    if (temperature == 0) {
+        float best = NEG_INF;
+        int at = -1;
+        for (int i = t; i < n; i += blockDim.x) {
+            float v = z[i];
+            if (v > best) {
+                best = v;
+                at = i;
             }
         }
+        sv[t] = best;
+        si[t] = at;
+        __syncthreads();
+        for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+            if (t < k) {
+                float v = sv[t + k];
+                int j = si[t + k];
+                int a = si[t];
+                if (j >= 0 && (a < 0 || v > sv[t] || (v == sv[t] && j < a))) {
+                    sv[t] = v;
+                    si[t] = j;
+                }
+            }
+            __syncthreads();
+        }
+        if (t == 0) ids[blockIdx.x] = z[0] != z[0] || si[0] < 0 ? 0 : si[0];
+        return;
+    }
+    double inv = 1.0 / temperature;
+    double m = (double) NEG_INF;   // a NaN stays (as Java's Math.max): then no weight is positive and the id is 0
+    for (int i = t; i < n; i += blockDim.x) {
+        double x = (double) z[i] * inv;
+        if (x > m || x != x) m = x;
+    }
+    sd[t] = m;
+    __syncthreads();
+    for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+        if (t < k && (sd[t + k] > sd[t] || sd[t + k] != sd[t + k])) sd[t] = sd[t + k];
         __syncthreads();
     }
-    if (threadIdx.x == 0) ids[blockIdx.x] = z[0] != z[0] || si[0] < 0 ? 0 : si[0];
+    m = sd[0];
+    __syncthreads();
+    int chunk = (n + blockDim.x - 1) / blockDim.x;
+    int lo = min(n, t * chunk), hi = min(n, lo + chunk);
+    double sum = 0;
+    int last = -1;
+    for (int i = lo; i < hi; i++) {
+        double w = exp((double) z[i] * inv - m);
+        sum += w;
+        if (w > 0) last = i;
+    }
+    sd[t] = sum;
+    si[t] = last;
+    __syncthreads();
+    if (t != 0) return;
+    double total = 0;
+    int lastPositive = -1;
+    for (int k = 0; k < blockDim.x; k++) {
+        total += sd[k];
+        lastPositive = max(lastPositive, si[k]);
+    }
+    double rest = choice[2 * blockIdx.x + 1] * total;
+    for (int k = 0; k < blockDim.x; k++) {
+        if (rest - sd[k] >= 0) {
+            rest -= sd[k];
+            continue;
+        }
+        int c0 = min(n, k * chunk), c1 = min(n, c0 + chunk);
+        for (int i = c0; i < c1; i++) {
+            double w = exp((double) z[i] * inv - m);
+            if (w > 0) {
+                rest -= w;
+                if (rest < 0) {
+                    ids[blockIdx.x] = i;
+                    return;
+                }
+            }
+        }
+        break;   // rounding left the number past the chunk's ids: the last id of positive weight
+    }
+    ids[blockIdx.x] = max(lastPositive, 0);
 }
 
 // The KV-cache slot of position p of sequence s, as an element offset of one head's vectors.

@@ -10,6 +10,7 @@ import io.nereid.engine.backend.KvPrecision;
 import io.nereid.engine.backend.Slice;
 import io.nereid.engine.backend.Step;
 import io.nereid.engine.backend.StepOutput;
+import io.nereid.engine.backend.TokenChoice;
 import io.nereid.engine.gguf.GgmlType;
 import io.nereid.engine.gguf.GgufFile;
 import io.nereid.engine.model.Architecture;
@@ -145,12 +146,14 @@ class CudaConsistencyTest {
                 List<Slice> slices = new ArrayList<>();
                 // every other decode of A asks for its argmax only: the CUDA backend answers with the id computed on
                 // the device (the CPU's rows are compared with it), beside B's rows (the layout puts them first)
-                slices.add(new Slice(new int[] {next}, posA++, tableA, 1, false, i % 2 == 0));
+                slices.add(new Slice(new int[] {next}, posA++, tableA, 1, false, i % 2 == 0 ? TokenChoice.ARGMAX : null));
                 if (i == 3) {   // the second sequence's prompt arrives mid-way and is prefilled beside the decode
                     slices.add(new Slice(promptB, 0, tableB, 1));
                     posB = promptB.length;
                 } else if (i > 3) {
-                    slices.add(new Slice(new int[] {nextB}, posB++, tableB, 1));
+                    // and every other decode of B is drawn on the device (temperature 0.9, the number from a seed)
+                    slices.add(new Slice(new int[] {nextB}, posB++, tableB, 1, false,
+                            i % 2 == 1 ? TokenChoice.draw(0.9f, random.nextDouble()) : null));
                 }
                 int[] ids = compared.step(cpu, cuda, new Step(slices));
                 next = ids[0];
@@ -176,9 +179,11 @@ class CudaConsistencyTest {
                 nextD = compared.step(cpu, cuda, new Step(List.of(new Slice(new int[] {nextD}, promptD.length + i, tableD, 1))))[0];
             }
             System.out.printf(Locale.ROOT, "%s: %d rows, largest relative difference %.2e (tolerance %.0e), %d greedy ids"
-                    + " compared, %d rows as argmax ids from the device, %d near ties skipped%n", c.name(), compared.rows,
-                    compared.worst, c.tolerance(), compared.ids, compared.argmaxRows, compared.ties);
+                    + " compared, %d rows as argmax ids from the device, %d near ties skipped, %d draws on the device%n",
+                    c.name(), compared.rows, compared.worst, c.tolerance(), compared.ids, compared.argmaxRows, compared.ties,
+                    compared.draws);
             assertEquals(CHECKED.equals("cuda") ? 8 : 0, compared.argmaxRows, "A's argmax-only decodes");
+            assertEquals(CHECKED.equals("cuda") ? 6 : 0, compared.draws, "B's drawn decodes");
             assertTrue(compared.ids > 10, "too few comparable greedy ids: " + compared.ids);
         }
     }
@@ -198,6 +203,7 @@ class CudaConsistencyTest {
         final Case c;
         int rows;
         int argmaxRows;
+        int draws;
         int ids;
         int ties;
         double worst;
@@ -209,12 +215,16 @@ class CudaConsistencyTest {
         int[] step(Backend cpu, Backend cuda, Step step) {
             StepOutput a = cpu.forward(step);
             StepOutput b = cuda.forward(step);
+            // the same step again without choices (the same K/V written again): the rows the device drew from
+            StepOutput again = step.slices().stream().anyMatch(x -> x.choice() != null && !x.choice().argmax())
+                    ? cuda.forward(new Step(step.slices().stream().map(x -> new Slice(x.tokens(), x.startPos(), x.blockTable(),
+                            x.logitRows(), x.hidden())).toList())) : null;
             List<Integer> greedy = new ArrayList<>();
             for (int s = 0; s < step.slices().size(); s++) {
                 assertEquals(a.rows(s), b.rows(s), "slice " + s + " rows");
-                int[] deviceIds = b.argmax()[s];
+                int[] deviceIds = b.chosen()[s];
                 if (CHECKED.equals("cuda")) {   // the CPU backend returns rows for them
-                    assertEquals(step.slices().get(s).argmaxOnly(), deviceIds != null, "slice " + s + ": ids for argmax-only slices");
+                    assertEquals(step.slices().get(s).choice() != null, deviceIds != null, "slice " + s + ": ids for chosen slices");
                 }
                 for (int r = 0; r < a.rows(s); r++) {
                     float[] x = a.row(s, r);
@@ -232,6 +242,19 @@ class CudaConsistencyTest {
                         }
                     }
                     int bestGpu = 0;
+                    TokenChoice choice = step.slices().get(s).choice();
+                    if (deviceIds != null && !choice.argmax()) {
+                        // a draw: the same as the host's draw from the CUDA backend's own row (the step computed
+                        // again without choices); the CPU's row may differ enough to move a draw on these flat
+                        // random models, so it is not compared
+                        draws++;
+                        assertEquals(choice.choose(again.row(s, r)), deviceIds[r], c.name() + ", slice " + s + " row " + r
+                                + ": drawn id");
+                        if (r == a.rows(s) - 1) {
+                            greedy.add(best);
+                        }
+                        continue;
+                    }
                     if (deviceIds != null) {
                         bestGpu = deviceIds[r];
                         argmaxRows++;

@@ -1,7 +1,10 @@
 package io.nereid.nativebackend.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.nereid.engine.backend.TokenChoice;
 import io.nereid.engine.sampling.Distribution;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -52,20 +55,82 @@ class CudaKernelTest {
     }
 
     /**
-     * {@code argmax_rows} gives what greedy sampling on the host gives ({@link Distribution#argmax}): the lowest
-     * id among equal greatest values, NaN skipped, 0 for a row whose id 0 is NaN; ties across its threads' strides,
-     * within one stride, at either end, all -infinity, a vocabulary no multiple of the block.
+     * {@code sample_rows} chooses what the host chooses ({@link TokenChoice#choose}, which is the engine's
+     * sampling chain's choice): the argmax on rows made to hit its edge cases (ties across its threads' strides
+     * and within one, at either end, NaN, all -infinity, -0, +infinity; the greedy chain's
+     * {@link Distribution#argmax} agrees), and draws at several temperatures and numbers, on random rows, peaked
+     * ones, rows with -infinity entries, rows of one finite entry, rows with a NaN; one launch, the vocabulary no multiple of
+     * the block.
      */
     @Test
-    void argmaxRowsIsTheHostsGreedyChoiceOnEveryEdgeCase() {
+    void sampleRowsChoosesWhatTheHostChooses() {
         driver.makeCurrent(context);
         int n = 1000;   // 3.9 strides of 256 threads
         SplittableRandom random = new SplittableRandom(17);
         List<float[]> rows = new ArrayList<>();
+        List<TokenChoice> choices = new ArrayList<>();
+        for (float[] row : argmaxEdgeCases(random, n)) {
+            rows.add(row);
+            choices.add(TokenChoice.ARGMAX);
+        }
+        for (int r = 0; r < 40; r++) {
+            float[] row = randomRow(random, n);
+            if (r % 4 == 1) {
+                row[random.nextInt(n)] += 12;   // peaked: most of the mass on one id
+            } else if (r % 4 == 2) {
+                for (int i = 0; i < n; i += 3) {
+                    row[i] = Float.NEGATIVE_INFINITY;   // weight 0: no candidates
+                }
+            } else if (r % 4 == 3 && r > 30) {
+                java.util.Arrays.fill(row, Float.NEGATIVE_INFINITY);
+                row[n - 1 - r] = 1f;   // one candidate
+            }
+            if (r == 5 || r == 6) {
+                row[r * 37] = Float.NaN;   // the host's max is NaN, so no weight is positive: id 0
+            }
+            float temperature = new float[] {0.3f, 0.8f, 1f, 1.7f}[r % 4];
+            double uniform = r == 0 ? 0 : r == 1 ? Math.nextDown(1.0) : random.nextDouble();
+            rows.add(row);
+            choices.add(TokenChoice.draw(temperature, uniform));
+        }
+        int count = rows.size();
+        int[] expected = new int[count];
+        MemorySegment host = ARENA.allocate(4L * n * count, 16);
+        MemorySegment params = ARENA.allocate(16L * count, 16);
+        for (int r = 0; r < count; r++) {
+            expected[r] = choices.get(r).choose(rows.get(r));
+            if (choices.get(r).argmax()) {
+                assertEquals(Distribution.argmax(rows.get(r)), expected[r], "the greedy chain's argmax, row " + r);
+            }
+            MemorySegment.copy(rows.get(r), 0, host, ValueLayout.JAVA_FLOAT, 4L * n * r, n);
+            params.setAtIndex(ValueLayout.JAVA_DOUBLE, 2L * r, choices.get(r).temperature());
+            params.setAtIndex(ValueLayout.JAVA_DOUBLE, 2L * r + 1, choices.get(r).uniform());
+        }
+        long logits = upload(host);
+        long choice = upload(params);
+        long ids = driver.alloc(4L * count);
+        try {
+            KernelArgs a = new KernelArgs(ARENA).reset().ptr(ids).ptr(logits).ptr(choice).i32(n);
+            LaunchGeometry g = LaunchGeometry.perRow(count);
+            driver.launch(kernels.function("sample_rows"), g.gridX(), g.gridY(), 1, g.blockX(), 1, 1, 0, a.pointers());
+            MemorySegment out = ARENA.allocate(4L * count, 16);
+            driver.copyToHost(out, ids, 4L * count);
+            assertArrayEquals(expected, out.toArray(ValueLayout.JAVA_INT));
+        } finally {
+            driver.free(logits);
+            driver.free(choice);
+            driver.free(ids);
+        }
+        long distinct = java.util.Arrays.stream(expected).distinct().count();
+        assertTrue(distinct > 20, "the rows' choices differ, so agreeing means something: " + distinct);
+    }
+
+    private static List<float[]> argmaxEdgeCases(SplittableRandom random, int n) {
+        List<float[]> rows = new ArrayList<>();
         for (int r = 0; r < 6; r++) {
             rows.add(randomRow(random, n));
         }
-        float[] tie = randomRow(random, n);   // the greatest at ids 700 and 300 (other threads) and 44 / 300 (one thread)
+        float[] tie = randomRow(random, n);   // the greatest at ids 700 and 300 (other threads) and 44 / 556 (one thread)
         tie[700] = 9f;
         tie[300] = 9f;
         rows.add(tie);
@@ -105,28 +170,7 @@ class CudaKernelTest {
         positive[123] = Float.POSITIVE_INFINITY;
         positive[124] = Float.POSITIVE_INFINITY;
         rows.add(positive);
-
-        int count = rows.size();
-        int[] expected = new int[count];
-        MemorySegment host = ARENA.allocate(4L * n * count, 16);
-        for (int r = 0; r < count; r++) {
-            expected[r] = Distribution.argmax(rows.get(r));
-            MemorySegment.copy(rows.get(r), 0, host, ValueLayout.JAVA_FLOAT, 4L * n * r, n);
-        }
-        long logits = driver.alloc(4L * n * count);
-        long ids = driver.alloc(4L * count);
-        try {
-            driver.copyToDevice(logits, host, 4L * n * count);
-            KernelArgs a = new KernelArgs(ARENA).reset().ptr(ids).ptr(logits).i32(n);
-            LaunchGeometry g = LaunchGeometry.perRow(count);
-            driver.launch(kernels.function("argmax_rows"), g.gridX(), g.gridY(), 1, g.blockX(), 1, 1, 0, a.pointers());
-            MemorySegment out = ARENA.allocate(4L * count, 16);
-            driver.copyToHost(out, ids, 4L * count);
-            assertArrayEquals(expected, out.toArray(ValueLayout.JAVA_INT));
-        } finally {
-            driver.free(logits);
-            driver.free(ids);
-        }
+        return rows;
     }
 
     /**

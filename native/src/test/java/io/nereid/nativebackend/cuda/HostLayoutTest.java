@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.nereid.engine.backend.BackendProvider;
 import io.nereid.engine.backend.Slice;
 import io.nereid.engine.backend.Step;
+import io.nereid.engine.backend.TokenChoice;
 import io.nereid.engine.gguf.GgmlType;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -30,20 +31,20 @@ class HostLayoutTest {
         assertEquals(2, l.maxBlocks());
         assertArrayEquals(new int[] {3, -1, 1, 4, 0, 2}, l.tables());
         assertArrayEquals(new int[] {3, 4, 5, 6}, l.logitRows());
-        assertEquals(0, l.argmaxRows());
+        assertEquals(0, l.chosenRows());
         assertArrayEquals(new int[] {4, 5, 6}, l.hiddenRows());
     }
 
     @Test
-    void argmaxOnlyRowsComeLastSoTheRowsThatGoBackToTheHostAreOneRun() {
+    void rowsWhoseTokensTheBackendChoosesComeLastSoTheRowsThatGoBackToTheHostAreOneRun() {
         Step step = new Step(List.of(
-                new Slice(new int[] {9}, 20, new int[] {1, 4}, 1, false, true),       // greedy decode: its argmax only
-                new Slice(new int[] {4}, 7, new int[] {5}, 1),                         // a decode that wants its row
-                new Slice(new int[] {1, 2, 3}, 16, new int[] {0, 2}, 3, false, true),  // greedy, verifying 2 drafts
+                new Slice(new int[] {9}, 20, new int[] {1, 4}, 1, false, TokenChoice.ARGMAX),  // greedy decode
+                new Slice(new int[] {4}, 7, new int[] {5}, 1),                                  // wants its row
+                new Slice(new int[] {1, 2, 3}, 16, new int[] {0, 2}, 3, false, TokenChoice.ARGMAX),  // verifies 2 drafts
                 new Slice(new int[] {5, 6}, 0, new int[] {3}, 2)));                    // prompt logprobs
         StepLayout l = StepLayout.of(step, 10, 16, 64, 8);
         assertArrayEquals(new int[] {1, 5, 6, 0, 2, 3, 4}, l.logitRows());
-        assertEquals(4, l.argmaxRows());
+        assertEquals(4, l.chosenRows());
     }
 
     @Test

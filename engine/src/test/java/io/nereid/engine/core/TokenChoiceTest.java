@@ -17,7 +17,7 @@ import io.nereid.engine.backend.Slice;
 import io.nereid.engine.backend.Step;
 import io.nereid.engine.backend.StepOutput;
 import io.nereid.engine.core.EngineTestSupport.Recorder;
-import io.nereid.engine.sampling.Distribution;
+import io.nereid.engine.backend.TokenChoice;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -26,31 +26,33 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * {@link Slice#argmaxOnly()}: the engine asks for the argmax alone exactly where it picks a token as
- * the argmax of the raw logits and needs nothing else of them (greedy, no logprobs, no active logits
- * processor, no prompt scoring), and a backend that answers those slices with ids
- * ({@link StepOutput#argmax()}, as a device backend does to spare the copy) gives the same output as
- * one that returns the rows: alone, batched, with n > 1 forks and with speculative drafts.
+ * {@link Slice#choice()}: the engine lets the backend choose a slice's tokens exactly where it would choose
+ * them from the raw logits alone (greedy: the argmax; sampling from the whole softmax: a draw whose number
+ * the engine takes from the sequence's generator), with no logprobs, no active logits processor, no prompt
+ * scoring; and a backend that answers those slices with the tokens ({@link StepOutput#chosen()}, as a
+ * device backend does to spare the copy) gives the same output as one that returns the rows: alone,
+ * batched, with n &gt; 1 forks and with speculative drafts, greedy or seeded sampling.
  */
 @Timeout(300)
-class ArgmaxOnlyTest {
+class TokenChoiceTest {
 
     private static final int REQUESTS = 6;
     private static final int MAX_TOKENS = 12;
 
     /**
-     * Answers argmax-only slices with their rows' argmax (its own scan) instead of the rows, unless
-     * {@code argmax} is off; counts the slices that sampled either way.
+     * Answers the slices with a choice with the tokens chosen on the host as {@link TokenChoice#choose} defines
+     * (unless {@code choose} is off); counts the slices that sampled either way.
      */
-    static final class ArgmaxBackend extends ForwardingBackend {
-        final boolean argmax;
-        final boolean lie;   // answers every logit slice with ids, asked or not
+    static final class ChoosingBackend extends ForwardingBackend {
+        final boolean choose;
+        final boolean lie;   // answers every logit slice with tokens, choice or not
         int argmaxSlices;
+        int drawSlices;
         int logitSlices;
 
-        ArgmaxBackend(Backend backend, boolean argmax, boolean lie) {
+        ChoosingBackend(Backend backend, boolean choose, boolean lie) {
             super(backend);
-            this.argmax = argmax;
+            this.choose = choose;
             this.lie = lie;
         }
 
@@ -61,15 +63,18 @@ class ArgmaxOnlyTest {
             int[][] ids = new int[logits.length][];
             for (int i = 0; i < logits.length; i++) {
                 Slice s = step.slices().get(i);
-                if (s.argmaxOnly()) {
+                TokenChoice c = s.choice();
+                if (c != null && c.argmax()) {
                     argmaxSlices++;
+                } else if (c != null) {
+                    drawSlices++;
                 } else if (s.logitRows() > 0) {
                     logitSlices++;
                 }
-                if ((s.argmaxOnly() && argmax) || (lie && s.logitRows() > 0)) {
+                if ((c != null && choose) || (lie && s.logitRows() > 0)) {
                     ids[i] = new int[out.rows(i)];
                     for (int r = 0; r < ids[i].length; r++) {
-                        ids[i][r] = Distribution.argmax(out.row(i, r));
+                        ids[i][r] = (c != null ? c : TokenChoice.ARGMAX).choose(out.row(i, r));
                     }
                     logits[i] = null;
                 }
@@ -78,12 +83,12 @@ class ArgmaxOnlyTest {
         }
     }
 
-    private record Run(List<Recorder> recorders, ArgmaxBackend backend) {
+    private record Run(List<Recorder> recorders, ChoosingBackend backend) {
     }
 
-    private static Run run(boolean argmax, boolean lie, DraftProposer proposer, IntFunction<GenerationRequest> request) {
+    private static Run run(boolean choose, boolean lie, DraftProposer proposer, IntFunction<GenerationRequest> request) {
         EngineConfig c = config(256, 16, true, 64);
-        ArgmaxBackend backend = new ArgmaxBackend(backend(c), argmax, lie);
+        ChoosingBackend backend = new ChoosingBackend(backend(c), choose, lie);
         List<Recorder> recorders = new ArrayList<>();
         try (InflightEngine e = new InflightEngine(c, backend, model().tokenizer(), proposer)) {
             for (int i = 0; i < REQUESTS; i++) {
@@ -155,15 +160,19 @@ class ArgmaxOnlyTest {
     void logprobsPenaltiesBiasSamplingAndPromptScoringGetRows() {
         SamplingParams penalty = new SamplingParams(0f, -1, 1f, 0f, 1.3f, 0f, 0f, Map.of(), null, 0);
         SamplingParams bias = new SamplingParams(0f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(7, 5f), null, 0);
-        SamplingParams sampled = new SamplingParams(0.8f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(), 5L, 0);
+        SamplingParams topP = new SamplingParams(0.8f, -1, 0.9f, 0f, 1f, 0f, 0f, Map.of(), 5L, 0);
+        SamplingParams topK = new SamplingParams(0.8f, 40, 1f, 0f, 1f, 0f, 0f, Map.of(), 5L, 0);
+        SamplingParams minP = new SamplingParams(0.8f, -1, 1f, 0.05f, 1f, 0f, 0f, Map.of(), 5L, 0);
+        SamplingParams sampledPenalty = new SamplingParams(0.8f, -1, 1f, 0f, 1f, 0.5f, 0f, Map.of(), 5L, 0);
         List<IntFunction<GenerationRequest>> kinds = List.of(i -> request(i).logprobs(true).build(),
                 i -> request(i).sampling(penalty).build(), i -> request(i).sampling(bias).build(),
-                i -> request(i).sampling(sampled).build());
+                i -> request(i).sampling(topP).build(), i -> request(i).sampling(topK).build(),
+                i -> request(i).sampling(minP).build(), i -> request(i).sampling(sampledPenalty).build());
         for (IntFunction<GenerationRequest> kind : kinds) {
             Run rows = run(false, false, DraftProposer.NONE, kind);
             Run ids = run(true, false, DraftProposer.NONE, kind);
             assertSameOutput(rows, ids, "rows only");
-            assertEquals(0, ids.backend.argmaxSlices, kind.apply(0).toString());
+            assertEquals(0, ids.backend.argmaxSlices + ids.backend.drawSlices, kind.apply(0).toString());
             assertEquals(REQUESTS * MAX_TOKENS, ids.backend.logitSlices);
         }
         // prompt logprobs: the prompt's rows come back whole, the tokens after it as ids
@@ -187,6 +196,35 @@ class ArgmaxOnlyTest {
             }
         }
         return out;
+    }
+
+    /** Seeded sampling from the whole softmax: the backend draws with the engine's number; n > 1 forks draw their own. */
+    @Test
+    void samplingFromTheWholeSoftmaxLetsTheBackendDrawWithTheSequencesNumbers() {
+        SamplingParams sampled = new SamplingParams(0.8f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(), 5L, 0);
+        SamplingParams hot = new SamplingParams(1.7f, 0, 1f, 0f, 1f, 0f, 0f, Map.of(), 77L, 0);
+        IntFunction<GenerationRequest> kinds = i -> request(i).sampling(i % 2 == 0 ? sampled : hot).n(1 + i % 3).build();
+        Run rows = run(false, false, DraftProposer.NONE, kinds);
+        Run ids = run(true, false, DraftProposer.NONE, kinds);
+        assertSameOutput(rows, ids, "sampled");
+        // every token is drawn by the backend but each n > 1 request's first (its choices share the prompt's row)
+        int tokens = 0;
+        int forked = 0;
+        int firstTokens = 0;
+        for (int i = 0; i < REQUESTS; i++) {
+            Recorder r = ids.recorders.get(i);
+            for (int c = 0; c < r.n; c++) {
+                tokens += r.tokens(c).size();
+            }
+            forked += r.n > 1 ? 1 : 0;
+            firstTokens += r.n > 1 ? r.n : 0;
+        }
+        assertEquals(tokens - firstTokens, ids.backend.drawSlices, "draws");
+        assertEquals(forked, ids.backend.logitSlices, "the first tokens of n > 1 come from one slice's rows");
+        assertEquals(0, ids.backend.argmaxSlices);
+        assertTrue(rows.recorders.get(0).tokens(0).stream().distinct().count() > 3, "the draws vary");
+        // the same seeds draw the same tokens again
+        assertSameOutput(ids, run(true, false, DraftProposer.NONE, kinds), "seeded again");
     }
 
     @Test

@@ -1,0 +1,84 @@
+package io.nereid.engine.sampling;
+
+import io.nereid.engine.api.SamplingParams;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * What choosing one token costs the engine thread on the host, per logit row of Llama 3's vocabulary
+ * (128,256): the sampling chain greedy, drawing from the whole softmax (temperature 1, as the OpenAI
+ * defaults and GenAI-Perf send), with top-p 0.9 and with top-k 40; and {@code baselineSum}, one plain pass
+ * over the row (read the others as multiples of it). A step of 64 sequences pays this 64 times on the
+ * engine thread unless the backend chooses the tokens where the logits are (the CUDA backend's
+ * {@code sample_rows}, for greedy and whole-softmax draws).
+ * Run: {@code bin/nereid jmh engine SamplingBenchmark}.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(1)
+public class SamplingBenchmark {
+
+    static final int VOCAB = 128_256;
+
+    float[] row;
+    SamplingChain greedy;
+    SamplingChain whole;
+    SamplingChain topP;
+    SamplingChain topK;
+
+    @Setup
+    public void setUp() {
+        SplittableRandom r = new SplittableRandom(1);
+        row = new float[VOCAB];
+        for (int i = 0; i < VOCAB; i++) {
+            row[i] = (float) (3 * r.nextGaussian());
+        }
+        greedy = new SamplingChain(SamplingParams.GREEDY, VOCAB, new int[0], 1);
+        whole = new SamplingChain(new SamplingParams(1f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(), 1L, 0), VOCAB, new int[0], 1);
+        topP = new SamplingChain(new SamplingParams(0.7f, -1, 0.9f, 0f, 1f, 0f, 0f, Map.of(), 1L, 0), VOCAB, new int[0], 1);
+        topK = new SamplingChain(new SamplingParams(0.7f, 40, 1f, 0f, 1f, 0f, 0f, Map.of(), 1L, 0), VOCAB, new int[0], 1);
+    }
+
+    @Benchmark
+    public double baselineSum() {
+        double s = 0;
+        for (float v : row) {
+            s += v;
+        }
+        return s;
+    }
+
+    @Benchmark
+    public int greedy() {
+        return greedy.sample(row, false).id();
+    }
+
+    @Benchmark
+    public int wholeSoftmax() {
+        return whole.sample(row, false).id();
+    }
+
+    @Benchmark
+    public int topP() {
+        return topP.sample(row, false).id();
+    }
+
+    @Benchmark
+    public int topK() {
+        return topK.sample(row, false).id();
+    }
+}
