@@ -86,6 +86,9 @@ final class CudaBackend implements Backend {
     private long logits;
     private long logitsCapacity;                 // floats
     private long dequantScratch;
+    private long dParts;                         // attention's parts when a context is split
+    private long partCapacity;                   // floats
+    private int attentionPartition = LaunchGeometry.ATTN_PARTITION;
     private long dequantCapacity;
     private MemorySegment host = MemorySegment.NULL;   // page-locked staging for uploads and downloads
 
@@ -159,6 +162,12 @@ final class CudaBackend implements Backend {
             System.err.println("nereid cuda: " + e.getMessage() + "; prefill uses the GEMV kernels");
             return null;
         }
+    }
+
+    /** Splits attention every {@code positions} positions (tests: parts on short sequences); a multiple of 128. */
+    void limitAttentionPartition(int positions) {
+        LaunchGeometry.attentionParts(1, positions);   // refuses what the kernel cannot take
+        attentionPartition = positions;
     }
 
     /** Downloads rows through at most {@code bytes} of staging at a time (tests: several chunks on a small model). */
@@ -247,6 +256,26 @@ final class CudaBackend implements Backend {
         uploadInts(dTables, layout.tables());
 
         int dim = c.dim();
+        // long contexts: attention split in parts of attentionPartition positions, merged by attention_reduce
+        int parts = LaunchGeometry.attentionParts(layout.positions(), attentionPartition);
+        long partAcc = 0;
+        long partMax = 0;
+        long partSum = 0;
+        if (parts > 1) {
+            long cells = (long) n * c.heads() * parts;
+            long floats = cells * (c.headDim() + 2);
+            if (floats > partCapacity) {
+                driver.free(dParts);
+                allocations.remove(dParts);
+                partCapacity = Math.max(floats, 2 * partCapacity);
+                dParts = alloc(4 * partCapacity);
+            }
+            partAcc = dParts;
+            partMax = dParts + 4 * cells * c.headDim();
+            partSum = partMax + 4 * cells;
+        } else {   // unused (parts == 1 writes out directly), but a kernel argument must be a device pointer
+            partAcc = partMax = partSum = att;
+        }
         launch(embedding.format().embed(), LaunchGeometry.perRow(n),
                 args.reset().ptr(embedding.ptr()).i64(embedding.rowBytes()).ptr(dTokens).ptr(x).i32(dim));
         for (int l = 0; l < c.layers(); l++) {
@@ -268,10 +297,15 @@ final class CudaBackend implements Backend {
                     .i32(layout.maxBlocks()).ptr(dSeq).ptr(dPos).ptr(invFreq).i32(c.heads()).i32(c.kvHeads())
                     .i32(c.headDim()).i32(c.ropeDim()).i32(c.neoxRope() ? 1 : 0).i32(blockSize)
                     .i32(kvPrecision == KvPrecision.BF16 ? 1 : 0));
-            launch("attention", LaunchGeometry.attention(c.heads(), n, c.headDim()), args.reset().ptr(att).ptr(q).ptr(kl)
-                    .ptr(vl).ptr(dTables).i32(layout.maxBlocks()).ptr(dSeq).ptr(dPos).i32(c.heads()).i32(c.kvHeads())
+            launch("attention", LaunchGeometry.attention(c.heads(), n, c.headDim(), parts), args.reset().ptr(att).ptr(q)
+                    .ptr(kl).ptr(vl).ptr(dTables).i32(layout.maxBlocks()).ptr(dSeq).ptr(dPos).i32(c.heads()).i32(c.kvHeads())
                     .i32(c.headDim()).i32(blockSize).f32((float) (1.0 / Math.sqrt(c.headDim())))
-                    .i32(kvPrecision == KvPrecision.BF16 ? 1 : 0));
+                    .i32(kvPrecision == KvPrecision.BF16 ? 1 : 0).i32(attentionPartition).ptr(partAcc).ptr(partMax)
+                    .ptr(partSum));
+            if (parts > 1) {
+                launch("attention_reduce", new LaunchGeometry(c.heads(), n, 128), args.reset().ptr(att).ptr(partAcc)
+                        .ptr(partMax).ptr(partSum).i32(c.heads()).i32(c.headDim()).i32(parts));
+            }
             matmul(w.wo(), att, x, n, true);   // the residual add in the product's epilogue
             rmsNorm(xb, x, w.ffnNorm(), dim, n);
             swiglu(w.gate(), w.up(), xb, gate, n);
@@ -432,7 +466,7 @@ final class CudaBackend implements Backend {
     }
 
     private void launch(String kernel, LaunchGeometry g, KernelArgs a) {
-        driver.launch(kernels.function(kernel), g.gridX(), g.gridY(), 1, g.blockX(), 1, 1, 0, a.pointers());
+        driver.launch(kernels.function(kernel), g.gridX(), g.gridY(), g.gridZ(), g.blockX(), 1, 1, 0, a.pointers());
     }
 
     /** Bytes of the activation buffers for {@code tokens} tokens. */

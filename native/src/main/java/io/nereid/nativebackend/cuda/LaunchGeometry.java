@@ -4,7 +4,7 @@ package io.nereid.nativebackend.cuda;
  * Grid and block sizes of every kernel in {@code kernels.cu}; the constants match its {@code #define}s
  * ({@link KernelSource} checks that they do).
  */
-record LaunchGeometry(int gridX, int gridY, int blockX) {
+record LaunchGeometry(int gridX, int gridY, int gridZ, int blockX) {
 
     static final int GEMV_WARPS = 4;
     static final int GEMV_TOKENS = 8;
@@ -12,11 +12,18 @@ record LaunchGeometry(int gridX, int gridY, int blockX) {
     static final int MAX_HEAD_DIM = 256;
     static final int THREADS = 256;
 
+    /** Positions an attention block takes when a token's context is split (vLLM's paged attention v2: 512). */
+    static final int ATTN_PARTITION = 512;
+
     LaunchGeometry {
-        if (gridX < 1 || gridY < 1 || gridY > 65_535 || blockX < 1 || blockX > 1024) {
-            throw new IllegalArgumentException("launch geometry out of range: grid " + gridX + " x " + gridY + ", block "
-                    + blockX);
+        if (gridX < 1 || gridY < 1 || gridY > 65_535 || gridZ < 1 || gridZ > 65_535 || blockX < 1 || blockX > 1024) {
+            throw new IllegalArgumentException("launch geometry out of range: grid " + gridX + " x " + gridY + " x " + gridZ
+                    + ", block " + blockX);
         }
+    }
+
+    LaunchGeometry(int gridX, int gridY, int blockX) {
+        this(gridX, gridY, 1, blockX);
     }
 
     /** A warp per row, {@link #GEMV_TOKENS} tokens per block. */
@@ -26,11 +33,27 @@ record LaunchGeometry(int gridX, int gridY, int blockX) {
 
     /** One block per (head, token). */
     static LaunchGeometry attention(int heads, int tokens, int headDim) {
+        return attention(heads, tokens, headDim, 1);
+    }
+
+    /** One block per (head, token, part of the context). */
+    static LaunchGeometry attention(int heads, int tokens, int headDim, int parts) {
         if (headDim < 8 || headDim > MAX_HEAD_DIM || headDim % 8 != 0) {
             throw new IllegalArgumentException("head dimension " + headDim + ": the CUDA attention kernel takes multiples"
                     + " of 8 up to " + MAX_HEAD_DIM + " (it reads K rows 16 bytes at a time)");
         }
-        return new LaunchGeometry(heads, tokens, ATTN_WARPS * 32);
+        return new LaunchGeometry(heads, tokens, parts, ATTN_WARPS * 32);
+    }
+
+    /**
+     * How many parts of {@code partition} positions the attention of a step whose farthest position is
+     * {@code positions - 1} takes (1: no split).
+     */
+    static int attentionParts(int positions, int partition) {
+        if (partition < ATTN_WARPS * 32 || partition % (ATTN_WARPS * 32) != 0) {
+            throw new IllegalArgumentException("attention partition " + partition + ": a multiple of " + ATTN_WARPS * 32);
+        }
+        return ceil(positions, partition);
     }
 
     /** One thread per element. */

@@ -93,4 +93,13 @@ record StepLayout(int[] tokens, int[] seqOf, int[] posOf, int[] tables, int maxB
     int size() {
         return tokens.length;
     }
+
+    /** One past the farthest position of the step: how far its attention reaches. */
+    int positions() {
+        int p = 0;
+        for (int x : posOf) {
+            p = Math.max(p, x + 1);
+        }
+        return p;
+    }
 }

@@ -616,7 +616,7 @@ extern "C" __global__ void rope_kv_write(float* q, float* k, const float* v, u16
 
 // Causal attention over the paged cache: token t (of sequence seqOf[t], at posOf[t]) and query head h
 // attend to positions 0..posOf[t] of their sequence through KV head h / (heads / kvHeads) (GQA).
-// The cache holds half, or bfloat16 (bf16). Grid (heads, tokens), block ATTN_WARPS * 32; headDim a multiple of 8 up to MAX_HEAD_DIM (K rows are
+// The cache holds half, or bfloat16 (bf16). Grid (heads, tokens, parts), block ATTN_WARPS * 32; headDim a multiple of 8 up to MAX_HEAD_DIM (K rows are
 // 16-byte aligned: the cache's rows are headDim halves from a 256-byte-aligned allocation).
 //
 // As vLLM's paged attention, a warp takes 32 positions at a time (warp w the chunks w, w + ATTN_WARPS, ...):
@@ -630,9 +630,17 @@ __device__ __forceinline__ float kv2f(u16 v, int bf16) {
     return bf16 ? bf2f(v) : h2f(v);
 }
 
+//
+// Long contexts are split as vLLM's paged attention v2 does: with a grid of (heads, tokens, parts), block z takes
+// positions [z partition, (z + 1) partition) only (partition a multiple of ATTN_WARPS * 32) and leaves its
+// unnormalised values, maximum and sum in part* for attention_reduce; a part past the token's position leaves
+// maximum -inf. So a decode of one sequence fills the GPU with heads x parts blocks, not heads. With one part
+// the block writes out directly. A token's sums are grouped by the partition size and its own position only,
+// whatever else is in the step.
 extern "C" __global__ void attention(float* out, const float* q, const u16* kc, const u16* vc, const int* tables,
                                      int maxBlocks, const int* seqOf, const int* posOf, int heads, int kvHeads,
-                                     int headDim, int blockSize, float scale, int bf16) {
+                                     int headDim, int blockSize, float scale, int bf16, int partition,
+                                     float* partAcc, float* partMax, float* partSum) {
     __shared__ float sm_max[ATTN_WARPS], sm_sum[ATTN_WARPS];
     __shared__ float sm_acc[ATTN_WARPS][MAX_HEAD_DIM];
     __shared__ float sm_q[MAX_HEAD_DIM];
@@ -640,6 +648,17 @@ extern "C" __global__ void attention(float* out, const float* q, const u16* kc, 
     int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
     int kvh = h / (heads / kvHeads);
     int s = seqOf[t], last = posOf[t];
+    int parts = gridDim.z;
+    long long part = ((long long) t * heads + h) * parts + blockIdx.z;
+    int first = parts > 1 ? blockIdx.z * partition : 0;
+    if (first > last) {   // the whole block: nothing of this token in this part
+        if (threadIdx.x == 0) {
+            partMax[part] = NEG_INF;
+            partSum[part] = 0.f;
+        }
+        return;
+    }
+    if (parts > 1) last = min(last, first + partition - 1);
     const float* qv = q + ((long long) t * heads + h) * headDim;
     for (int d = threadIdx.x; d < headDim; d += blockDim.x) sm_q[d] = qv[d];
     __syncthreads();
@@ -647,7 +666,7 @@ extern "C" __global__ void attention(float* out, const float* q, const u16* kc, 
 #pragma unroll
     for (int j = 0; j < MAX_HEAD_DIM / WARP; j++) acc[j] = 0.f;
     float m = NEG_INF, l = 0.f;
-    for (int base = warp * WARP; base <= last; base += ATTN_WARPS * WARP) {
+    for (int base = first + warp * WARP; base <= last; base += ATTN_WARPS * WARP) {
         int p = base + lane;
         float score = NEG_INF;
         if (p <= last) {
@@ -696,11 +715,38 @@ extern "C" __global__ void attention(float* out, const float* q, const u16* kc, 
     for (int w = 0; w < ATTN_WARPS; w++) gm = fmaxf(gm, sm_max[w]);
     float total = 0.f;
     for (int w = 0; w < ATTN_WARPS; w++) total += sm_max[w] == NEG_INF ? 0.f : sm_sum[w] * expf(sm_max[w] - gm);
-    float* o = out + ((long long) t * heads + h) * headDim;
+    float* o = parts > 1 ? partAcc + part * headDim : out + ((long long) t * heads + h) * headDim;
     for (int d = threadIdx.x; d < headDim; d += blockDim.x) {
         float v = 0.f;
         for (int w = 0; w < ATTN_WARPS; w++) {
             if (sm_max[w] != NEG_INF) v += sm_acc[w][d] * expf(sm_max[w] - gm);
+        }
+        o[d] = parts > 1 ? v : v / total;
+    }
+    if (parts > 1 && threadIdx.x == 0) {
+        partMax[part] = gm;
+        partSum[part] = total;
+    }
+}
+
+// out = the parts of attention merged: sum_z acc_z e^(max_z - M) / sum_z sum_z e^(max_z - M), M the largest
+// maximum (a single part gives acc / sum, the same bits as attention writes itself). Grid (heads, tokens),
+// block 128.
+extern "C" __global__ void attention_reduce(float* out, const float* partAcc, const float* partMax,
+                                            const float* partSum, int heads, int headDim, int parts) {
+    int h = blockIdx.x, t = blockIdx.y;
+    long long base = ((long long) t * heads + h) * parts;
+    float gm = NEG_INF;
+    for (int z = 0; z < parts; z++) gm = fmaxf(gm, partMax[base + z]);
+    float total = 0.f;
+    for (int z = 0; z < parts; z++) {
+        if (partMax[base + z] != NEG_INF) total += partSum[base + z] * expf(partMax[base + z] - gm);
+    }
+    float* o = out + ((long long) t * heads + h) * headDim;
+    for (int d = threadIdx.x; d < headDim; d += blockDim.x) {
+        float v = 0.f;
+        for (int z = 0; z < parts; z++) {
+            if (partMax[base + z] != NEG_INF) v += partAcc[(base + z) * headDim + d] * expf(partMax[base + z] - gm);
         }
         o[d] = v / total;
     }

@@ -129,6 +129,7 @@ class CudaConsistencyTest {
             }
             if (cuda instanceof CudaBackend g) {
                 g.limitStaging(2L * 4 * cuda.vocabSize());   // logits come down two rows at a time: steps of 3 take two
+                g.limitAttentionPartition(128);   // past 128 positions attention is split in parts (and merged)
             }
             int vocab = cpu.vocabSize();
             assertEquals(vocab, cuda.vocabSize());

@@ -67,6 +67,11 @@ class HostLayoutTest {
         assertEquals(3, g.gridY());      // 8 tokens per block
         assertEquals(128, g.blockX());
         assertEquals(new LaunchGeometry(32, 5, 128), LaunchGeometry.attention(32, 5, 128));
+        assertEquals(new LaunchGeometry(32, 5, 3, 128), LaunchGeometry.attention(32, 5, 128, 3));
+        assertEquals(1, LaunchGeometry.attentionParts(512, 512));
+        assertEquals(2, LaunchGeometry.attentionParts(513, 512));
+        assertEquals(16, LaunchGeometry.attentionParts(8192, 512));
+        assertThrows(IllegalArgumentException.class, () -> LaunchGeometry.attentionParts(10, 100));   // not whole chunks
         assertEquals(8, LaunchGeometry.attention(8, 1, 8).gridX());   // stories260K: heads of 8
         assertThrows(IllegalArgumentException.class, () -> LaunchGeometry.attention(32, 5, 512));
         assertThrows(IllegalArgumentException.class, () -> LaunchGeometry.attention(32, 5, 100));   // not a multiple of 8
