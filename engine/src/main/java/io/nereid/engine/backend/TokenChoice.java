@@ -8,6 +8,10 @@ package io.nereid.engine.backend;
  * the host and the host's pass over them; returning the rows is always allowed, and the engine then
  * chooses the same way on the host.
  *
+ * <p>{@link #choose} is the definition, on the host. A device computes it in its own order and with its own
+ * {@code exp}, so a draw may come out otherwise when the number lies within double rounding (about 1e-16
+ * of the total) of the edge between two tokens; the argmax is exact.
+ *
  * <ul>
  *   <li>{@link #ARGMAX} (temperature 0), for every logit row of the slice: the id a scan from id 0 keeps
  *       when it moves on only to a strictly greater logit (the lowest id among equals; NaN is never

@@ -34,7 +34,8 @@ import java.util.List;
  * with its lanes over the row's groups, RMSNorm over a fixed block, attention over 32-position chunks
  * of the token's own positions), so with cuBLAS left out a token's logits are the same bits alone,
  * batched, in a chunked prefill or after a prefix-cache hit; prefill then runs on the GEMV kernels
- * (they read the weights once per {@value LaunchGeometry#GEMV_TOKENS} tokens instead of once).
+ * (they read the weights once per {@value LaunchGeometry#GEMV_TOKENS} tokens instead of once), and
+ * attention is never split in parts (how a split groups a token's sums would depend on the step).
  */
 final class CudaBackend implements Backend {
 
@@ -86,8 +87,7 @@ final class CudaBackend implements Backend {
     private long logits;
     private long logitsCapacity;                 // floats
     private long dequantScratch;
-    private long dParts;                         // attention's parts when a context is split
-    private long partCapacity;                   // floats
+    private long dParts;                         // attention's parts when a context is split: ATTN_PARTS_BYTES
     private int attentionPartition = LaunchGeometry.ATTN_PARTITION;
     private long dequantCapacity;
     private MemorySegment host = MemorySegment.NULL;   // page-locked staging for uploads and downloads
@@ -166,7 +166,7 @@ final class CudaBackend implements Backend {
 
     /** Splits attention every {@code positions} positions (tests: parts on short sequences); a multiple of 128. */
     void limitAttentionPartition(int positions) {
-        LaunchGeometry.attentionParts(1, positions);   // refuses what the kernel cannot take
+        LaunchGeometry.attentionPartition(1, 1, 1, 8, positions, 0);   // refuses what the kernel cannot take
         attentionPartition = positions;
     }
 
@@ -191,7 +191,7 @@ final class CudaBackend implements Backend {
     public KvCacheSpec kvCacheSpec(int blockSize) {
         long bytesPerBlock = 2L * 2 * c.layers() * c.kvHeads() * blockSize * c.headDim();
         driver.makeCurrent(context);
-        long free = driver.memoryInfo()[0] - RESERVE_BYTES - activationBytes(1024);
+        long free = driver.memoryInfo()[0] - RESERVE_BYTES - activationBytes(1024) - LaunchGeometry.ATTN_PARTS_BYTES;
         return new KvCacheSpec(blockSize, kvPrecision, bytesPerBlock,
                 (int) Math.min(Integer.MAX_VALUE, Math.max(0, free / bytesPerBlock)));
     }
@@ -248,33 +248,32 @@ final class CudaBackend implements Backend {
         uploadInts(dSeq, layout.seqOf());
         uploadInts(dPos, layout.posOf());
         if (layout.tables().length > tablesCapacity) {
-            driver.free(dTables);
-            allocations.remove(dTables);
-            tablesCapacity = Math.max(layout.tables().length, 2 * tablesCapacity);
-            dTables = alloc(4L * tablesCapacity);
+            int grown = Math.max(layout.tables().length, 2 * tablesCapacity);
+            release(dTables);   // pointer and capacity cleared first: a failed allocation leaves nothing freed in use
+            dTables = 0;
+            tablesCapacity = 0;
+            dTables = alloc(4L * grown);
+            tablesCapacity = grown;
         }
         uploadInts(dTables, layout.tables());
 
         int dim = c.dim();
-        // long contexts: attention split in parts of attentionPartition positions, merged by attention_reduce
-        int parts = LaunchGeometry.attentionParts(layout.positions(), attentionPartition);
-        long partAcc = 0;
-        long partMax = 0;
-        long partSum = 0;
+        // long contexts: attention split in parts, merged by attention_reduce (not with --deterministic, where a
+        // token's sums must not depend on what else the step holds)
+        int partition = batchInvariant ? 0 : LaunchGeometry.attentionPartition(layout.positions(), n, c.heads(), c.headDim(),
+                attentionPartition, LaunchGeometry.ATTN_PARTS_BYTES);
+        int parts = partition == 0 ? 1 : LaunchGeometry.ceil(layout.positions(), partition);
+        long partAcc = att;   // with one part unused, but a kernel argument must be a device pointer
+        long partMax = att;
+        long partSum = att;
         if (parts > 1) {
-            long cells = (long) n * c.heads() * parts;
-            long floats = cells * (c.headDim() + 2);
-            if (floats > partCapacity) {
-                driver.free(dParts);
-                allocations.remove(dParts);
-                partCapacity = Math.max(floats, 2 * partCapacity);
-                dParts = alloc(4 * partCapacity);
+            if (dParts == 0) {
+                dParts = alloc(LaunchGeometry.ATTN_PARTS_BYTES);   // reserved in kvCacheSpec
             }
+            long cells = (long) n * c.heads() * parts;
             partAcc = dParts;
             partMax = dParts + 4 * cells * c.headDim();
             partSum = partMax + 4 * cells;
-        } else {   // unused (parts == 1 writes out directly), but a kernel argument must be a device pointer
-            partAcc = partMax = partSum = att;
         }
         launch(embedding.format().embed(), LaunchGeometry.perRow(n),
                 args.reset().ptr(embedding.ptr()).i64(embedding.rowBytes()).ptr(dTokens).ptr(x).i32(dim));
@@ -300,7 +299,7 @@ final class CudaBackend implements Backend {
             launch("attention", LaunchGeometry.attention(c.heads(), n, c.headDim(), parts), args.reset().ptr(att).ptr(q)
                     .ptr(kl).ptr(vl).ptr(dTables).i32(layout.maxBlocks()).ptr(dSeq).ptr(dPos).i32(c.heads()).i32(c.kvHeads())
                     .i32(c.headDim()).i32(blockSize).f32((float) (1.0 / Math.sqrt(c.headDim())))
-                    .i32(kvPrecision == KvPrecision.BF16 ? 1 : 0).i32(attentionPartition).ptr(partAcc).ptr(partMax)
+                    .i32(kvPrecision == KvPrecision.BF16 ? 1 : 0).i32(partition).ptr(partAcc).ptr(partMax)
                     .ptr(partSum));
             if (parts > 1) {
                 launch("attention_reduce", new LaunchGeometry(c.heads(), n, 128), args.reset().ptr(att).ptr(partAcc)
@@ -317,10 +316,11 @@ final class CudaBackend implements Backend {
         if (rows > 0) {
             gatherNormed(layout.logitRows(), xb);
             if ((long) rows * c.vocabSize() > logitsCapacity) {
-                driver.free(logits);
-                allocations.remove(logits);
+                release(logits);
+                logits = 0;
+                logitsCapacity = 0;
+                logits = alloc(4L * rows * c.vocabSize());
                 logitsCapacity = (long) rows * c.vocabSize();
-                logits = alloc(4L * logitsCapacity);
             }
             matmul(output, xb, logits, rows);
             // the rows that go back first (one run), then the rows whose tokens are chosen here: their ids only
@@ -437,10 +437,11 @@ final class CudaBackend implements Backend {
             if (!w.format().cublasNative()) {
                 long elems = (long) w.rows() * w.cols();
                 if (elems > dequantCapacity) {
-                    driver.free(dequantScratch);
-                    allocations.remove(dequantScratch);
-                    dequantCapacity = elems;
+                    release(dequantScratch);
+                    dequantScratch = 0;
+                    dequantCapacity = 0;
                     dequantScratch = alloc(2 * elems);
+                    dequantCapacity = elems;
                 }
                 launch(w.format().dequant(), LaunchGeometry.dequant(w.rows(), w.cols()), args.reset().ptr(w.ptr())
                         .i64(w.rowBytes()).ptr(dequantScratch).i32(w.rows()).i32(w.cols()).i32(0));
@@ -481,12 +482,11 @@ final class CudaBackend implements Backend {
             return;
         }
         int cap = Math.max(tokens, Math.max(16, 2 * capacity));
+        capacity = 0;   // until every buffer is allocated again: a failed allocation leaves nothing freed in use
         for (long p : new long[] {x, xb, q, k, v, att, gate, up, halfIn, dTokens, dSeq, dPos, dRows, dIds, dChoice}) {
-            if (p != 0) {
-                driver.free(p);
-                allocations.remove(p);
-            }
+            release(p);
         }
+        x = xb = q = k = v = att = gate = up = halfIn = dTokens = dSeq = dPos = dRows = dIds = dChoice = 0;
         long t = cap;
         x = alloc(4 * t * c.dim());
         xb = alloc(4 * t * c.dim());
@@ -504,6 +504,14 @@ final class CudaBackend implements Backend {
         dIds = alloc(4 * t);
         dChoice = alloc(16 * t);
         capacity = cap;
+    }
+
+    /** Frees a buffer this backend allocated (0: none). */
+    private void release(long p) {
+        if (p != 0) {
+            allocations.remove(p);
+            driver.free(p);
+        }
     }
 
     private long alloc(long bytes) {

@@ -14,6 +14,8 @@ record LaunchGeometry(int gridX, int gridY, int gridZ, int blockX) {
 
     /** Positions an attention block takes when a token's context is split (vLLM's paged attention v2: 512). */
     static final int ATTN_PARTITION = 512;
+    /** Most device memory the parts of a split attention take (reserved beside the KV cache). */
+    static final long ATTN_PARTS_BYTES = 64L << 20;
 
     LaunchGeometry {
         if (gridX < 1 || gridY < 1 || gridY > 65_535 || gridZ < 1 || gridZ > 65_535 || blockX < 1 || blockX > 1024) {
@@ -46,14 +48,26 @@ record LaunchGeometry(int gridX, int gridY, int gridZ, int blockX) {
     }
 
     /**
-     * How many parts of {@code partition} positions the attention of a step whose farthest position is
-     * {@code positions - 1} takes (1: no split).
+     * Positions per part of a step's attention, or 0 for no split: none when the farthest of the step's
+     * {@code positions} fits one part of {@code partition}, or when not even two parts' scratch
+     * ({@code tokens x heads x parts x (headDim + 2)} floats: a prefill of many tokens) fits
+     * {@code budgetBytes}; else the smallest multiple of {@code partition} whose parts fit it (a very long
+     * context takes longer parts, not more scratch).
      */
-    static int attentionParts(int positions, int partition) {
+    static int attentionPartition(int positions, int tokens, int heads, int headDim, int partition, long budgetBytes) {
         if (partition < ATTN_WARPS * 32 || partition % (ATTN_WARPS * 32) != 0) {
             throw new IllegalArgumentException("attention partition " + partition + ": a multiple of " + ATTN_WARPS * 32);
         }
-        return ceil(positions, partition);
+        if (positions <= partition) {
+            return 0;
+        }
+        long maxParts = Math.min(65_535, budgetBytes / (4L * tokens * heads * (headDim + 2)));
+        if (maxParts < 2) {
+            return 0;
+        }
+        long least = (positions + maxParts - 1) / maxParts;                 // positions per part at least
+        long p = Math.max(partition, (least + partition - 1) / partition * partition);
+        return p >= positions ? 0 : (int) p;
     }
 
     /** One thread per element. */

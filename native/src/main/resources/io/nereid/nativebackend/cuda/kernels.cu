@@ -474,8 +474,10 @@ extern "C" __global__ void gather_rows(float* out, const float* x, const int* ro
 //    a thread that saw nothing above -infinity (a row of only -infinity and NaN gives 0, as the scan does).
 //  - draw: weights w_i = exp(z_i / T - m) in double (m the largest z_i / T, NaN if any is); the id where u x sum(w) falls when
 //    the weights are walked in id order; past the end the last id of positive weight; none positive, id 0.
-//    Thread t sums the contiguous ids [t c, t c + c) (c = ceil(n / 256)), thread 0 walks the 256 sums, then the
-//    ids of the chunk the number falls in.
+//    Thread t sums the contiguous ids [t c, t c + c) (c = ceil(n / 256)), thread 0 walks the 256 sums, then id by
+//    id from the chunk the number falls in. The same token as the host's walk but where the number lies within
+//    double rounding (~1e-16 of the total) of an edge: the sums are grouped by chunk, and CUDA's exp may differ
+//    from Java's in the last bit (the products are kept unfused, as the host rounds them).
 extern "C" __global__ void sample_rows(int* ids, const float* logits, const double* choice, int n) {
     __shared__ double sd[256];
     __shared__ int si[256];
@@ -514,7 +516,7 @@ extern "C" __global__ void sample_rows(int* ids, const float* logits, const doub
     double inv = 1.0 / temperature;
     double m = (double) NEG_INF;   // a NaN stays (as Java's Math.max): then no weight is positive and the id is 0
     for (int i = t; i < n; i += blockDim.x) {
-        double x = (double) z[i] * inv;
+        double x = __dmul_rn((double) z[i], inv);
         if (x > m || x != x) m = x;
     }
     sd[t] = m;
@@ -530,7 +532,7 @@ extern "C" __global__ void sample_rows(int* ids, const float* logits, const doub
     double sum = 0;
     int last = -1;
     for (int i = lo; i < hi; i++) {
-        double w = exp((double) z[i] * inv - m);
+        double w = exp(__dsub_rn(__dmul_rn((double) z[i], inv), m));   // unfused, as the host rounds it
         sum += w;
         if (w > 0) last = i;
     }
@@ -544,26 +546,26 @@ extern "C" __global__ void sample_rows(int* ids, const float* logits, const doub
         total += sd[k];
         lastPositive = max(lastPositive, si[k]);
     }
-    double rest = choice[2 * blockIdx.x + 1] * total;
+    double rest = __dmul_rn(choice[2 * blockIdx.x + 1], total);
+    int from = n;   // whole chunks are skipped while the number lies past them; then id by id to the end
     for (int k = 0; k < blockDim.x; k++) {
-        if (rest - sd[k] >= 0) {
-            rest -= sd[k];
-            continue;
+        if (rest - sd[k] < 0) {
+            from = min(n, k * chunk);
+            break;
         }
-        int c0 = min(n, k * chunk), c1 = min(n, c0 + chunk);
-        for (int i = c0; i < c1; i++) {
-            double w = exp((double) z[i] * inv - m);
-            if (w > 0) {
-                rest -= w;
-                if (rest < 0) {
-                    ids[blockIdx.x] = i;
-                    return;
-                }
+        rest -= sd[k];
+    }
+    for (int i = from; i < n; i++) {
+        double w = exp(__dsub_rn(__dmul_rn((double) z[i], inv), m));
+        if (w > 0) {
+            rest -= w;
+            if (rest < 0) {
+                ids[blockIdx.x] = i;
+                return;
             }
         }
-        break;   // rounding left the number past the chunk's ids: the last id of positive weight
     }
-    ids[blockIdx.x] = max(lastPositive, 0);
+    ids[blockIdx.x] = max(lastPositive, 0);   // past the end (rounding): the last id of positive weight
 }
 
 // The KV-cache slot of position p of sequence s, as an element offset of one head's vectors.

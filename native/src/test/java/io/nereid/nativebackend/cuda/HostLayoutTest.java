@@ -68,10 +68,14 @@ class HostLayoutTest {
         assertEquals(128, g.blockX());
         assertEquals(new LaunchGeometry(32, 5, 128), LaunchGeometry.attention(32, 5, 128));
         assertEquals(new LaunchGeometry(32, 5, 3, 128), LaunchGeometry.attention(32, 5, 128, 3));
-        assertEquals(1, LaunchGeometry.attentionParts(512, 512));
-        assertEquals(2, LaunchGeometry.attentionParts(513, 512));
-        assertEquals(16, LaunchGeometry.attentionParts(8192, 512));
-        assertThrows(IllegalArgumentException.class, () -> LaunchGeometry.attentionParts(10, 100));   // not whole chunks
+        long budget = LaunchGeometry.ATTN_PARTS_BYTES;
+        assertEquals(0, LaunchGeometry.attentionPartition(512, 1, 32, 128, 512, budget), "one part: no split");
+        assertEquals(512, LaunchGeometry.attentionPartition(513, 1, 32, 128, 512, budget));
+        assertEquals(512, LaunchGeometry.attentionPartition(8192, 64, 32, 128, 512, budget), "16 parts of 64 tokens fit");
+        // 64 tokens at 128K: 256 parts of 512 would take 272 MB; 63 fit 64 MiB, so parts of 2,560 (52 of them)
+        assertEquals(2560, LaunchGeometry.attentionPartition(131_072, 64, 32, 128, 512, budget));
+        assertEquals(0, LaunchGeometry.attentionPartition(8192, 4096, 32, 128, 512, budget), "a long prefill: no split");
+        assertThrows(IllegalArgumentException.class, () -> LaunchGeometry.attentionPartition(10, 1, 1, 8, 100, budget));
         assertEquals(8, LaunchGeometry.attention(8, 1, 8).gridX());   // stories260K: heads of 8
         assertThrows(IllegalArgumentException.class, () -> LaunchGeometry.attention(32, 5, 512));
         assertThrows(IllegalArgumentException.class, () -> LaunchGeometry.attention(32, 5, 100));   // not a multiple of 8

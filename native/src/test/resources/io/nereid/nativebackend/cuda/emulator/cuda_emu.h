@@ -81,6 +81,16 @@ inline float __int_as_float(int i) {
     return f;
 }
 
+// round-to-nearest products and differences that the compiler may not fuse into a multiply-add (the host
+// compiler fuses nothing without -mfma; NVRTC fuses by default, these intrinsics opt out)
+inline double __dmul_rn(double a, double b) {
+    return a * b;
+}
+
+inline double __dsub_rn(double a, double b) {
+    return a - b;
+}
+
 inline int __float_as_int(float f) {
     int i;
     std::memcpy(&i, &f, 4);
