@@ -5,7 +5,8 @@
 #       whether the JavaCPP CUDA presets load and work here (the evidence for binding with FFM)
 #   (b) the native module's tests, the gpu-tagged CUDA-against-CPU consistency tests among them
 #   (c) a Llama-3-8B-shaped BF16 model made on the GPU by PyTorch (nothing carried), measured through
-#       transformers and through Nereid's CUDA backend: prefill, decode at batch 1 / 8 / 64, greedy ids,
+#       transformers and through Nereid's CUDA backend: prefill, decode at batch 1 / 8 / 64 and after 4,096
+#       positions (attention split in parts), greedy ids,
 #       and the HBM bandwidth
 #   (d) OUT_DIR/report.json with all of it (and each part's own files beside it)
 # Each part has its own time limit; one that fails or runs out leaves its error in OUT_DIR and the rest go on.
@@ -72,7 +73,7 @@ timeout 180 python3 "$here/torch_reference.py" --dir "$model" --out "$out/torch.
 echo "torch: exit $?; $(tail -n 1 "$out/torch.txt")"
 
 if [ -f "$model/config.json" ] && [ -f "$model/prompt_ids.json" ]; then
-  timeout 150 "$java" "${jvm[@]}" -cp "$here/lib/*" io.nereid.nativebackend.cuda.DeviceCheck bench --model "$model" \
+  timeout 150 "$java" "${jvm[@]}" -cp "$here/lib/*" io.nereid.nativebackend.cuda.DeviceCheck bench --model "$model" --long-context 4096 \
     --ids "$model/prompt_ids.json" --out "$out/nereid.json" > "$out/nereid.txt" 2>&1
   echo "nereid: exit $?; $(tail -n 2 "$out/nereid.txt" | tr '\n' ' ')"
 else

@@ -40,6 +40,10 @@ def main(out):
         tb = {d["batch"]: d["tok_s"] for d in torch_r["decode"]}
         cmp["decode_ratio"] = {str(d["batch"]): round(d["tok_s"] / tb[d["batch"]], 3)
                                for d in nereid["decode"] if d["batch"] in tb}
+    if "long_context" in nereid and "decode" in nereid:
+        one = [d for d in nereid["decode"] if d["batch"] == 1]
+        if one:   # a batch-1 step after 4K positions against one after ~200: what long attention costs
+            cmp["long_context_step_ratio"] = round(nereid["long_context"]["step_ms"] / one[0]["step_ms"], 3)
     if "greedy_ids" in torch_r and "greedy_ids" in nereid:
         a, b = torch_r["greedy_ids"], nereid["greedy_ids"]
         same = 0

@@ -35,7 +35,7 @@ public final class DeviceCheck {
     public static void main(String[] args) throws IOException {
         if (args.length == 0) {
             System.err.println("usage: DeviceCheck probe --out FILE | bench --model M --out FILE [--backend cuda]"
-                    + " [--prompt 512] [--gen 128] [--batches 1,8,64] [--ids FILE] [--ids-gen 16]"
+                    + " [--prompt 512] [--gen 128] [--batches 1,8,64] [--long-context 0] [--long-gen 32] [--ids FILE] [--ids-gen 16]"
                     + " | presets --out FILE [--call CUDART_FUNCTION]");
             System.exit(64);
         }
@@ -106,14 +106,18 @@ public final class DeviceCheck {
         int block = 16;
         int maxBatch = Arrays.stream(batches).max().orElse(1);
         int perSeq = (Math.max(prompt, decodePrompt + gen) + block - 1) / block + 1;
-        int blocks = maxBatch * perSeq + perSeq;
+        // one sequence decoded after a long prompt (0: none): how attention holds up at long contexts
+        int longContext = Integer.parseInt(o.getOrDefault("--long-context", "0"));
+        int longGen = Integer.parseInt(o.getOrDefault("--long-gen", "32"));
+        int longBlocks = longContext > 0 ? (longContext + longGen + block - 1) / block + 1 : 0;
+        int blocks = maxBatch * perSeq + perSeq + longBlocks;
         List<String> fields = new ArrayList<>();
         long t0 = System.nanoTime();
         try (ModelSource source = ModelSource.open(model);
                 Backend b = BackendProvider.named(backendName).open(new BackendConfig(source, KvPrecision.F16,
                         Runtime.getRuntime().availableProcessors()))) {
             double loadS = (System.nanoTime() - t0) / 1e9;
-            b.allocate(blocks, block, perSeq * block);
+            b.allocate(blocks, block, Math.max(perSeq, longBlocks) * block);
             int vocab = b.vocabSize();
             SplittableRandom random = new SplittableRandom(7);
             // prefill: one sequence of `prompt` tokens, one warm-up and three timed
@@ -153,6 +157,28 @@ public final class DeviceCheck {
                         + q("step_ms") + ":" + fmt(1000 * seconds / gen) + "," + q("argmax_on_device") + ":" + onDevice + "}");
                 System.out.printf(Locale.ROOT, "%s decode batch %d: %.1f tok/s (%.2f ms per step)%n", backendName, batch,
                         batch * gen / seconds, 1000 * seconds / gen);
+            }
+            if (longContext > 0) {
+                int[] lt = range(maxBatch * perSeq + perSeq, longBlocks);
+                int[] longPrompt = random.ints(longContext, 3, vocab).toArray();
+                StepOutput out = null;
+                for (int from = 0; from < longContext; from += 512) {   // prefilled in chunks, as the engine does
+                    int to = Math.min(longContext, from + 512);
+                    out = b.forward(new Step(List.of(new Slice(Arrays.copyOfRange(longPrompt, from, to), from, lt,
+                            to == longContext ? 1 : 0))));
+                }
+                int next = TokenChoice.ARGMAX.choose(out.row(0, 0));
+                long l0 = System.nanoTime();
+                for (int i = 0; i < longGen; i++) {
+                    out = b.forward(new Step(List.of(new Slice(new int[] {next}, longContext + i, lt, 1, false,
+                            TokenChoice.ARGMAX))));
+                    next = argmaxes(out)[0];
+                }
+                double seconds = (System.nanoTime() - l0) / 1e9;
+                fields.add(q("long_context") + ":{" + q("positions") + ":" + longContext + "," + q("tok_s") + ":"
+                        + fmt(longGen / seconds) + "," + q("step_ms") + ":" + fmt(1000 * seconds / longGen) + "}");
+                System.out.printf(Locale.ROOT, "%s decode after %d positions: %.1f tok/s (%.2f ms per step)%n", backendName,
+                        longContext, longGen / seconds, 1000 * seconds / longGen);
             }
             fields.add(q("decode_prompt_tokens") + ":" + decodePrompt);
             fields.add(q("decode_tokens") + ":" + gen);

@@ -48,11 +48,11 @@ class DeviceCheckTest {
         Path ids = dir.resolve("ids.json");
         Files.writeString(ids, "[1, 403, 407, 261, 378, 324, 395, 429]");
         String[] common = {"--model", model.toString(), "--prompt", "40", "--gen", "3", "--batches", "1,2", "--ids", ids.toString(),
-            "--ids-gen", "6"};
+            "--ids-gen", "6", "--long-context", "200", "--long-gen", "2"};
         String cuda = bench(dir, "cuda", common);
         String cpu = bench(dir, "cpu", common);
         for (String field : new String[] {"\"load_seconds\":", "\"prefill_tok_s\":", "\"decode\":[{\"batch\":1,\"tok_s\":",
-            "{\"batch\":2,", "\"greedy_margins\":", "\"backend\":\"cuda\""}) {
+            "{\"batch\":2,", "\"greedy_margins\":", "\"backend\":\"cuda\"", "\"long_context\":{\"positions\":200,"}) {
             assertTrue(cuda.contains(field), field + " in " + cuda);
         }
         // decode asks for the argmax only, as the engine does for greedy requests: the CUDA backend takes it on the
