@@ -191,7 +191,8 @@ final class CudaBackend implements Backend {
     public KvCacheSpec kvCacheSpec(int blockSize) {
         long bytesPerBlock = 2L * 2 * c.layers() * c.kvHeads() * blockSize * c.headDim();
         driver.makeCurrent(context);
-        long free = driver.memoryInfo()[0] - RESERVE_BYTES - activationBytes(1024) - LaunchGeometry.ATTN_PARTS_BYTES;
+        long free = driver.memoryInfo()[0] - RESERVE_BYTES - activationBytes(1024)
+                - (batchInvariant ? 0 : LaunchGeometry.ATTN_PARTS_BYTES);   // split attention's scratch
         return new KvCacheSpec(blockSize, kvPrecision, bytesPerBlock,
                 (int) Math.min(Integer.MAX_VALUE, Math.max(0, free / bytesPerBlock)));
     }
@@ -506,10 +507,9 @@ final class CudaBackend implements Backend {
         capacity = cap;
     }
 
-    /** Frees a buffer this backend allocated (0: none). */
+    /** Frees a buffer this backend allocated (0, or one already released: nothing). */
     private void release(long p) {
-        if (p != 0) {
-            allocations.remove(p);
+        if (p != 0 && allocations.remove(p)) {   // removed first: a free that throws is never tried twice
             driver.free(p);
         }
     }

@@ -637,8 +637,8 @@ __device__ __forceinline__ float kv2f(u16 v, int bf16) {
 // positions [z partition, (z + 1) partition) only (partition a multiple of ATTN_WARPS * 32) and leaves its
 // unnormalised values, maximum and sum in part* for attention_reduce; a part past the token's position leaves
 // maximum -inf. So a decode of one sequence fills the GPU with heads x parts blocks, not heads. With one part
-// the block writes out directly. A token's sums are grouped by the partition size and its own position only,
-// whatever else is in the step.
+// the block writes out directly. A token's sums are grouped by the partition size, which the backend picks per
+// step (longer parts when the step's scratch would not fit; none under --deterministic).
 extern "C" __global__ void attention(float* out, const float* q, const u16* kc, const u16* vc, const int* tables,
                                      int maxBlocks, const int* seqOf, const int* posOf, int heads, int kvHeads,
                                      int headDim, int blockSize, float scale, int bf16, int partition,
