@@ -29,7 +29,8 @@ fi
 dirs=$(python3 - <<'PY' 2>/dev/null
 import glob, os, site
 found = []
-roots = ["/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib"] + glob.glob("/usr/local/cuda-*/lib64")
+roots = ["/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib"] + glob.glob("/usr/local/cuda-*/lib64") \
+    + glob.glob("/usr/local/cuda-*/lib")
 for sp in site.getsitepackages() + [site.getusersitepackages()]:
     roots += glob.glob(os.path.join(sp, "nvidia", "*", "lib")) + glob.glob(os.path.join(sp, "torch", "lib"))
 for d in roots:
@@ -51,7 +52,9 @@ timeout 30 "$java" "${jvm[@]}" -cp "$here/lib/*" io.nereid.nativebackend.cuda.De
 # The JavaCPP CUDA presets DESIGN.md names, against this machine's runtime (the backend binds with FFM; see
 # CudaDriver): do they load and work, and what does a call to a function newer than the runtime do?
 # (cudaFuncGetParamCount came with CUDA 13.1: on 13.0 the dynamic linker ends the JVM, exit 127.)
-presets=(timeout 60 "$java" --enable-native-access=ALL-UNNAMED -Dorg.bytedeco.javacpp.cachedir="$out/javacpp-cache"
+# (NEREID_CUDA_LIB_PATH first on the linker's path here: where the backend found libcuda.so.1, e.g. the emulator's)
+presets=(env LD_LIBRARY_PATH="${NEREID_CUDA_LIB_PATH:+$NEREID_CUDA_LIB_PATH:}$LD_LIBRARY_PATH" timeout 60 "$java"
+  --enable-native-access=ALL-UNNAMED -Dorg.bytedeco.javacpp.cachedir="$out/javacpp-cache"
   -cp "$here/lib/*:$here/javacpp/*" io.nereid.nativebackend.cuda.DeviceCheck presets)
 "${presets[@]}" --out "$out/presets.json" > "$out/presets.txt" 2>&1
 echo "presets: exit $?; $(tail -n 1 "$out/presets.txt")"
