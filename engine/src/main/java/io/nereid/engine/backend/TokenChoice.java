@@ -16,21 +16,34 @@ package io.nereid.engine.backend;
  *   <li>{@link #ARGMAX} (temperature 0), for every logit row of the slice: the id a scan from id 0 keeps
  *       when it moves on only to a strictly greater logit (the lowest id among equals; NaN is never
  *       greater, so a row whose id 0 is NaN gives 0).
- *   <li>a draw (temperature &gt; 0), for a slice of one logit row: weights {@code exp(z / temperature - m)}
- *       ({@code m} the row's largest {@code z / temperature}, in double); the token where
- *       {@code uniform x} (the weights' sum) falls when the weights are walked in id order, each
- *       subtracted in turn until the rest is negative; past the end, the last id of positive weight; no
- *       positive weight, id 0. The engine draws {@code uniform} from the sequence's seeded generator, so
- *       the draw is reproducible.
+ *   <li>a draw (temperature &gt; 0) from the whole softmax, for a slice of one logit row: weights
+ *       {@code exp(z / temperature - m)} ({@code m} the row's largest {@code z / temperature}, in double);
+ *       the token where {@code uniform x} (the weights' sum) falls when the weights are walked in id order,
+ *       each subtracted in turn until the rest is negative; past the end, the last id of positive weight;
+ *       no positive weight, id 0.
+ *   <li>a draw from the top {@code topK} (1 to {@link #MAX_TOP_K}), then top-p and min-p among them, as the
+ *       engine's {@code Distribution} cuts: the candidates ranked by logit (equal logits: the higher id first),
+ *       {@code inv = 1f / temperature} in float, weights {@code exp(z * inv - z0 * inv)} (the products in
+ *       float) over the top k in rank order with their sum; top-p keeps the shortest prefix whose running
+ *       share reaches {@code topP}, min-p then stops at the first weight below {@code minP} x the first; the
+ *       token where {@code uniform x} (the kept weights' sum) falls walking the kept ones in rank order,
+ *       else the last kept.
  * </ul>
+ * The engine draws {@code uniform} from the sequence's seeded generator, so the draw is reproducible.
  *
  * @param temperature 0 for the argmax, else the draw's temperature
  * @param uniform     the draw's number in [0, 1); 0 for the argmax
+ * @param topK        0 for the whole softmax, else the candidates kept (at most {@link #MAX_TOP_K})
+ * @param topP        the nucleus within the top k (1: none; only with a top k)
+ * @param minP        the share of the first candidate's weight a candidate needs (0: none; only with a top k)
  */
-public record TokenChoice(float temperature, double uniform) {
+public record TokenChoice(float temperature, double uniform, int topK, float topP, float minP) {
+
+    /** Most candidates a top-k draw may keep. */
+    public static final int MAX_TOP_K = 256;
 
     /** Each row's argmax. */
-    public static final TokenChoice ARGMAX = new TokenChoice(0f, 0);
+    public static final TokenChoice ARGMAX = new TokenChoice(0f, 0, 0, 1f, 0f);
 
     public TokenChoice {
         if (!(temperature >= 0) || Float.isInfinite(temperature)) {
@@ -39,14 +52,24 @@ public record TokenChoice(float temperature, double uniform) {
         if (!(uniform >= 0 && uniform < 1) || (temperature == 0 && uniform != 0)) {
             throw new IllegalArgumentException("uniform " + uniform + " at temperature " + temperature);
         }
+        if (topK < 0 || topK > MAX_TOP_K || !(topP > 0 && topP <= 1) || !(minP >= 0 && minP <= 1)
+                || (topK == 0 && (topP < 1 || minP > 0)) || (temperature == 0 && topK != 0)) {
+            throw new IllegalArgumentException("top-k " + topK + ", top-p " + topP + ", min-p " + minP + " at temperature "
+                    + temperature + ": top-p and min-p need a top-k of 1 to " + MAX_TOP_K + ", the argmax none");
+        }
     }
 
-    /** A draw at {@code temperature} (&gt; 0) with {@code uniform} in [0, 1). */
+    /** A draw from the whole softmax at {@code temperature} (&gt; 0) with {@code uniform} in [0, 1). */
     public static TokenChoice draw(float temperature, double uniform) {
+        return draw(temperature, uniform, 0, 1f, 0f);
+    }
+
+    /** A draw from the top {@code topK} (0: the whole softmax), then top-p and min-p among them. */
+    public static TokenChoice draw(float temperature, double uniform, int topK, float topP, float minP) {
         if (!(temperature > 0)) {
             throw new IllegalArgumentException("a draw needs a positive temperature, got " + temperature);
         }
-        return new TokenChoice(temperature, uniform);
+        return new TokenChoice(temperature, uniform, topK, topP, minP);
     }
 
     public boolean argmax() {
@@ -66,6 +89,9 @@ public record TokenChoice(float temperature, double uniform) {
                 }
             }
             return best;
+        }
+        if (topK > 0) {
+            return chooseTopK(row);
         }
         double inv = 1.0 / temperature;
         double max = Double.NEGATIVE_INFINITY;
@@ -91,8 +117,64 @@ public record TokenChoice(float temperature, double uniform) {
         return Math.max(last, 0);
     }
 
+    /** The top-k draw, as the engine's {@code Distribution} and {@code TokenSelector.Draw} compute it. */
+    private int chooseTopK(float[] row) {
+        float inv = 1f / temperature;
+        long[] order = new long[row.length];   // ascending by (sortable bits, id): rank r is order[length - 1 - r]
+        for (int i = 0; i < row.length; i++) {
+            order[i] = ((long) sortableBits(row[i]) << 32) | (i & 0xffffffffL);
+        }
+        java.util.Arrays.sort(order);
+        int n = Math.min(topK, row.length);
+        double[] prob = new double[n];
+        double max = row[(int) order[row.length - 1]] * inv;
+        double sum = 0;
+        for (int r = 0; r < n; r++) {
+            prob[r] = Math.exp(row[(int) order[row.length - 1 - r]] * inv - max);
+            sum += prob[r];
+        }
+        int keep = n;
+        if (topP < 1f) {
+            double cumulative = 0;
+            for (int r = 0; r < n; r++) {
+                cumulative += prob[r] / sum;
+                if (cumulative >= topP) {
+                    keep = r + 1;
+                    break;
+                }
+            }
+        }
+        if (minP > 0f) {
+            double threshold = minP * prob[0];
+            int r = 1;
+            while (r < keep && prob[r] >= threshold) {
+                r++;
+            }
+            keep = r;
+        }
+        double total = 0;
+        for (int r = 0; r < keep; r++) {
+            total += prob[r];
+        }
+        double rest = uniform * total;
+        for (int r = 0; r < keep; r++) {
+            rest -= prob[r];
+            if (rest < 0) {
+                return (int) order[row.length - 1 - r];
+            }
+        }
+        return (int) order[row.length - keep];
+    }
+
+    /** Float bits mapped so that signed comparison of the int orders like the float (NaN as Java's one NaN). */
+    public static int sortableBits(float f) {
+        int bits = Float.floatToIntBits(f);
+        return bits >= 0 ? bits : bits ^ 0x7fffffff;
+    }
+
     @Override
     public String toString() {
-        return argmax() ? "argmax" : "draw(T " + temperature + ", u " + uniform + ")";
+        return argmax() ? "argmax" : "draw(T " + temperature + ", u " + uniform
+                + (topK > 0 ? ", top-k " + topK + ", top-p " + topP + ", min-p " + minP : "") + ")";
     }
 }

@@ -119,8 +119,7 @@ public final class Distribution {
 
     /** Float bits mapped so that signed comparison of the int orders like the float. */
     private static int sortableBits(float f) {
-        int bits = Float.floatToIntBits(f);
-        return bits >= 0 ? bits : bits ^ 0x7fffffff;
+        return TokenChoice.sortableBits(f);
     }
 
     /** The index of the largest of {@code z}, the lowest among equals (greedy decoding's choice). */

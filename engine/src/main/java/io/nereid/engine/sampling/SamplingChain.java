@@ -27,6 +27,9 @@ public final class SamplingChain {
     private final LogitsProcessor[] processors;
     private final Distribution distribution;
     private final float temperature;
+    private final int topK;
+    private final float topP;
+    private final float minP;
     private final TokenSelector selector;
     private int accepted;
 
@@ -78,6 +81,9 @@ public final class SamplingChain {
         this.processors = chain.toArray(LogitsProcessor[]::new);
         this.distribution = new Distribution(params);
         this.temperature = params.temperature();
+        this.topK = params.topK();
+        this.topP = params.topP();
+        this.minP = params.minP();
         this.selector = params.greedy() ? new TokenSelector.Greedy() : new TokenSelector.Draw(seed);
     }
 
@@ -126,18 +132,24 @@ public final class SamplingChain {
 
     /**
      * How a backend may choose the next token for this chain where the logits are
-     * ({@link TokenChoice}): the argmax ({@link #takesArgmax}), or a draw from the whole softmax at the
-     * temperature (a drawing chain with no processor at work and no top-k / top-p / min-p cut), whose number
-     * this takes from the chain's generator now, as {@link #sample} would have; null when the chain needs
-     * the logits. Call once per token, then take the token with {@link #chosen} (the backend chose) or
+     * ({@link TokenChoice}): the argmax ({@link #takesArgmax}), or a draw (a drawing chain with no processor
+     * at work) from the whole softmax or from a top-k of at most {@link TokenChoice#MAX_TOP_K} (with its top-p
+     * and min-p), whose number this takes from the chain's generator now, as {@link #sample} would have; null
+     * when the chain needs the logits (top-p or min-p without such a top-k among them). Call once per token, then take the token with {@link #chosen} (the backend chose) or
      * {@link #sample(float[], TokenChoice)} (it returned the logits).
      */
     public TokenChoice choice() {
         if (takesArgmax()) {
             return TokenChoice.ARGMAX;
         }
-        if (selector instanceof TokenSelector.Draw draw && !processing() && distribution.unfiltered(vocabSize)) {
+        if (!(selector instanceof TokenSelector.Draw draw) || processing()) {
+            return null;
+        }
+        if (distribution.unfiltered(vocabSize)) {
             return TokenChoice.draw(temperature, draw.nextUniform());
+        }
+        if (topK > 0 && topK <= TokenChoice.MAX_TOP_K && topK < vocabSize) {   // top-p / min-p within the top k
+            return TokenChoice.draw(temperature, draw.nextUniform(), topK, topP, minP);
         }
         return null;
     }

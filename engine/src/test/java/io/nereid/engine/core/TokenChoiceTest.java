@@ -27,9 +27,9 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * {@link Slice#choice()}: the engine lets the backend choose a slice's tokens exactly where it would choose
- * them from the raw logits alone (greedy: the argmax; sampling from the whole softmax: a draw whose number
- * the engine takes from the sequence's generator), with no logprobs, no active logits processor, no prompt
- * scoring; and a backend that answers those slices with the tokens ({@link StepOutput#chosen()}, as a
+ * them from the raw logits alone (greedy: the argmax; sampling from the whole softmax or a top-k of at most
+ * {@link TokenChoice#MAX_TOP_K} with its top-p and min-p: a draw whose number the engine takes from the
+ * sequence's generator), with no logprobs, no active logits processor, no prompt scoring; and a backend that answers those slices with the tokens ({@link StepOutput#chosen()}, as a
  * device backend does to spare the copy) gives the same output as one that returns the rows: alone,
  * batched, with n &gt; 1 forks and with speculative drafts, greedy or seeded sampling.
  */
@@ -161,7 +161,7 @@ class TokenChoiceTest {
         SamplingParams penalty = new SamplingParams(0f, -1, 1f, 0f, 1.3f, 0f, 0f, Map.of(), null, 0);
         SamplingParams bias = new SamplingParams(0f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(7, 5f), null, 0);
         SamplingParams topP = new SamplingParams(0.8f, -1, 0.9f, 0f, 1f, 0f, 0f, Map.of(), 5L, 0);
-        SamplingParams topK = new SamplingParams(0.8f, 40, 1f, 0f, 1f, 0f, 0f, Map.of(), 5L, 0);
+        SamplingParams topK = new SamplingParams(0.8f, TokenChoice.MAX_TOP_K + 1, 0.9f, 0f, 1f, 0f, 0f, Map.of(), 5L, 0);
         SamplingParams minP = new SamplingParams(0.8f, -1, 1f, 0.05f, 1f, 0f, 0f, Map.of(), 5L, 0);
         SamplingParams sampledPenalty = new SamplingParams(0.8f, -1, 1f, 0f, 1f, 0.5f, 0f, Map.of(), 5L, 0);
         List<IntFunction<GenerationRequest>> kinds = List.of(i -> request(i).logprobs(true).build(),
@@ -198,12 +198,18 @@ class TokenChoiceTest {
         return out;
     }
 
-    /** Seeded sampling from the whole softmax: the backend draws with the engine's number; n > 1 forks draw their own. */
+    /**
+     * Seeded sampling from the whole softmax or a top-k (with top-p and min-p): the backend draws with the
+     * engine's number; n &gt; 1 forks draw their own.
+     */
     @Test
-    void samplingFromTheWholeSoftmaxLetsTheBackendDrawWithTheSequencesNumbers() {
+    void samplingLetsTheBackendDrawWithTheSequencesNumbers() {
         SamplingParams sampled = new SamplingParams(0.8f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(), 5L, 0);
         SamplingParams hot = new SamplingParams(1.7f, 0, 1f, 0f, 1f, 0f, 0f, Map.of(), 77L, 0);
-        IntFunction<GenerationRequest> kinds = i -> request(i).sampling(i % 2 == 0 ? sampled : hot).n(1 + i % 3).build();
+        SamplingParams llamaCpp = new SamplingParams(0.8f, 40, 0.95f, 0.05f, 1f, 0f, 0f, Map.of(), 9L, 0);   // its defaults
+        SamplingParams topFive = new SamplingParams(1.2f, 5, 1f, 0f, 1f, 0f, 0f, Map.of(), 11L, 0);
+        SamplingParams[] all = {sampled, hot, llamaCpp, topFive};
+        IntFunction<GenerationRequest> kinds = i -> request(i).sampling(all[i % 4]).n(1 + i % 3).build();
         Run rows = run(false, false, DraftProposer.NONE, kinds);
         Run ids = run(true, false, DraftProposer.NONE, kinds);
         assertSameOutput(rows, ids, "sampled");

@@ -7,6 +7,7 @@ import io.nereid.engine.backend.KvPrecision;
 import io.nereid.engine.backend.Slice;
 import io.nereid.engine.backend.Step;
 import io.nereid.engine.backend.StepOutput;
+import io.nereid.engine.backend.TokenChoice;
 import io.nereid.engine.model.Architecture;
 import io.nereid.engine.model.ModelConfig;
 import io.nereid.engine.model.TensorSource;
@@ -42,6 +43,9 @@ final class CudaBackend implements Backend {
     static final int CUBLAS_MIN_TOKENS = 32;
     /** Device memory left free beyond the weights, the activations and the KV cache (cuBLAS workspace, fragmentation). */
     static final long RESERVE_BYTES = 512L << 20;
+    /** Doubles per row of sample_rows' choices: temperature, number, top-k, top-p, min-p. */
+    private static final int CHOICE_DOUBLES = 5;
+
     /** Most bytes of rows one download stages in page-locked memory (by default). */
     static final long STAGING_ROWS_BYTES = 64L << 20;
 
@@ -348,15 +352,16 @@ final class CudaBackend implements Backend {
         if (count == 0) {
             return out;
         }
-        MemorySegment s = staging(16L * count);
+        MemorySegment s = staging(8L * CHOICE_DOUBLES * count);
         int row = 0;
         for (Slice slice : step.slices()) {
-            for (int r = 0; slice.choice() != null && r < slice.logitRows(); r++, row++) {
-                s.setAtIndex(ValueLayout.JAVA_DOUBLE, 2L * row, slice.choice().temperature());
-                s.setAtIndex(ValueLayout.JAVA_DOUBLE, 2L * row + 1, slice.choice().uniform());
+            TokenChoice ch = slice.choice();
+            for (int r = 0; ch != null && r < slice.logitRows(); r++, row++) {
+                double[] params = {ch.temperature(), ch.uniform(), ch.topK(), ch.topP(), ch.minP()};
+                MemorySegment.copy(params, 0, s, ValueLayout.JAVA_DOUBLE, 8L * CHOICE_DOUBLES * row, CHOICE_DOUBLES);
             }
         }
-        driver.copyToDevice(dChoice, s, 16L * count);
+        driver.copyToDevice(dChoice, s, 8L * CHOICE_DOUBLES * count);
         launch("sample_rows", LaunchGeometry.perRow(count), args.reset().ptr(dIds)
                 .ptr(logits + 4L * c.vocabSize() * first).ptr(dChoice).i32(c.vocabSize()));
         driver.copyToHost(s, dIds, 4L * count);
@@ -503,7 +508,7 @@ final class CudaBackend implements Backend {
         dPos = alloc(4 * t);
         dRows = alloc(4 * t);
         dIds = alloc(4 * t);
-        dChoice = alloc(16 * t);
+        dChoice = alloc(8L * CHOICE_DOUBLES * t);
         capacity = cap;
     }
 

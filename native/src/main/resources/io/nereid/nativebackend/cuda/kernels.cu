@@ -466,8 +466,8 @@ extern "C" __global__ void gather_rows(float* out, const float* x, const int* ro
 }
 
 // ids[r] = the token chosen from row r of logits (rows of n floats) as the engine's TokenChoice defines it, so
-// that only the id goes to the host: choice[2r] the temperature (0: the argmax), choice[2r + 1] the draw's
-// number in [0, 1). Grid rows, block 256.
+// that only the id goes to the host: choice[5r ..] = the temperature (0: the argmax), the draw's number in
+// [0, 1), top-k (0: the whole softmax), top-p, min-p. Grid rows, block 256.
 //  - argmax: the scan from id 0 that moves on only to a strictly greater value: the lowest id of the greatest
 //    value; NaN is never greater, and a row whose id 0 is NaN gives 0. Each thread scans ids t, t + 256, ...
 //    (ascending, so its first greatest is its lowest), then a tree over the 256 (value, id) pairs; id -1 marks
@@ -478,13 +478,143 @@ extern "C" __global__ void gather_rows(float* out, const float* x, const int* ro
 //    id from the chunk the number falls in. The same token as the host's walk but where the number lies within
 //    double rounding (~1e-16 of the total) of an edge: the sums are grouped by chunk, and CUDA's exp may differ
 //    from Java's in the last bit (the products are kept unfused, as the host rounds them).
+//  - top-k draw (k <= 256): the k-th largest sortable key found by bisection over the keys' 32 bits (counting the
+//    row each round), ties at it by bisection over the ids (the higher ids rank first, as the host's sort of
+//    (bits, id)), the k candidates gathered in id order and bitonic-sorted by (bits, id) descending; thread 0
+//    then runs the host's loop (weights with float products, top-p's running share, min-p, the walk).
+__device__ __forceinline__ int sortable_bits(float v) {
+    int b = v != v ? 0x7fc00000 : __float_as_int(v);   // Java's Float.floatToIntBits: one NaN
+    return b >= 0 ? b : b ^ 0x7fffffff;
+}
+
+// How many of the row's ids i have key(i) >= (bits, from): bits above, or equal with i >= from. Block-wide.
+__device__ int count_keys(const float* z, int n, int bits, int from, int* sc) {
+    int c = 0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        int b = sortable_bits(z[i]);
+        c += b > bits || (b == bits && i >= from);
+    }
+    sc[threadIdx.x] = c;
+    __syncthreads();
+    for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+        if (threadIdx.x < k) sc[threadIdx.x] += sc[threadIdx.x + k];
+        __syncthreads();
+    }
+    int total = sc[0];
+    __syncthreads();
+    return total;
+}
+
+__device__ void sample_top_k(int* id, const float* z, int n, const double* c, int* sc, long long* keys, double* probs) {
+    int t = threadIdx.x;
+    int k = min((int) c[2], n);
+    // the largest bits b with count(key >= (b, 0)) >= k
+    long long lo = -2147483648LL, hi = 2147483647LL;
+    while (lo < hi) {
+        long long mid = lo + (hi - lo + 1) / 2;
+        if (count_keys(z, n, (int) mid, 0, sc) >= k) lo = mid; else hi = mid - 1;
+    }
+    int bits = (int) lo;
+    // the largest id f with count(key >= (bits, f)) >= k: the ties at bits that make the k
+    int flo = 0, fhi = n - 1;
+    while (flo < fhi) {
+        int mid = flo + (fhi - flo + 1) / 2;
+        if (count_keys(z, n, bits, mid, sc) >= k) flo = mid; else fhi = mid - 1;
+    }
+    int from = flo;
+    // gather the k candidates in id order: thread t's contiguous ids, at the offset of the threads before it
+    int chunk = (n + blockDim.x - 1) / blockDim.x;
+    int lo0 = min(n, t * chunk), hi0 = min(n, lo0 + chunk);
+    int mine = 0;
+    for (int i = lo0; i < hi0; i++) {
+        int b = sortable_bits(z[i]);
+        mine += b > bits || (b == bits && i >= from);
+    }
+    sc[t] = mine;
+    __syncthreads();
+    if (t == 0) {
+        int run = 0;
+        for (int j = 0; j < blockDim.x; j++) {
+            int m = sc[j];
+            sc[j] = run;
+            run += m;
+        }
+    }
+    keys[t] = -9223372036854775807LL - 1;   // padding sorts last
+    __syncthreads();
+    int at = sc[t];
+    for (int i = lo0; i < hi0; i++) {
+        int b = sortable_bits(z[i]);
+        if ((b > bits || (b == bits && i >= from)) && at < 256) keys[at++] = ((long long) b << 32) | (unsigned int) i;
+    }
+    __syncthreads();
+    // bitonic sort of the 256 keys, descending
+    for (int size = 2; size <= 256; size <<= 1) {
+        for (int stride = size / 2; stride > 0; stride >>= 1) {
+            int j = t ^ stride;
+            if (j > t) {
+                bool descending = (t & size) == 0;
+                long long a = keys[t], b = keys[j];
+                if (descending ? a < b : a > b) {
+                    keys[t] = b;
+                    keys[j] = a;
+                }
+            }
+            __syncthreads();
+        }
+    }
+    if (t != 0) return;
+    float inv = 1.f / (float) c[0];
+    double max = (double) __fmul_rn(z[(int) (keys[0] & 0xffffffff)], inv);
+    double sum = 0;
+    for (int r = 0; r < k; r++) {
+        probs[r] = exp(__dsub_rn((double) __fmul_rn(z[(int) (keys[r] & 0xffffffff)], inv), max));
+        sum += probs[r];
+    }
+    int keep = k;
+    float topP = (float) c[3], minP = (float) c[4];
+    if (topP < 1.f) {
+        double cumulative = 0;
+        for (int r = 0; r < k; r++) {
+            cumulative += probs[r] / sum;
+            if (cumulative >= (double) topP) {
+                keep = r + 1;
+                break;
+            }
+        }
+    }
+    if (minP > 0.f) {
+        double threshold = __dmul_rn((double) minP, probs[0]);
+        int r = 1;
+        while (r < keep && probs[r] >= threshold) r++;
+        keep = r;
+    }
+    double total = 0;
+    for (int r = 0; r < keep; r++) total += probs[r];
+    double rest = __dmul_rn(c[1], total);
+    for (int r = 0; r < keep; r++) {
+        rest -= probs[r];
+        if (rest < 0) {
+            *id = (int) (keys[r] & 0xffffffff);
+            return;
+        }
+    }
+    *id = (int) (keys[keep - 1] & 0xffffffff);
+}
+
 extern "C" __global__ void sample_rows(int* ids, const float* logits, const double* choice, int n) {
     __shared__ double sd[256];
     __shared__ int si[256];
     __shared__ float sv[256];
+    __shared__ long long keys[256];
     const float* z = logits + (long long) blockIdx.x * n;
-    double temperature = choice[2 * blockIdx.x];
+    const double* c = choice + 5LL * blockIdx.x;
+    double temperature = c[0];
     int t = threadIdx.x;
+    if (temperature != 0 && c[2] > 0) {
+        sample_top_k(ids + blockIdx.x, z, n, c, si, keys, sd);
+        return;
+    }
     if (temperature == 0) {
         float best = NEG_INF;
         int at = -1;
@@ -546,7 +676,7 @@ extern "C" __global__ void sample_rows(int* ids, const float* logits, const doub
         total += sd[k];
         lastPositive = max(lastPositive, si[k]);
     }
-    double rest = __dmul_rn(choice[2 * blockIdx.x + 1], total);
+    double rest = __dmul_rn(c[1], total);
     int from = n;   // whole chunks are skipped while the number lies past them; then id by id to the end
     for (int k = 0; k < blockDim.x; k++) {
         if (rest - sd[k] < 0) {

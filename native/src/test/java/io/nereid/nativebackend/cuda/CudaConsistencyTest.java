@@ -152,9 +152,11 @@ class CudaConsistencyTest {
                     slices.add(new Slice(promptB, 0, tableB, 1));
                     posB = promptB.length;
                 } else if (i > 3) {
-                    // and every other decode of B is drawn on the device (temperature 0.9, the number from a seed)
+                    // and every other decode of B is drawn on the device (temperature 0.9, the number from a seed; from
+                    // the whole softmax, or top-k 40, top-p 0.95, min-p 0.05)
                     slices.add(new Slice(new int[] {nextB}, posB++, tableB, 1, false,
-                            i % 2 == 1 ? TokenChoice.draw(0.9f, random.nextDouble()) : null));
+                            i % 4 == 1 ? TokenChoice.draw(0.9f, random.nextDouble())
+                                    : i % 4 == 3 ? TokenChoice.draw(0.9f, random.nextDouble(), 40, 0.95f, 0.05f) : null));
                 }
                 int[] ids = compared.step(cpu, cuda, new Step(slices));
                 next = ids[0];

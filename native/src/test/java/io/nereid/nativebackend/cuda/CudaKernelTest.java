@@ -59,8 +59,9 @@ class CudaKernelTest {
      * sampling chain's choice): the argmax on rows made to hit its edge cases (ties across its threads' strides
      * and within one, at either end, NaN, all -infinity, -0, +infinity; the greedy chain's
      * {@link Distribution#argmax} agrees), and draws at several temperatures and numbers, on random rows, peaked
-     * ones, rows with -infinity entries, rows of one finite entry, rows with a NaN; one launch, the vocabulary no multiple of
-     * the block.
+     * ones, rows with -infinity entries, rows of one finite entry, rows with a NaN; and top-k draws (k 1 to 256,
+     * top-p and min-p among them, rows of many equal values so ties fall at the cut, NaN); one launch, the
+     * vocabulary no multiple of the block.
      */
     @Test
     void sampleRowsChoosesWhatTheHostChooses() {
@@ -93,18 +94,49 @@ class CudaKernelTest {
             rows.add(row);
             choices.add(TokenChoice.draw(temperature, uniform));
         }
+        // top-k draws (with top-p and min-p among them): k from 1 to the most, ties at the k-th value, NaN
+        int[] ks = {1, 2, 5, 40, 100, 256};
+        for (int r = 0; r < 24; r++) {
+            float[] row = randomRow(random, n);
+            if (r % 3 == 1) {
+                for (int i = 0; i < n; i++) {
+                    row[i] = Math.round(row[i]);   // many equal values: ties at every cut
+                }
+            } else if (r % 3 == 2) {
+                row[random.nextInt(n)] += 10;   // peaked
+            }
+            if (r == 23) {
+                row[77] = Float.NaN;
+            }
+            int k = ks[r % ks.length];
+            float topP = r % 4 == 0 ? 1f : new float[] {0.5f, 0.9f, 0.95f}[r % 3];
+            float minP = r % 5 == 0 ? 0.05f : r % 7 == 0 ? 0.3f : 0f;
+            rows.add(row);
+            choices.add(TokenChoice.draw(new float[] {0.5f, 0.8f, 1.3f}[r % 3], random.nextDouble(), k, topP, minP));
+        }
+        // ties past the block's 256 slots: only the highest ids of the equal values make the k
+        float[] flat = new float[n];
+        rows.add(flat);
+        choices.add(TokenChoice.draw(1f, 0.37, 100, 1f, 0f));
+        float[] coarse = randomRow(random, n);
+        for (int i = 0; i < n; i++) {
+            coarse[i] = Math.round(coarse[i] / 4);   // five values over 1,000 ids
+        }
+        rows.add(coarse);
+        choices.add(TokenChoice.draw(1f, 0.81, 256, 0.9f, 0f));
         int count = rows.size();
         int[] expected = new int[count];
         MemorySegment host = ARENA.allocate(4L * n * count, 16);
-        MemorySegment params = ARENA.allocate(16L * count, 16);
+        MemorySegment params = ARENA.allocate(40L * count, 16);
         for (int r = 0; r < count; r++) {
             expected[r] = choices.get(r).choose(rows.get(r));
             if (choices.get(r).argmax()) {
                 assertEquals(Distribution.argmax(rows.get(r)), expected[r], "the greedy chain's argmax, row " + r);
             }
             MemorySegment.copy(rows.get(r), 0, host, ValueLayout.JAVA_FLOAT, 4L * n * r, n);
-            params.setAtIndex(ValueLayout.JAVA_DOUBLE, 2L * r, choices.get(r).temperature());
-            params.setAtIndex(ValueLayout.JAVA_DOUBLE, 2L * r + 1, choices.get(r).uniform());
+            TokenChoice c = choices.get(r);
+            MemorySegment.copy(new double[] {c.temperature(), c.uniform(), c.topK(), c.topP(), c.minP()}, 0, params,
+                    ValueLayout.JAVA_DOUBLE, 40L * r, 5);
         }
         long logits = upload(host);
         long choice = upload(params);
@@ -122,7 +154,7 @@ class CudaKernelTest {
             driver.free(ids);
         }
         long distinct = java.util.Arrays.stream(expected).distinct().count();
-        assertTrue(distinct > 20, "the rows' choices differ, so agreeing means something: " + distinct);
+        assertTrue(distinct > 30, "the rows' choices differ, so agreeing means something: " + distinct);
     }
 
     private static List<float[]> argmaxEdgeCases(SplittableRandom random, int n) {

@@ -91,6 +91,10 @@ inline double __dsub_rn(double a, double b) {
     return a - b;
 }
 
+inline float __fmul_rn(float a, float b) {
+    return a * b;
+}
+
 inline int __float_as_int(float f) {
     int i;
     std::memcpy(&i, &f, 4);
