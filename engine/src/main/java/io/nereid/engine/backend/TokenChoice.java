@@ -4,12 +4,13 @@ package io.nereid.engine.backend;
  * How a backend may choose a slice's next tokens itself, where its logits are, and return only their ids
  * ({@link StepOutput#chosen()}) instead of the logit rows: what the engine's sampling chain would do with
  * the rows when it needs nothing else of them (no logprobs, no penalty, bias, constraint or min_tokens at
- * work, no top-k / top-p / min-p cut). A device backend spares copying a vocabulary of floats per row to
- * the host and the host's pass over them; returning the rows is always allowed, and the engine then
- * chooses the same way on the host.
+ * work, no top-p or min-p but within a top-k of at most {@link #MAX_TOP_K}). A device backend spares copying
+ * a vocabulary of floats per row to the host and the host's pass over them; returning the rows is always
+ * allowed, and the engine then chooses the same way on the host.
  *
- * <p>{@link #choose} is the definition, on the host. A device computes it in its own order and with its own
- * {@code exp}, so a draw may come out otherwise when the number lies within double rounding (about 1e-16
+ * <p>The sampling chain on the host is the definition ({@code Distribution.choose} computes it for one row,
+ * the reference a device's kernels are tested against). A device computes it in its own order and with its
+ * own {@code exp}, so a draw may come out otherwise when the number lies within double rounding (about 1e-16
  * of the total) of the edge between two tokens; the argmax is exact.
  *
  * <ul>
@@ -77,99 +78,17 @@ public record TokenChoice(float temperature, double uniform, int topK, float top
     }
 
     /**
-     * The choice made on the host, exactly as defined above: what a backend computes that has the row on
-     * the host anyway, and the reference a device backend's kernels are tested against.
+     * The argmax of {@code row} as defined above: the scan the engine's greedy choice and the backends'
+     * share.
      */
-    public int choose(float[] row) {
-        if (argmax()) {
-            int best = 0;
-            for (int i = 1; i < row.length; i++) {
-                if (row[i] > row[best]) {
-                    best = i;
-                }
-            }
-            return best;
-        }
-        if (topK > 0) {
-            return chooseTopK(row);
-        }
-        double inv = 1.0 / temperature;
-        double max = Double.NEGATIVE_INFINITY;
-        for (float v : row) {
-            max = Math.max(max, v * inv);
-        }
-        double total = 0;
-        for (float v : row) {
-            total += Math.exp(v * inv - max);
-        }
-        double rest = uniform * total;
-        int last = -1;
-        for (int i = 0; i < row.length; i++) {
-            double w = Math.exp(row[i] * inv - max);
-            if (w > 0) {
-                last = i;
-                rest -= w;
-                if (rest < 0) {
-                    return i;
-                }
+    public static int argmaxOf(float[] row) {
+        int best = 0;
+        for (int i = 1; i < row.length; i++) {
+            if (row[i] > row[best]) {
+                best = i;
             }
         }
-        return Math.max(last, 0);
-    }
-
-    /** The top-k draw, as the engine's {@code Distribution} and {@code TokenSelector.Draw} compute it. */
-    private int chooseTopK(float[] row) {
-        float inv = 1f / temperature;
-        long[] order = new long[row.length];   // ascending by (sortable bits, id): rank r is order[length - 1 - r]
-        for (int i = 0; i < row.length; i++) {
-            order[i] = ((long) sortableBits(row[i]) << 32) | (i & 0xffffffffL);
-        }
-        java.util.Arrays.sort(order);
-        int n = Math.min(topK, row.length);
-        double[] prob = new double[n];
-        double max = row[(int) order[row.length - 1]] * inv;
-        double sum = 0;
-        for (int r = 0; r < n; r++) {
-            prob[r] = Math.exp(row[(int) order[row.length - 1 - r]] * inv - max);
-            sum += prob[r];
-        }
-        int keep = n;
-        if (topP < 1f) {
-            double cumulative = 0;
-            for (int r = 0; r < n; r++) {
-                cumulative += prob[r] / sum;
-                if (cumulative >= topP) {
-                    keep = r + 1;
-                    break;
-                }
-            }
-        }
-        if (minP > 0f) {
-            double threshold = minP * prob[0];
-            int r = 1;
-            while (r < keep && prob[r] >= threshold) {
-                r++;
-            }
-            keep = r;
-        }
-        double total = 0;
-        for (int r = 0; r < keep; r++) {
-            total += prob[r];
-        }
-        double rest = uniform * total;
-        for (int r = 0; r < keep; r++) {
-            rest -= prob[r];
-            if (rest < 0) {
-                return (int) order[row.length - 1 - r];
-            }
-        }
-        return (int) order[row.length - keep];
-    }
-
-    /** Float bits mapped so that signed comparison of the int orders like the float (NaN as Java's one NaN). */
-    public static int sortableBits(float f) {
-        int bits = Float.floatToIntBits(f);
-        return bits >= 0 ? bits : bits ^ 0x7fffffff;
+        return best;
     }
 
     @Override

@@ -3,6 +3,8 @@ package io.nereid.engine.sampling;
 import io.nereid.engine.api.SamplingParams;
 import io.nereid.engine.backend.TokenChoice;
 import java.util.Arrays;
+import java.util.Map;
+import java.util.function.DoubleSupplier;
 
 /**
  * Turns processed logits into the {@link Probabilities} a token is selected from, per the
@@ -21,6 +23,34 @@ public final class Distribution {
     /** Whether no top-k, top-p or min-p cut applies over a vocabulary of {@code vocabSize}: the whole softmax. */
     public boolean unfiltered(int vocabSize) {
         return (p.topK() <= 0 || p.topK() >= vocabSize) && p.topP() >= 1f && p.minP() <= 0f;
+    }
+
+    /**
+     * How a backend may draw from this distribution where the logits are ({@link TokenChoice}): from the whole
+     * softmax, or from a top-k of at most {@link TokenChoice#MAX_TOP_K} with its top-p and min-p, with the
+     * number {@code uniform} gives (asked only then); null when neither (top-p or min-p without such a top-k).
+     */
+    TokenChoice draw(int vocabSize, DoubleSupplier uniform) {
+        if (unfiltered(vocabSize)) {
+            return TokenChoice.draw(p.temperature(), uniform.getAsDouble());
+        }
+        if (p.topK() > 0 && p.topK() <= TokenChoice.MAX_TOP_K && p.topK() < vocabSize) {
+            return TokenChoice.draw(p.temperature(), uniform.getAsDouble(), p.topK(), p.topP(), p.minP());
+        }
+        return null;
+    }
+
+    /**
+     * The token a sampling chain with no logits processor at work picks from {@code row} (raw logits) as
+     * {@code choice} says: what a backend that chooses on a device must match.
+     */
+    public static int choose(TokenChoice choice, float[] row) {
+        if (choice.argmax()) {
+            return argmax(row);
+        }
+        SamplingParams params = new SamplingParams(choice.temperature(), choice.topK() == 0 ? -1 : choice.topK(),
+                choice.topP(), choice.minP(), 1f, 0f, 0f, Map.of(), null, 0);
+        return TokenSelector.Draw.select(new Distribution(params).of(row), choice.uniform());
     }
 
     /** The distribution of {@code z} (vocab), processed logits, which are left unchanged. */
@@ -119,11 +149,12 @@ public final class Distribution {
 
     /** Float bits mapped so that signed comparison of the int orders like the float. */
     private static int sortableBits(float f) {
-        return TokenChoice.sortableBits(f);
+        int bits = Float.floatToIntBits(f);
+        return bits >= 0 ? bits : bits ^ 0x7fffffff;
     }
 
     /** The index of the largest of {@code z}, the lowest among equals (greedy decoding's choice). */
     public static int argmax(float[] z) {
-        return TokenChoice.ARGMAX.choose(z);   // one definition, the one a backend that chooses on a device meets
+        return TokenChoice.argmaxOf(z);   // one definition, the one a backend that chooses on a device meets
     }
 }

@@ -26,10 +26,6 @@ public final class SamplingChain {
     private final int topLogprobs;
     private final LogitsProcessor[] processors;
     private final Distribution distribution;
-    private final float temperature;
-    private final int topK;
-    private final float topP;
-    private final float minP;
     private final TokenSelector selector;
     private int accepted;
 
@@ -80,10 +76,6 @@ public final class SamplingChain {
         }
         this.processors = chain.toArray(LogitsProcessor[]::new);
         this.distribution = new Distribution(params);
-        this.temperature = params.temperature();
-        this.topK = params.topK();
-        this.topP = params.topP();
-        this.minP = params.minP();
         this.selector = params.greedy() ? new TokenSelector.Greedy() : new TokenSelector.Draw(seed);
     }
 
@@ -135,8 +127,9 @@ public final class SamplingChain {
      * ({@link TokenChoice}): the argmax ({@link #takesArgmax}), or a draw (a drawing chain with no processor
      * at work) from the whole softmax or from a top-k of at most {@link TokenChoice#MAX_TOP_K} (with its top-p
      * and min-p), whose number this takes from the chain's generator now, as {@link #sample} would have; null
-     * when the chain needs the logits (top-p or min-p without such a top-k among them). Call once per token, then take the token with {@link #chosen} (the backend chose) or
-     * {@link #sample(float[], TokenChoice)} (it returned the logits).
+     * when the chain needs the logits (top-p or min-p without such a top-k among them). Call once per token,
+     * then take the token with {@link #chosen} (the backend chose) or {@link #sample(float[], TokenChoice)}
+     * (it returned the logits).
      */
     public TokenChoice choice() {
         if (takesArgmax()) {
@@ -145,13 +138,7 @@ public final class SamplingChain {
         if (!(selector instanceof TokenSelector.Draw draw) || processing()) {
             return null;
         }
-        if (distribution.unfiltered(vocabSize)) {
-            return TokenChoice.draw(temperature, draw.nextUniform());
-        }
-        if (topK > 0 && topK <= TokenChoice.MAX_TOP_K && topK < vocabSize) {   // top-p / min-p within the top k
-            return TokenChoice.draw(temperature, draw.nextUniform(), topK, topP, minP);
-        }
-        return null;
+        return distribution.draw(vocabSize, draw::nextUniform);
     }
 
     /** The token a backend chose as {@link #choice} said (no logprobs). */
@@ -167,7 +154,7 @@ public final class SamplingChain {
         if (choice.argmax()) {
             return sample(rawLogits, false);
         }
-        int id = ((TokenSelector.Draw) selector).select(distribution(rawLogits), choice.uniform());
+        int id = TokenSelector.Draw.select(distribution(rawLogits), choice.uniform());
         return new SampledToken(id, Float.NaN, 0, new int[0], new float[0]);
     }
 

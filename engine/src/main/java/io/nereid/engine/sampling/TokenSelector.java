@@ -78,7 +78,7 @@ public sealed interface TokenSelector permits TokenSelector.Greedy, TokenSelecto
         }
 
         /** {@link #select(Probabilities)} with its number drawn already ({@link #nextUniform}). */
-        public int select(Probabilities p, double uniform) {
+        public static int select(Probabilities p, double uniform) {
             return walk(p, uniform * p.total(), -1);
         }
 

@@ -18,6 +18,7 @@ import io.nereid.engine.backend.Step;
 import io.nereid.engine.backend.StepOutput;
 import io.nereid.engine.core.EngineTestSupport.Recorder;
 import io.nereid.engine.backend.TokenChoice;
+import io.nereid.engine.sampling.Distribution;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -40,7 +41,7 @@ class TokenChoiceTest {
     private static final int MAX_TOKENS = 12;
 
     /**
-     * Answers the slices with a choice with the tokens chosen on the host as {@link TokenChoice#choose} defines
+     * Answers the slices with a choice with the tokens chosen on the host as {@link Distribution#choose} defines
      * (unless {@code choose} is off); counts the slices that sampled either way.
      */
     static final class ChoosingBackend extends ForwardingBackend {
@@ -74,7 +75,7 @@ class TokenChoiceTest {
                 if ((c != null && choose) || (lie && s.logitRows() > 0)) {
                     ids[i] = new int[out.rows(i)];
                     for (int r = 0; r < ids[i].length; r++) {
-                        ids[i][r] = (c != null ? c : TokenChoice.ARGMAX).choose(out.row(i, r));
+                        ids[i][r] = Distribution.choose(c != null ? c : TokenChoice.ARGMAX, out.row(i, r));
                     }
                     logits[i] = null;
                 }

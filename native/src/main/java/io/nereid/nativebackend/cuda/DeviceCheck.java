@@ -167,7 +167,7 @@ public final class DeviceCheck {
                     out = b.forward(new Step(List.of(new Slice(Arrays.copyOfRange(longPrompt, from, to), from, lt,
                             to == longContext ? 1 : 0))));
                 }
-                int next = TokenChoice.ARGMAX.choose(out.row(0, 0));
+                int next = TokenChoice.argmaxOf(out.row(0, 0));
                 long l0 = System.nanoTime();
                 for (int i = 0; i < longGen; i++) {
                     out = b.forward(new Step(List.of(new Slice(new int[] {next}, longContext + i, lt, 1, false,
@@ -194,7 +194,7 @@ public final class DeviceCheck {
                 StepOutput r = b.forward(new Step(List.of(new Slice(ids, 0, t, 1))));
                 for (int i = 0; i < n; i++) {
                     float[] row = r.row(0, 0);
-                    int best = TokenChoice.ARGMAX.choose(row);
+                    int best = TokenChoice.argmaxOf(row);
                     out.add(best);
                     margins.add(margin(row, best));
                     r = b.forward(new Step(List.of(new Slice(new int[] {best}, ids.length + i, t, 1))));
@@ -229,7 +229,7 @@ public final class DeviceCheck {
         List<Integer> ids = new ArrayList<>();
         for (StepOutput o : outs) {
             for (int s = 0; s < o.logits().length; s++) {
-                ids.add(o.chosen()[s] != null ? o.chosen()[s][0] : TokenChoice.ARGMAX.choose(o.row(s, 0)));
+                ids.add(o.chosen()[s] != null ? o.chosen()[s][0] : TokenChoice.argmaxOf(o.row(s, 0)));
             }
         }
         return ids.stream().mapToInt(Integer::intValue).toArray();

@@ -11,6 +11,7 @@ import io.nereid.engine.backend.Slice;
 import io.nereid.engine.backend.Step;
 import io.nereid.engine.backend.StepOutput;
 import io.nereid.engine.backend.TokenChoice;
+import io.nereid.engine.sampling.Distribution;
 import io.nereid.engine.gguf.GgmlType;
 import io.nereid.engine.gguf.GgufFile;
 import io.nereid.engine.model.Architecture;
@@ -251,7 +252,7 @@ class CudaConsistencyTest {
                         // again without choices); the CPU's row may differ enough to move a draw on these flat
                         // random models, so it is not compared
                         draws++;
-                        assertEquals(choice.choose(again.row(s, r)), deviceIds[r], c.name() + ", slice " + s + " row " + r
+                        assertEquals(Distribution.choose(choice, again.row(s, r)), deviceIds[r], c.name() + ", slice " + s + " row " + r
                                 + ": drawn id");
                         if (r == a.rows(s) - 1) {
                             greedy.add(best);
