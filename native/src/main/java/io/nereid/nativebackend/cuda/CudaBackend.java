@@ -86,14 +86,11 @@ final class CudaBackend implements Backend {
     private int capacity;                        // tokens the activation buffers hold
     private long x, xb, q, k, v, att, gate, up, halfIn;
     private long dTokens, dSeq, dPos, dRows, dIds, dChoice;
-    private long dTables;
-    private int tablesCapacity;
-    private long logits;
-    private long logitsCapacity;                 // floats
-    private long dequantScratch;
-    private long dParts;                         // attention's parts when a context is split: ATTN_PARTS_BYTES
+    private final Growing tables = new Growing();        // the step's block tables
+    private final Growing logits = new Growing();        // the logit rows asked for
+    private final Growing dequantScratch = new Growing(); // a quantized matrix as F16 for cuBLAS
+    private final Growing attentionParts = new Growing();   // a split attention's parts: ATTN_PARTS_BYTES
     private int attentionPartition = LaunchGeometry.ATTN_PARTITION;
-    private long dequantCapacity;
     private MemorySegment host = MemorySegment.NULL;   // page-locked staging for uploads and downloads
 
     CudaBackend(BackendConfig config, CudaDriver driver, int device) {
@@ -252,14 +249,7 @@ final class CudaBackend implements Backend {
         uploadInts(dTokens, layout.tokens());
         uploadInts(dSeq, layout.seqOf());
         uploadInts(dPos, layout.posOf());
-        if (layout.tables().length > tablesCapacity) {
-            int grown = Math.max(layout.tables().length, 2 * tablesCapacity);
-            release(dTables);   // pointer and capacity cleared first: a failed allocation leaves nothing freed in use
-            dTables = 0;
-            tablesCapacity = 0;
-            dTables = alloc(4L * grown);
-            tablesCapacity = grown;
-        }
+        long dTables = tables.atLeast(4L * layout.tables().length, 2 * tables.bytes);
         uploadInts(dTables, layout.tables());
 
         int dim = c.dim();
@@ -272,9 +262,7 @@ final class CudaBackend implements Backend {
         long partMax = att;
         long partSum = att;
         if (parts > 1) {
-            if (dParts == 0) {
-                dParts = alloc(LaunchGeometry.ATTN_PARTS_BYTES);   // reserved in kvCacheSpec
-            }
+            long dParts = attentionParts.atLeast(LaunchGeometry.ATTN_PARTS_BYTES, 0);   // reserved in kvCacheSpec
             long cells = (long) n * c.heads() * parts;
             partAcc = dParts;
             partMax = dParts + 4 * cells * c.headDim();
@@ -320,18 +308,12 @@ final class CudaBackend implements Backend {
         int rows = layout.logitRows().length;
         if (rows > 0) {
             gatherNormed(layout.logitRows(), xb);
-            if ((long) rows * c.vocabSize() > logitsCapacity) {
-                release(logits);
-                logits = 0;
-                logitsCapacity = 0;
-                logits = alloc(4L * rows * c.vocabSize());
-                logitsCapacity = (long) rows * c.vocabSize();
-            }
-            matmul(output, xb, logits, rows);
+            long dLogits = logits.atLeast(4L * rows * c.vocabSize(), 0);
+            matmul(output, xb, dLogits, rows);
             // the rows that go back first (one run), then the rows whose tokens are chosen here: their ids only
-            logitRows = downloadRows(logits, c.vocabSize(), step.slices().stream()
+            logitRows = downloadRows(dLogits, c.vocabSize(), step.slices().stream()
                     .mapToInt(s -> s.choice() != null ? 0 : s.logitRows()).toArray());
-            chosen = choose(step, rows - layout.chosenRows(), layout.chosenRows());
+            chosen = choose(step, dLogits + 4L * c.vocabSize() * (rows - layout.chosenRows()), layout.chosenRows());
         }
         float[][] hidden = new float[step.slices().size()][];
         if (layout.hiddenRows().length > 0) {
@@ -343,11 +325,11 @@ final class CudaBackend implements Backend {
     }
 
     /**
-     * The tokens chosen on the device from logit rows {@code [first, first + count)}, as each slice's
-     * {@link io.nereid.engine.backend.TokenChoice} says ({@code sample_rows}), handed out to those slices in
-     * order (null for the others): 4 bytes a row come back instead of the vocabulary's floats.
+     * The tokens chosen on the device from the {@code count} logit rows at {@code rows}, as each slice's
+     * {@link TokenChoice} says ({@code sample_rows}), handed out to those slices in order (null for the
+     * others): 4 bytes a row come back instead of the vocabulary's floats.
      */
-    private int[][] choose(Step step, int first, int count) {
+    private int[][] choose(Step step, long rows, int count) {
         int[][] out = new int[step.slices().size()][];
         if (count == 0) {
             return out;
@@ -363,7 +345,7 @@ final class CudaBackend implements Backend {
         }
         driver.copyToDevice(dChoice, s, 8L * CHOICE_DOUBLES * count);
         launch("sample_rows", LaunchGeometry.perRow(count), args.reset().ptr(dIds)
-                .ptr(logits + 4L * c.vocabSize() * first).ptr(dChoice).i32(c.vocabSize()));
+                .ptr(rows).ptr(dChoice).i32(c.vocabSize()));
         driver.copyToHost(s, dIds, 4L * count);
         int at = 0;
         for (int i = 0; i < out.length; i++) {
@@ -388,7 +370,7 @@ final class CudaBackend implements Backend {
         matmul(w, in, out, tokens, false);
     }
 
-    /** out = in · wᵀ, or (accumulate) out += in · wᵀ. */
+    /** Whether a product of {@code tokens} tokens with {@code w} runs on cuBLAS (else on the GEMV kernels). */
     private boolean usesCublas(Matrix w, int tokens) {
         return cublas != null && tokens >= CUBLAS_MIN_TOKENS && w.format() != WeightFormat.F32;
     }
@@ -436,22 +418,15 @@ final class CudaBackend implements Backend {
         }
     }
 
+    /** out = in · wᵀ, or (accumulate) out += in · wᵀ. */
     private void matmul(Matrix w, long in, long out, int tokens, boolean accumulate) {
         if (usesCublas(w, tokens)) {
             boolean bf16 = w.format() == WeightFormat.BF16;
             long weights = w.ptr();
             if (!w.format().cublasNative()) {
-                long elems = (long) w.rows() * w.cols();
-                if (elems > dequantCapacity) {
-                    release(dequantScratch);
-                    dequantScratch = 0;
-                    dequantCapacity = 0;
-                    dequantScratch = alloc(2 * elems);
-                    dequantCapacity = elems;
-                }
+                weights = dequantScratch.atLeast(2L * w.rows() * w.cols(), 0);
                 launch(w.format().dequant(), LaunchGeometry.dequant(w.rows(), w.cols()), args.reset().ptr(w.ptr())
-                        .i64(w.rowBytes()).ptr(dequantScratch).i32(w.rows()).i32(w.cols()).i32(0));
-                weights = dequantScratch;
+                        .i64(w.rowBytes()).ptr(weights).i32(w.rows()).i32(w.cols()).i32(0));
             }
             launch("to_half", LaunchGeometry.elementwise((long) tokens * w.cols()),
                     args.reset().ptr(halfIn).ptr(in).i64((long) tokens * w.cols()).i32(bf16 ? 1 : 0));
@@ -510,6 +485,29 @@ final class CudaBackend implements Backend {
         dIds = alloc(4 * t);
         dChoice = alloc(8L * CHOICE_DOUBLES * t);
         capacity = cap;
+    }
+
+    /**
+     * A device buffer that grows when a step needs more (its contents are not kept); none until first asked.
+     * Growing releases the old one and clears pointer and size before allocating, so a failed allocation
+     * leaves nothing freed in use.
+     */
+    private final class Growing {
+        long ptr;
+        long bytes;
+
+        /** The buffer, of at least {@code need} bytes: {@code max(need, grow)} when it has to grow. */
+        long atLeast(long need, long grow) {
+            if (need > bytes) {
+                long size = Math.max(need, grow);
+                release(ptr);
+                ptr = 0;
+                bytes = 0;
+                ptr = alloc(size);
+                bytes = size;
+            }
+            return ptr;
+        }
     }
 
     /** Frees a buffer this backend allocated (0, or one already released: nothing). */
