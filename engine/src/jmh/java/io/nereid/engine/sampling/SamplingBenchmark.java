@@ -18,10 +18,12 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * What choosing one token costs the engine thread on the host, per logit row of Llama 3's vocabulary
  * (128,256): the sampling chain greedy, drawing from the whole softmax (temperature 1, as the OpenAI
- * defaults and GenAI-Perf send), with top-p 0.9 and with top-k 40; and {@code baselineSum}, one plain pass
- * over the row (read the others as multiples of it). A step of 64 sequences pays this 64 times on the
+ * defaults and GenAI-Perf send), with top-p 0.9, with top-k 40, with llama.cpp's defaults and with min-p 0.05
+ * alone; the top-p and top-k cuts by sorting the whole vocabulary ({@code Distribution.sorted}, the definition,
+ * as they were computed before the bucketed {@code ranked}); and {@code baselineSum}, one plain pass over the
+ * row (read the others as multiples of it). A step of 64 sequences pays this 64 times on the
  * engine thread unless the backend chooses the tokens where the logits are (the CUDA backend's
- * {@code sample_rows}, for greedy and whole-softmax draws).
+ * {@code sample_rows}, for greedy draws and draws within 256 ranks).
  * Run: {@code bin/nereid jmh engine SamplingBenchmark}.
  */
 @State(Scope.Benchmark)
@@ -39,6 +41,10 @@ public class SamplingBenchmark {
     SamplingChain whole;
     SamplingChain topP;
     SamplingChain topK;
+    SamplingChain llamaCpp;
+    SamplingChain minP;
+    Distribution topPCut;
+    Distribution topKCut;
 
     @Setup
     public void setUp() {
@@ -51,6 +57,11 @@ public class SamplingBenchmark {
         whole = new SamplingChain(new SamplingParams(1f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(), 1L, 0), VOCAB, new int[0], 1);
         topP = new SamplingChain(new SamplingParams(0.7f, -1, 0.9f, 0f, 1f, 0f, 0f, Map.of(), 1L, 0), VOCAB, new int[0], 1);
         topK = new SamplingChain(new SamplingParams(0.7f, 40, 1f, 0f, 1f, 0f, 0f, Map.of(), 1L, 0), VOCAB, new int[0], 1);
+        llamaCpp = new SamplingChain(new SamplingParams(0.8f, 40, 0.95f, 0.05f, 1f, 0f, 0f, Map.of(), 1L, 0), VOCAB,
+                new int[0], 1);
+        minP = new SamplingChain(new SamplingParams(1f, -1, 1f, 0.05f, 1f, 0f, 0f, Map.of(), 1L, 0), VOCAB, new int[0], 1);
+        topPCut = new Distribution(new SamplingParams(0.7f, -1, 0.9f, 0f, 1f, 0f, 0f, Map.of(), 1L, 0));
+        topKCut = new Distribution(new SamplingParams(0.7f, 40, 1f, 0f, 1f, 0f, 0f, Map.of(), 1L, 0));
     }
 
     @Benchmark
@@ -80,5 +91,28 @@ public class SamplingBenchmark {
     @Benchmark
     public int topK() {
         return topK.sample(row, false).id();
+    }
+
+    /** llama.cpp's defaults: top-k 40, top-p 0.95, min-p 0.05 (temperature 0.8). */
+    @Benchmark
+    public int llamaCppDefaults() {
+        return llamaCpp.sample(row, false).id();
+    }
+
+    @Benchmark
+    public int minP() {
+        return minP.sample(row, false).id();
+    }
+
+    /** top-p 0.9's cut by sorting the whole vocabulary (the definition, and how it was computed before). */
+    @Benchmark
+    public int topPSortedCut() {
+        return topPCut.sorted(row).size();
+    }
+
+    /** top-k 40's cut by sorting the whole vocabulary. */
+    @Benchmark
+    public int topKSortedCut() {
+        return topKCut.sorted(row).size();
     }
 }

@@ -4,9 +4,10 @@ package io.nereid.engine.backend;
  * How a backend may choose a slice's next tokens itself, where its logits are, and return only their ids
  * ({@link StepOutput#chosen()}) instead of the logit rows: what the engine's sampling chain would do with
  * the rows when it needs nothing else of them (no logprobs, no penalty, bias, constraint or min_tokens at
- * work, no top-p or min-p but within a top-k of at most {@link #MAX_TOP_K}). A device backend spares copying
- * a vocabulary of floats per row to the host and the host's pass over them; returning the rows is always
- * allowed, and the engine then chooses the same way on the host.
+ * work, no top-k above {@link #MAX_TOP_K}). A device backend spares copying a vocabulary of floats per row
+ * to the host and the host's pass over them; returning the rows is always allowed (a backend may decline a
+ * draw it cannot settle cheaply, such as a top-p whose nucleus is thousands of tokens), and the engine then
+ * chooses the same way on the host.
  *
  * <p>The sampling chain on the host is the definition ({@code Distribution.choose} computes it for one row,
  * the reference a device's kernels are tested against). A device computes it in its own order and with its
@@ -22,21 +23,23 @@ package io.nereid.engine.backend;
  *       the token where {@code uniform x} (the weights' sum) falls when the weights are walked in id order,
  *       each subtracted in turn until the rest is negative; past the end, the last id of positive weight;
  *       no positive weight, id 0.
- *   <li>a draw from the top {@code topK} (1 to {@link #MAX_TOP_K}), then top-p and min-p among them, as the
- *       engine's {@code Distribution} cuts: the candidates ranked by logit (equal logits: the higher id first),
+ *   <li>a draw from the top {@code topK} (1 to {@link #MAX_TOP_K}), or from the whole vocabulary ({@code topK}
+ *       0 with a top-p below 1 or a min-p above 0), cut by top-p and min-p, as the engine's
+ *       {@code Distribution} cuts: the candidates ranked by logit (equal logits: the higher id first),
  *       {@code inv = 1f / temperature} in float, weights {@code exp(z * inv - z0 * inv)} (the products in
- *       float) over the top k in rank order with their sum; top-p keeps the shortest prefix whose running
- *       share reaches {@code topP}, min-p then stops at the first weight below {@code minP} x the first; the
- *       token where {@code uniform x} (the kept weights' sum) falls walking the kept ones in rank order,
- *       else the last kept.
+ *       float), summed over the top k in rank order, or without a top-k over the whole vocabulary (the host
+ *       sums in id order); top-p keeps the shortest prefix whose running share of that sum reaches
+ *       {@code topP}, min-p then stops at the first weight below {@code minP} x the first; the token where
+ *       {@code uniform x} (the kept weights' sum) falls walking the kept ones in rank order, else the last
+ *       kept.
  * </ul>
  * The engine draws {@code uniform} from the sequence's seeded generator, so the draw is reproducible.
  *
  * @param temperature 0 for the argmax, else the draw's temperature
  * @param uniform     the draw's number in [0, 1); 0 for the argmax
- * @param topK        0 for the whole softmax, else the candidates kept (at most {@link #MAX_TOP_K})
- * @param topP        the nucleus within the top k (1: none; only with a top k)
- * @param minP        the share of the first candidate's weight a candidate needs (0: none; only with a top k)
+ * @param topK        0 for the whole vocabulary, else the candidates kept (at most {@link #MAX_TOP_K})
+ * @param topP        the nucleus within the top k or the vocabulary (1: none)
+ * @param minP        the share of the first candidate's weight a candidate needs (0: none)
  */
 public record TokenChoice(float temperature, double uniform, int topK, float topP, float minP) {
 
@@ -54,9 +57,10 @@ public record TokenChoice(float temperature, double uniform, int topK, float top
             throw new IllegalArgumentException("uniform " + uniform + " at temperature " + temperature);
         }
         if (topK < 0 || topK > MAX_TOP_K || !(topP > 0 && topP <= 1) || !(minP >= 0 && minP <= 1)
-                || (topK == 0 && (topP < 1 || minP > 0)) || (temperature == 0 && topK != 0)) {
+                || (temperature == 0 && (topK != 0 || topP < 1 || minP > 0))) {
             throw new IllegalArgumentException("top-k " + topK + ", top-p " + topP + ", min-p " + minP + " at temperature "
-                    + temperature + ": top-p and min-p need a top-k of 1 to " + MAX_TOP_K + ", the argmax none");
+                    + temperature + ": a draw takes a top-k of 0 to " + MAX_TOP_K + ", top-p in (0, 1], min-p in [0, 1];"
+                    + " the argmax none of them");
         }
     }
 
@@ -65,7 +69,7 @@ public record TokenChoice(float temperature, double uniform, int topK, float top
         return draw(temperature, uniform, 0, 1f, 0f);
     }
 
-    /** A draw from the top {@code topK} (0: the whole softmax), then top-p and min-p among them. */
+    /** A draw from the top {@code topK} (0: the whole vocabulary), then top-p and min-p among them. */
     public static TokenChoice draw(float temperature, double uniform, int topK, float topP, float minP) {
         if (!(temperature > 0)) {
             throw new IllegalArgumentException("a draw needs a positive temperature, got " + temperature);

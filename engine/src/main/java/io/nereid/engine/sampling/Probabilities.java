@@ -15,7 +15,7 @@ package io.nereid.engine.sampling;
  */
 public final class Probabilities {
 
-    private final int[] ids;
+    private final int[] ids;           // null: the candidates are ids 0..size-1 in order
     private final double[] weights;
     private final double total;
 
@@ -29,6 +29,23 @@ public final class Probabilities {
         this.total = total;
     }
 
+    /**
+     * Every id of a vocabulary of {@code weights.length} in id order, each with its weight (all positive):
+     * takes ownership of {@code weights} and spares an id array of the vocabulary's size.
+     */
+    static Probabilities everyId(double[] weights, double total) {
+        return new Probabilities(weights, total);
+    }
+
+    private Probabilities(double[] weights, double total) {
+        if (weights.length == 0) {
+            throw new IllegalArgumentException("no candidates");
+        }
+        this.ids = null;
+        this.weights = weights;
+        this.total = total;
+    }
+
     /** All the probability on one token (greedy). */
     static Probabilities certain(int id) {
         return new Probabilities(new int[] {id}, new double[] {1.0}, 1.0);
@@ -36,12 +53,12 @@ public final class Probabilities {
 
     /** How many tokens can be chosen (at least 1). */
     public int size() {
-        return ids.length;
+        return weights.length;
     }
 
     /** The {@code k}-th candidate in walk order. */
     public int id(int k) {
-        return ids[k];
+        return ids == null ? k : ids[k];
     }
 
     /** The {@code k}-th candidate's unnormalised weight. */
@@ -56,6 +73,9 @@ public final class Probabilities {
 
     /** The normalised probability of {@code tokenId}: 0 when it is no candidate. O(candidates). */
     public double probability(int tokenId) {
+        if (ids == null) {
+            return tokenId >= 0 && tokenId < weights.length ? weights[tokenId] / total : 0;
+        }
         for (int k = 0; k < ids.length; k++) {
             if (ids[k] == tokenId) {
                 return weights[k] / total;

@@ -125,9 +125,10 @@ public final class SamplingChain {
     /**
      * How a backend may choose the next token for this chain where the logits are
      * ({@link TokenChoice}): the argmax ({@link #takesArgmax}), or a draw (a drawing chain with no processor
-     * at work) from the whole softmax or from a top-k of at most {@link TokenChoice#MAX_TOP_K} (with its top-p
-     * and min-p), whose number this takes from the chain's generator now, as {@link #sample} would have; null
-     * when the chain needs the logits (top-p or min-p without such a top-k among them). Call once per token,
+     * at work) from the whole softmax, or from a top-k of at most {@link TokenChoice#MAX_TOP_K} or the whole
+     * vocabulary cut by top-p and min-p, whose number this takes from the chain's generator now, as
+     * {@link #sample} would have; null when the chain needs the logits (a processor at work, or a top-k above
+     * {@link TokenChoice#MAX_TOP_K}). Call once per token,
      * then take the token with {@link #chosen} (the backend chose) or {@link #sample(float[], TokenChoice)}
      * (it returned the logits).
      */
@@ -169,6 +170,9 @@ public final class SamplingChain {
 
     /** The processed distribution of the next token under {@code rawLogits} (left unchanged), without drawing. */
     public Probabilities distribution(float[] rawLogits) {
+        if (processors.length == 0) {
+            return distribution.of(checked(rawLogits));   // of() leaves its row unchanged: no copy
+        }
         float[] z = checked(rawLogits).clone();
         for (LogitsProcessor p : processors) {
             p.apply(z);

@@ -28,8 +28,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * {@link Slice#choice()}: the engine lets the backend choose a slice's tokens exactly where it would choose
- * them from the raw logits alone (greedy: the argmax; sampling from the whole softmax or a top-k of at most
- * {@link TokenChoice#MAX_TOP_K} with its top-p and min-p: a draw whose number the engine takes from the
+ * them from the raw logits alone (greedy: the argmax; sampling from the whole softmax, or from a top-k of at
+ * most {@link TokenChoice#MAX_TOP_K} or the vocabulary cut by top-p and min-p: a draw whose number the engine takes from the
  * sequence's generator), with no logprobs, no active logits processor, no prompt scoring; and a backend that answers those slices with the tokens ({@link StepOutput#chosen()}, as a
  * device backend does to spare the copy) gives the same output as one that returns the rows: alone,
  * batched, with n &gt; 1 forks and with speculative drafts, greedy or seeded sampling.
@@ -161,14 +161,11 @@ class TokenChoiceTest {
     void logprobsPenaltiesBiasSamplingAndPromptScoringGetRows() {
         SamplingParams penalty = new SamplingParams(0f, -1, 1f, 0f, 1.3f, 0f, 0f, Map.of(), null, 0);
         SamplingParams bias = new SamplingParams(0f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(7, 5f), null, 0);
-        SamplingParams topP = new SamplingParams(0.8f, -1, 0.9f, 0f, 1f, 0f, 0f, Map.of(), 5L, 0);
         SamplingParams topK = new SamplingParams(0.8f, TokenChoice.MAX_TOP_K + 1, 0.9f, 0f, 1f, 0f, 0f, Map.of(), 5L, 0);
-        SamplingParams minP = new SamplingParams(0.8f, -1, 1f, 0.05f, 1f, 0f, 0f, Map.of(), 5L, 0);
         SamplingParams sampledPenalty = new SamplingParams(0.8f, -1, 1f, 0f, 1f, 0.5f, 0f, Map.of(), 5L, 0);
         List<IntFunction<GenerationRequest>> kinds = List.of(i -> request(i).logprobs(true).build(),
                 i -> request(i).sampling(penalty).build(), i -> request(i).sampling(bias).build(),
-                i -> request(i).sampling(topP).build(), i -> request(i).sampling(topK).build(),
-                i -> request(i).sampling(minP).build(), i -> request(i).sampling(sampledPenalty).build());
+                i -> request(i).sampling(topK).build(), i -> request(i).sampling(sampledPenalty).build());
         for (IntFunction<GenerationRequest> kind : kinds) {
             Run rows = run(false, false, DraftProposer.NONE, kind);
             Run ids = run(true, false, DraftProposer.NONE, kind);
@@ -200,8 +197,8 @@ class TokenChoiceTest {
     }
 
     /**
-     * Seeded sampling from the whole softmax or a top-k (with top-p and min-p): the backend draws with the
-     * engine's number; n &gt; 1 forks draw their own.
+     * Seeded sampling from the whole softmax, a top-k (with top-p and min-p), top-p or min-p alone: the
+     * backend draws with the engine's number; n &gt; 1 forks draw their own.
      */
     @Test
     void samplingLetsTheBackendDrawWithTheSequencesNumbers() {
@@ -209,8 +206,10 @@ class TokenChoiceTest {
         SamplingParams hot = new SamplingParams(1.7f, 0, 1f, 0f, 1f, 0f, 0f, Map.of(), 77L, 0);
         SamplingParams llamaCpp = new SamplingParams(0.8f, 40, 0.95f, 0.05f, 1f, 0f, 0f, Map.of(), 9L, 0);   // its defaults
         SamplingParams topFive = new SamplingParams(1.2f, 5, 1f, 0f, 1f, 0f, 0f, Map.of(), 11L, 0);
-        SamplingParams[] all = {sampled, hot, llamaCpp, topFive};
-        IntFunction<GenerationRequest> kinds = i -> request(i).sampling(all[i % 4]).n(1 + i % 3).build();
+        SamplingParams topP = new SamplingParams(0.8f, -1, 0.9f, 0f, 1f, 0f, 0f, Map.of(), 5L, 0);   // no top-k
+        SamplingParams minP = new SamplingParams(1.1f, -1, 1f, 0.05f, 1f, 0f, 0f, Map.of(), 13L, 0);
+        SamplingParams[] all = {sampled, hot, llamaCpp, topFive, topP, minP};
+        IntFunction<GenerationRequest> kinds = i -> request(i).sampling(all[i % all.length]).n(1 + i % 3).build();
         Run rows = run(false, false, DraftProposer.NONE, kinds);
         Run ids = run(true, false, DraftProposer.NONE, kinds);
         assertSameOutput(rows, ids, "sampled");

@@ -313,7 +313,9 @@ final class CudaBackend implements Backend {
             // the rows that go back first (one run), then the rows whose tokens are chosen here: their ids only
             logitRows = downloadRows(dLogits, c.vocabSize(), step.slices().stream()
                     .mapToInt(s -> s.choice() != null ? 0 : s.logitRows()).toArray());
-            chosen = choose(step, dLogits + 4L * c.vocabSize() * (rows - layout.chosenRows()), layout.chosenRows());
+            long chosenAt = dLogits + 4L * c.vocabSize() * (rows - layout.chosenRows());
+            chosen = choose(step, chosenAt, layout.chosenRows());
+            declined(step, chosen, logitRows, chosenAt);
         }
         float[][] hidden = new float[step.slices().size()][];
         if (layout.hiddenRows().length > 0) {
@@ -357,6 +359,28 @@ final class CudaBackend implements Backend {
             }
         }
         return out;
+    }
+
+    /**
+     * The draws {@code sample_rows} declined (id -1: a top-p or min-p cut wider than its 256 ranks) go back as
+     * their rows, for the engine to draw on the host with the same number: their {@code chosen} entry becomes null
+     * and their row is downloaded from the chosen rows at {@code rows}.
+     */
+    private void declined(Step step, int[][] chosen, float[][] logitRows, long rows) {
+        int at = 0;
+        for (int i = 0; i < chosen.length; i++) {
+            if (chosen[i] == null) {
+                continue;
+            }
+            for (int r = 0; r < chosen[i].length; r++) {
+                if (chosen[i][r] < 0) {   // a draw: the slice's one row
+                    logitRows[i] = downloadRows(rows + 4L * c.vocabSize() * (at + r), c.vocabSize(), new int[] {1})[0];
+                    chosen[i] = null;
+                    break;
+                }
+            }
+            at += step.slices().get(i).logitRows();
+        }
     }
 
     /** xb[0..rows) = outputNorm(x[rows[i]]). */

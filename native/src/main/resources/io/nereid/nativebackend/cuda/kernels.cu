@@ -467,7 +467,7 @@ extern "C" __global__ void gather_rows(float* out, const float* x, const int* ro
 
 // ids[r] = the token chosen from row r of logits (rows of n floats) as the engine's TokenChoice defines it, so
 // that only the id goes to the host: choice[5r ..] = the temperature (0: the argmax), the draw's number in
-// [0, 1), top-k (0: the whole softmax), top-p, min-p. Grid rows, block 256.
+// [0, 1), top-k (0: none), top-p, min-p. Grid rows, block 256.
 //  - argmax: the scan from id 0 that moves on only to a strictly greater value: the lowest id of the greatest
 //    value; NaN is never greater, and a row whose id 0 is NaN gives 0. Each thread scans ids t, t + 256, ...
 //    (ascending, so its first greatest is its lowest), then a tree over the 256 (value, id) pairs; id -1 marks
@@ -482,6 +482,10 @@ extern "C" __global__ void gather_rows(float* out, const float* x, const int* ro
 //    row each round), ties at it by bisection over the ids (the higher ids rank first, as the host's sort of
 //    (bits, id)), the k candidates gathered in id order and bitonic-sorted by (bits, id) descending; thread 0
 //    then runs the host's loop (weights with float products, top-p's running share, min-p, the walk).
+//  - top-p / min-p without a top-k: the same over the first 256 ranks, top-p's share of every weight (summed
+//    per thread over its contiguous ids, then the threads' sums in order: the host sums in id order, so the cut
+//    may differ where a running share lies within double rounding of top-p). A cut that does not settle
+//    within the 256 ranks (a nucleus wider than that) gives -1: the backend hands that row to the host.
 __device__ __forceinline__ int sortable_bits(float v) {
     int b = v != v ? 0x7fc00000 : __float_as_int(v);   // Java's Float.floatToIntBits: one NaN
     return b >= 0 ? b : b ^ 0x7fffffff;
@@ -507,7 +511,8 @@ __device__ int count_keys(const float* z, int n, int bits, int from, int* sc) {
 
 __device__ void sample_top_k(int* id, const float* z, int n, const double* c, int* sc, long long* keys, double* probs) {
     int t = threadIdx.x;
-    int k = min((int) c[2], n);
+    bool whole = c[2] <= 0;   // no top-k: top-p / min-p over the vocabulary, settled within its first 256 ranks or declined
+    int k = whole ? min(256, n) : min((int) c[2], n);
     // the largest bits b with count(key >= (b, 0)) >= k
     long long lo = -2147483648LL, hi = 2147483647LL;
     while (lo < hi) {
@@ -563,15 +568,25 @@ __device__ void sample_top_k(int* id, const float* z, int n, const double* c, in
             __syncthreads();
         }
     }
-    if (t != 0) return;
     float inv = 1.f / (float) c[0];
     double max = (double) __fmul_rn(z[(int) (keys[0] & 0xffffffff)], inv);
+    if (whole) {   // every weight's sum: per thread over its contiguous ids, then the threads' sums in order
+        double part = 0;
+        for (int i = lo0; i < hi0; i++) part += exp(__dsub_rn((double) __fmul_rn(z[i], inv), max));
+        probs[t] = part;
+        __syncthreads();
+    }
+    if (t != 0) return;
+    double all = 0;
+    for (int j = 0; whole && j < blockDim.x; j++) all += probs[j];
     double sum = 0;
     for (int r = 0; r < k; r++) {
         probs[r] = exp(__dsub_rn((double) __fmul_rn(z[(int) (keys[r] & 0xffffffff)], inv), max));
         sum += probs[r];
     }
+    if (whole) sum = all;
     int keep = k;
+    bool open = whole && k < n;   // the cut may lie past the ranks at hand
     float topP = (float) c[3], minP = (float) c[4];
     if (topP < 1.f) {
         double cumulative = 0;
@@ -579,6 +594,7 @@ __device__ void sample_top_k(int* id, const float* z, int n, const double* c, in
             cumulative += probs[r] / sum;
             if (cumulative >= (double) topP) {
                 keep = r + 1;
+                open = false;
                 break;
             }
         }
@@ -587,7 +603,12 @@ __device__ void sample_top_k(int* id, const float* z, int n, const double* c, in
         double threshold = __dmul_rn((double) minP, probs[0]);
         int r = 1;
         while (r < keep && probs[r] >= threshold) r++;
+        if (r < keep) open = false;
         keep = r;
+    }
+    if (open) {   // top-p's nucleus or min-p's cut is wider than 256: the host draws from the row
+        *id = -1;
+        return;
     }
     double total = 0;
     for (int r = 0; r < keep; r++) total += probs[r];
@@ -611,7 +632,7 @@ extern "C" __global__ void sample_rows(int* ids, const float* logits, const doub
     const double* c = choice + 5LL * blockIdx.x;
     double temperature = c[0];
     int t = threadIdx.x;
-    if (temperature != 0 && c[2] > 0) {
+    if (temperature != 0 && (c[2] > 0 || c[3] < 1 || c[4] > 0)) {
         sample_top_k(ids + blockIdx.x, z, n, c, si, keys, sd);
         return;
     }

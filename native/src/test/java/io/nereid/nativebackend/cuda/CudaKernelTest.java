@@ -59,8 +59,9 @@ class CudaKernelTest {
      * argmax on rows made to hit its edge cases (ties across its threads' strides and within one, at either
      * end, NaN, all -infinity, -0, +infinity), and draws at several temperatures and numbers, on random rows, peaked
      * ones, rows with -infinity entries, rows of one finite entry, rows with a NaN; and top-k draws (k 1 to 256,
-     * top-p and min-p among them, rows of many equal values so ties fall at the cut, NaN); one launch, the
-     * vocabulary no multiple of the block.
+     * top-p and min-p among them, rows of many equal values so ties fall at the cut, NaN); top-p / min-p
+     * without a top-k, drawn where the cut settles within 256 ranks and declined (-1) where it is wider; one
+     * launch, the vocabulary no multiple of the block.
      */
     @Test
     void sampleRowsChoosesWhatTheHostChooses() {
@@ -123,12 +124,42 @@ class CudaKernelTest {
         }
         rows.add(coarse);
         choices.add(TokenChoice.draw(1f, 0.81, 256, 0.9f, 0f));
+        // top-p / min-p without a top-k: drawn where the cut settles within 256 ranks, else declined (-1)
+        List<Integer> declinedAt = new ArrayList<>();
+        int answered = 0;
+        int declined = 0;
+        float[][] cuts = {{1f, 0.9f, 0f}, {3f, 0.9f, 0f}, {1f, 1f, 0.2f}, {1.3f, 1f, 0.01f}, {0.7f, 0.95f, 0.05f},
+            {1f, 0.5f, 0f}, {5f, 0.99f, 0f}, {1f, 0.9f, 0.1f}};
+        for (int r = 0; r < 32; r++) {
+            float[] cut = cuts[r % cuts.length];
+            float[] row = randomRow(random, n);
+            if (r % 5 == 4) {
+                row[random.nextInt(n)] += 9;   // peaked: a nucleus of one
+            }
+            if (r == 31) {
+                row[500] = Float.NaN;   // the host ranks it first; with min-p it is the one candidate
+            }
+            int keep = new Distribution(new io.nereid.engine.api.SamplingParams(cut[0], -1, cut[1], cut[2], 1f, 0f, 0f,
+                    java.util.Map.of(), null, 0)).of(row).size();
+            if (keep > 200 && keep < 300 && r != 31) {
+                continue;   // near the kernel's 256 ranks: whether a cut at 256 settles is the kernel's business
+            }
+            if (keep <= 200) {
+                answered++;
+            } else {
+                declined++;
+                declinedAt.add(rows.size());
+            }
+            rows.add(row);
+            choices.add(TokenChoice.draw(cut[0], random.nextDouble(), 0, cut[1], cut[2]));
+        }
+        assertTrue(answered >= 8 && declined >= 4, answered + " settled, " + declined + " declined");
         int count = rows.size();
         int[] expected = new int[count];
         MemorySegment host = ARENA.allocate(4L * n * count, 16);
         MemorySegment params = ARENA.allocate(40L * count, 16);
         for (int r = 0; r < count; r++) {
-            expected[r] = Distribution.choose(choices.get(r), rows.get(r));
+            expected[r] = declinedAt.contains(r) ? -1 : Distribution.choose(choices.get(r), rows.get(r));
             MemorySegment.copy(rows.get(r), 0, host, ValueLayout.JAVA_FLOAT, 4L * n * r, n);
             TokenChoice c = choices.get(r);
             MemorySegment.copy(new double[] {c.temperature(), c.uniform(), c.topK(), c.topP(), c.minP()}, 0, params,
