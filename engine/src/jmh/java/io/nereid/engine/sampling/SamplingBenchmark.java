@@ -19,7 +19,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * What choosing one token costs the engine thread on the host, per logit row of Llama 3's vocabulary
  * (128,256): the sampling chain greedy, drawing from the whole softmax (temperature 1, as the OpenAI
  * defaults and GenAI-Perf send), with top-p 0.9, with top-k 40, with llama.cpp's defaults and with min-p 0.05
- * alone; the top-p and top-k cuts by sorting the whole vocabulary ({@code Distribution.sorted}, the definition,
+ * alone; greedy with 20 top logprobs, and its top 20 found in one pass and by the repeated selection it used
+ * before; the top-p and top-k cuts by sorting the whole vocabulary ({@code Distribution.sorted}, the definition,
  * as they were computed before the bucketed {@code ranked}); and {@code baselineSum}, one plain pass over the
  * row (read the others as multiples of it). A step of 64 sequences pays this 64 times on the
  * engine thread unless the backend chooses the tokens where the logits are (the CUDA backend's
@@ -43,6 +44,7 @@ public class SamplingBenchmark {
     SamplingChain topK;
     SamplingChain llamaCpp;
     SamplingChain minP;
+    SamplingChain logprobs;
     Distribution topPCut;
     Distribution topKCut;
 
@@ -60,6 +62,7 @@ public class SamplingBenchmark {
         llamaCpp = new SamplingChain(new SamplingParams(0.8f, 40, 0.95f, 0.05f, 1f, 0f, 0f, Map.of(), 1L, 0), VOCAB,
                 new int[0], 1);
         minP = new SamplingChain(new SamplingParams(1f, -1, 1f, 0.05f, 1f, 0f, 0f, Map.of(), 1L, 0), VOCAB, new int[0], 1);
+        logprobs = new SamplingChain(new SamplingParams(0f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(), null, 20), VOCAB, new int[0], 1);
         topPCut = new Distribution(new SamplingParams(0.7f, -1, 0.9f, 0f, 1f, 0f, 0f, Map.of(), 1L, 0));
         topKCut = new Distribution(new SamplingParams(0.7f, 40, 1f, 0f, 1f, 0f, 0f, Map.of(), 1L, 0));
     }
@@ -102,6 +105,28 @@ public class SamplingBenchmark {
     @Benchmark
     public int minP() {
         return minP.sample(row, false).id();
+    }
+
+    /** Greedy with logprobs and 20 top logprobs: the log-softmax, the top 20 in one pass, the rank. */
+    @Benchmark
+    public int greedyTopLogprobs20() {
+        return logprobs.sample(row, true).rank();
+    }
+
+    /** The top 20 by repeated selection (how they were found before the one pass; still the rule for NaN rows). */
+    @Benchmark
+    public int top20BySelection() {
+        int[] ids = new int[20];
+        RawLogprobs.bySelection(row, ids, new float[20]);
+        return ids[19];
+    }
+
+    /** The top 20 in one pass, the same tokens. */
+    @Benchmark
+    public int top20OnePass() {
+        int[] ids = new int[20];
+        RawLogprobs.topInOnePass(row, ids, new float[20]);
+        return ids[19];
     }
 
     /** top-p 0.9's cut by sorting the whole vocabulary (the definition, and how it was computed before). */

@@ -10,9 +10,11 @@ package io.nereid.engine.backend;
  * chooses the same way on the host.
  *
  * <p>The sampling chain on the host is the definition ({@code Distribution.choose} computes it for one row,
- * the reference a device's kernels are tested against). A device computes it in its own order and with its
- * own {@code exp}, so a draw may come out otherwise when the number lies within double rounding (about 1e-16
- * of the total) of the edge between two tokens; the argmax is exact.
+ * the reference a device's kernels are tested against). Its {@code exp} is the engine's own
+ * ({@code io.nereid.engine.sampling.Exp}: correctly rounded operations only, 0 below -708), which a device can
+ * compute to the same bits; a device sums the weights in its own order, so a draw may come out otherwise when
+ * the number lies within double rounding (about 1e-16 of the total) of the edge between two tokens, and a
+ * top-p cut when a running share lies that close to top-p; the argmax is exact.
  *
  * <ul>
  *   <li>{@link #ARGMAX} (temperature 0), for every logit row of the slice: the id a scan from id 0 keeps

@@ -10,7 +10,10 @@ import java.util.function.DoubleSupplier;
  * Turns processed logits into the {@link Probabilities} a token is selected from, per the
  * request's temperature, top-k, top-p and min-p (vLLM's order: temperature, then top-k, then top-p
  * over the top-k renormalised, then min-p against the most likely). Temperature 0 is greedy: the
- * argmax (ties to the lowest id) with probability 1. Immutable and pure; engine thread.
+ * argmax (ties to the lowest id) with probability 1. The weights are {@link Exp}'s (the same bits on the
+ * Vector API's lanes, in scalar code and on a CUDA device), and no cut sorts the vocabulary ({@link #topKeys},
+ * {@link #ranked}; {@link #sorted} is the definition they keep to, bit for bit). Immutable and pure; engine
+ * thread.
  */
 public final class Distribution {
 
@@ -100,15 +103,12 @@ public final class Distribution {
         double max = z[rank(order, 0)] * inv;
         double sum = 0;
         for (int r = 0; r < n; r++) {
-            double e = Math.exp(z[rank(order, r)] * inv - max);
+            double e = Exp.exp(z[rank(order, r)] * inv - max);
             prob[r] = e;
             sum += e;
         }
         if (n == z.length) {   // every weight: summed in id order, as ranked() sums them without a sort
-            sum = 0;
-            for (float v : z) {
-                sum += Math.exp(v * inv - max);
-            }
+            sum = sum(weights(z, inv, max));
         }
         int nucleus = p.topP() < 1f ? nucleus(prob, n, sum, p.topP()) : 0;
         int keep = nucleus > 0 ? nucleus : n;
@@ -206,7 +206,7 @@ public final class Distribution {
         float scale = inv * BUCKETS_PER_NAT;    // a token's bucket: (top - z) * scale, which never decreases down the ranks
         int[] count = new int[BUCKETS + 1];
         double[] mass = topP ? new double[BUCKETS + 1] : null;
-        double sum = topP ? weighBuckets(z, top, scale, inv, max, count, mass) : 0;
+        double sum = topP ? weighBuckets(z, top, scale, weights(z, inv, max), count, mass) : 0;
         if (!topP) {
             countBuckets(z, top, scale, count);
         }
@@ -233,7 +233,7 @@ public final class Distribution {
         int n = gathered;
         double[] prob = new double[n];   // (n) by rank
         for (int r = 0; r < n; r++) {
-            prob[r] = Math.exp(z[rank(order, r)] * inv - max);
+            prob[r] = Exp.exp(z[rank(order, r)] * inv - max);
         }
         int nucleus = topP ? nucleus(prob, n, sum, p.topP()) : 0;
         int keep = nucleus > 0 ? nucleus : vocab;   // as cut(): every rank unless a cut says otherwise
@@ -256,7 +256,7 @@ public final class Distribution {
     }
 
     /** The largest of {@code z}; NaN when it holds one. */
-    private static float top(float[] z) {
+    static float top(float[] z) {
         float top = Float.NEGATIVE_INFINITY;
         boolean nan = false;
         for (float v : z) {
@@ -273,15 +273,30 @@ public final class Distribution {
         }
     }
 
-    /** Counts the tokens of each bucket and sums their weights, per bucket and in all (in id order). */
-    private static double weighBuckets(float[] z, float top, float scale, float inv, double max, int[] count, double[] mass) {
+    /** Counts the tokens of each bucket and sums their weights {@code e}, per bucket and in all (in id order). */
+    private static double weighBuckets(float[] z, float top, float scale, double[] e, int[] count, double[] mass) {
         double sum = 0;
-        for (float v : z) {
-            int b = bucket((top - v) * scale);
-            double e = Math.exp(v * inv - max);
+        for (int i = 0; i < z.length; i++) {
+            int b = bucket((top - z[i]) * scale);
             count[b]++;
-            mass[b] += e;
-            sum += e;
+            mass[b] += e[i];
+            sum += e[i];
+        }
+        return sum;
+    }
+
+    /** Every token's weight {@code exp(z * inv - max)} (the product in float), in id order. */
+    private static double[] weights(float[] z, float inv, double max) {
+        double[] e = new double[z.length];
+        Exp.ofFloatProducts(z, inv, max, e);
+        return e;
+    }
+
+    /** The sum of {@code e} in index order. */
+    private static double sum(double[] e) {
+        double sum = 0;
+        for (double v : e) {
+            sum += v;
         }
         return sum;
     }
@@ -314,14 +329,12 @@ public final class Distribution {
         double inv = 1.0 / p.temperature();
         double max = top(z) * inv;   // the largest v * inv (the product never decreases with v), NaN if any is
         double[] prob = new double[z.length];   // (vocab)
+        Exp.ofDoubleProducts(z, inv, max, prob);
         double sum = 0;
         int positive = 0;
-        for (int i = 0; i < z.length; i++) {
-            prob[i] = Math.exp(z[i] * inv - max);
-            sum += prob[i];
-            if (prob[i] > 0) {
-                positive++;
-            }
+        for (double w : prob) {
+            sum += w;
+            positive += w > 0 ? 1 : 0;
         }
         if (positive == 0) {
             return Probabilities.certain(0);

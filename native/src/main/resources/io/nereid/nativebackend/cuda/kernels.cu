@@ -472,7 +472,7 @@ extern "C" __global__ void gather_rows(float* out, const float* x, const int* ro
 //    value; NaN is never greater, and a row whose id 0 is NaN gives 0. Each thread scans ids t, t + 256, ...
 //    (ascending, so its first greatest is its lowest), then a tree over the 256 (value, id) pairs; id -1 marks
 //    a thread that saw nothing above -infinity (a row of only -infinity and NaN gives 0, as the scan does).
-//  - draw: weights w_i = exp(z_i / T - m) in double (m the largest z_i / T, NaN if any is); the id where u x sum(w) falls when
+//  - draw: weights w_i = exp(z_i / T - m) in double (weight_exp: the host's bits) (m the largest z_i / T, NaN if any is); the id where u x sum(w) falls when
 //    the weights are walked in id order; past the end the last id of positive weight; none positive, id 0.
 //    Thread t sums the contiguous ids [t c, t c + c) (c = ceil(n / 256)), thread 0 walks the 256 sums, then id by
 //    id from the chunk the number falls in. The same token as the host's walk but where the number lies within
@@ -486,6 +486,27 @@ extern "C" __global__ void gather_rows(float* out, const float* x, const int* ro
 //    per thread over its contiguous ids, then the threads' sums in order: the host sums in id order, so the cut
 //    may differ where a running share lies within double rounding of top-p). A cut that does not settle
 //    within the 256 ranks (a nucleus wider than that) gives -1: the backend hands that row to the host.
+// The engine's sampling exponential (io.nereid.engine.sampling.Exp), operation for operation, so a weight here
+// has the host's bits: x = k ln 2 + r (k by the 1.5 x 2^52 rounding trick, ln 2 in two parts), exp(r) by its
+// Taylor polynomial of degree 13 in fused multiply-adds, times 2^k from k's bits; below -708 0, above 709
+// infinity, NaN stays NaN. Every product and difference is an _rn intrinsic: NVRTC would otherwise fuse them.
+__device__ const double EXP_TAYLOR[14] = {1.0, 1.0, 0.5, 0.16666666666666666, 0.041666666666666664,
+    0.008333333333333333, 0.001388888888888889, 1.984126984126984e-4, 2.48015873015873e-5, 2.7557319223985893e-6,
+    2.755731922398589e-7, 2.505210838544172e-8, 2.08767569878681e-9, 1.6059043836821613e-10};
+
+__device__ __forceinline__ double weight_exp(double x) {
+    if (x < -708.0) return 0.0;
+    if (x > 709.0) return __longlong_as_double(0x7ff0000000000000LL);
+    double t = __fma_rn(x, 0x1.71547652b82fep0, 0x1.8p52);
+    double k = __dsub_rn(t, 0x1.8p52);
+    double r = __fma_rn(-k, 0x1.62e42fefa39efp-1, x);
+    r = __fma_rn(-k, 0x1.abc9e3b39803fp-56, r);
+    double p = EXP_TAYLOR[13];
+    for (int n = 12; n >= 0; n--) p = __fma_rn(p, r, EXP_TAYLOR[n]);
+    unsigned long long bits = (unsigned long long) __double_as_longlong(t) - 0x4338000000000000ULL;   // k
+    return __dmul_rn(p, __longlong_as_double((long long) ((bits + 1023) << 52)));
+}
+
 __device__ __forceinline__ int sortable_bits(float v) {
     int b = v != v ? 0x7fc00000 : __float_as_int(v);   // Java's Float.floatToIntBits: one NaN
     return b >= 0 ? b : b ^ 0x7fffffff;
@@ -572,7 +593,7 @@ __device__ void sample_top_k(int* id, const float* z, int n, const double* c, in
     double max = (double) __fmul_rn(z[(int) (keys[0] & 0xffffffff)], inv);
     if (whole) {   // every weight's sum: per thread over its contiguous ids, then the threads' sums in order
         double part = 0;
-        for (int i = lo0; i < hi0; i++) part += exp(__dsub_rn((double) __fmul_rn(z[i], inv), max));
+        for (int i = lo0; i < hi0; i++) part += weight_exp(__dsub_rn((double) __fmul_rn(z[i], inv), max));
         probs[t] = part;
         __syncthreads();
     }
@@ -581,7 +602,7 @@ __device__ void sample_top_k(int* id, const float* z, int n, const double* c, in
     for (int j = 0; whole && j < blockDim.x; j++) all += probs[j];
     double sum = 0;
     for (int r = 0; r < k; r++) {
-        probs[r] = exp(__dsub_rn((double) __fmul_rn(z[(int) (keys[r] & 0xffffffff)], inv), max));
+        probs[r] = weight_exp(__dsub_rn((double) __fmul_rn(z[(int) (keys[r] & 0xffffffff)], inv), max));
         sum += probs[r];
     }
     if (whole) sum = all;
@@ -683,7 +704,7 @@ extern "C" __global__ void sample_rows(int* ids, const float* logits, const doub
     double sum = 0;
     int last = -1;
     for (int i = lo; i < hi; i++) {
-        double w = exp(__dsub_rn(__dmul_rn((double) z[i], inv), m));   // unfused, as the host rounds it
+        double w = weight_exp(__dsub_rn(__dmul_rn((double) z[i], inv), m));   // unfused, as the host rounds it
         sum += w;
         if (w > 0) last = i;
     }
@@ -707,7 +728,7 @@ extern "C" __global__ void sample_rows(int* ids, const float* logits, const doub
         rest -= sd[k];
     }
     for (int i = from; i < n; i++) {
-        double w = exp(__dsub_rn(__dmul_rn((double) z[i], inv), m));
+        double w = weight_exp(__dsub_rn(__dmul_rn((double) z[i], inv), m));
         if (w > 0) {
             rest -= w;
             if (rest < 0) {

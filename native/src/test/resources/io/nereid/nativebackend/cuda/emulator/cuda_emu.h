@@ -91,6 +91,22 @@ inline double __dsub_rn(double a, double b) {
     return a - b;
 }
 
+inline double __fma_rn(double a, double b, double c) {
+    return std::fma(a, b, c);
+}
+
+inline long long __double_as_longlong(double d) {
+    long long i;
+    std::memcpy(&i, &d, 8);
+    return i;
+}
+
+inline double __longlong_as_double(long long i) {
+    double d;
+    std::memcpy(&d, &i, 8);
+    return d;
+}
+
 inline float __fmul_rn(float a, float b) {
     return a * b;
 }
