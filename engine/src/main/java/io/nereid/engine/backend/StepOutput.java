@@ -16,8 +16,16 @@ import java.util.Arrays;
  * @param chosen    (slices) of (logitRows): for a slice with a {@link Slice#choice()} whose logits the
  *                  backend left out (null in {@code logits}), the token it chose for each row as the
  *                  {@link TokenChoice} says; null for every other slice
+ * @param logprobs  (slices) of (logitRows): for a chosen slice whose choice asked for logprobs
+ *                  ({@link TokenChoice#logprobs()}), each chosen token's; null for every other slice
  */
-public record StepOutput(float[][] logits, int vocabSize, float[][] hidden, int hiddenSize, int[][] chosen) {
+public record StepOutput(float[][] logits, int vocabSize, float[][] hidden, int hiddenSize, int[][] chosen,
+        ChosenLogprobs[][] logprobs) {
+
+    /** Logits, hidden states and chosen tokens without logprobs. */
+    public StepOutput(float[][] logits, int vocabSize, float[][] hidden, int hiddenSize, int[][] chosen) {
+        this(logits, vocabSize, hidden, hiddenSize, chosen, new ChosenLogprobs[logits.length][]);
+    }
 
     /** Logits only. */
     public StepOutput(float[][] logits, int vocabSize) {
@@ -30,13 +38,17 @@ public record StepOutput(float[][] logits, int vocabSize, float[][] hidden, int 
     }
 
     public StepOutput {
-        if (hidden.length != logits.length || chosen.length != logits.length) {
+        if (hidden.length != logits.length || chosen.length != logits.length || logprobs.length != logits.length) {
             throw new IllegalArgumentException("logits for " + logits.length + " slices, hidden states for " + hidden.length
-                    + ", chosen tokens for " + chosen.length);
+                    + ", chosen tokens for " + chosen.length + ", logprobs for " + logprobs.length);
         }
         for (int i = 0; i < logits.length; i++) {
             if (logits[i] != null && chosen[i] != null) {
                 throw new IllegalArgumentException("slice " + i + " has both logits and chosen tokens");
+            }
+            if (logprobs[i] != null && (chosen[i] == null || logprobs[i].length != chosen[i].length)) {
+                throw new IllegalArgumentException("slice " + i + " has logprobs for " + logprobs[i].length
+                        + " tokens, chosen " + (chosen[i] == null ? "none" : chosen[i].length));
             }
         }
     }

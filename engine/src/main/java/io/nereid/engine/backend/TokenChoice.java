@@ -37,19 +37,30 @@ package io.nereid.engine.backend;
  * </ul>
  * The engine draws {@code uniform} from the sequence's seeded generator, so the draw is reproducible.
  *
+ * <p>With {@code topLogprobs} 0 to {@link #MAX_TOP_LOGPROBS} the backend also reports each chosen token's raw
+ * log-probability ({@link ChosenLogprobs}, {@link StepOutput#logprobs()}), as the engine's
+ * {@code RawLogprobs.score} defines it: the log-softmax of the row in float ({@code z - (float) (max + log(sum))},
+ * the sum of {@code Exp.exp(z - max)} in double), the token's rank (1 + the entries above it) and the
+ * {@code topLogprobs} most likely entries, largest first, equal ones in id order. A backend that cannot
+ * (a row with a NaN) returns the row instead.
+ *
  * @param temperature 0 for the argmax, else the draw's temperature
  * @param uniform     the draw's number in [0, 1); 0 for the argmax
  * @param topK        0 for the whole vocabulary, else the candidates kept (at most {@link #MAX_TOP_K})
  * @param topP        the nucleus within the top k or the vocabulary (1: none)
  * @param minP        the share of the first candidate's weight a candidate needs (0: none)
+ * @param topLogprobs -1 for no logprobs, else the alternatives to report with each token's logprob
  */
-public record TokenChoice(float temperature, double uniform, int topK, float topP, float minP) {
+public record TokenChoice(float temperature, double uniform, int topK, float topP, float minP, int topLogprobs) {
 
     /** Most candidates a top-k draw may keep. */
     public static final int MAX_TOP_K = 256;
 
+    /** Most alternatives a choice reports with its logprob (the API's top_logprobs limit). */
+    public static final int MAX_TOP_LOGPROBS = 20;
+
     /** Each row's argmax. */
-    public static final TokenChoice ARGMAX = new TokenChoice(0f, 0, 0, 1f, 0f);
+    public static final TokenChoice ARGMAX = new TokenChoice(0f, 0, 0, 1f, 0f, -1);
 
     public TokenChoice {
         if (!(temperature >= 0) || Float.isInfinite(temperature)) {
@@ -64,6 +75,19 @@ public record TokenChoice(float temperature, double uniform, int topK, float top
                     + temperature + ": a draw takes a top-k of 0 to " + MAX_TOP_K + ", top-p in (0, 1], min-p in [0, 1];"
                     + " the argmax none of them");
         }
+        if (topLogprobs < -1 || topLogprobs > MAX_TOP_LOGPROBS) {
+            throw new IllegalArgumentException("top logprobs " + topLogprobs + ": -1 (none) to " + MAX_TOP_LOGPROBS);
+        }
+    }
+
+    /** This choice, each token reported with its logprob and {@code top} alternatives (0 to 20). */
+    public TokenChoice withLogprobs(int top) {
+        return new TokenChoice(temperature, uniform, topK, topP, minP, top);
+    }
+
+    /** Whether the tokens come with their logprobs ({@link StepOutput#logprobs()}). */
+    public boolean logprobs() {
+        return topLogprobs >= 0;
     }
 
     /** A draw from the whole softmax at {@code temperature} (&gt; 0) with {@code uniform} in [0, 1). */
@@ -76,7 +100,7 @@ public record TokenChoice(float temperature, double uniform, int topK, float top
         if (!(temperature > 0)) {
             throw new IllegalArgumentException("a draw needs a positive temperature, got " + temperature);
         }
-        return new TokenChoice(temperature, uniform, topK, topP, minP);
+        return new TokenChoice(temperature, uniform, topK, topP, minP, -1);
     }
 
     public boolean argmax() {
@@ -99,7 +123,9 @@ public record TokenChoice(float temperature, double uniform, int topK, float top
 
     @Override
     public String toString() {
-        return argmax() ? "argmax" : "draw(T " + temperature + ", u " + uniform
-                + (topK > 0 ? ", top-k " + topK + ", top-p " + topP + ", min-p " + minP : "") + ")";
+        String lp = logprobs() ? " with logprobs (" + topLogprobs + " alternatives)" : "";
+        return (argmax() ? "argmax" : "draw(T " + temperature + ", u " + uniform
+                + (topK > 0 || topP < 1 || minP > 0 ? ", top-k " + topK + ", top-p " + topP + ", min-p " + minP : "") + ")")
+                + lp;
     }
 }

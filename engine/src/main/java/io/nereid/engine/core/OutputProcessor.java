@@ -220,7 +220,7 @@ final class OutputProcessor {
         GenerationRequest q = r.request;
         int[] chosen = logits.out.chosen()[logits.slice];
         TokenChoice pending = o.pending;
-        SampledToken t = chosen != null ? o.chain.chosen(chosen[logits.row])   // as pending said (or the argmax: a fork)
+        SampledToken t = chosen != null ? chosen(o, logits, chosen[logits.row], q)   // as pending said (or the argmax: a fork)
                 : pending != null && draft < 0 ? o.chain.sample(logits.values(), pending)
                 : draft < 0 ? o.chain.sample(logits.values(), q.logprobs())
                 : o.chain.verify(logits.values(), draft, q.logprobs(), draftQ);
@@ -261,6 +261,21 @@ final class OutputProcessor {
         }
         events.delta(r, c, text, ids, lp);
         return false;
+    }
+
+    /** The token the backend chose for {@code logits}' row, with the logprobs it reported when the request asked. */
+    private static SampledToken chosen(ChoiceOutput o, Row logits, int id, GenerationRequest q) {
+        SampledToken t = o.chain.chosen(id);
+        if (!q.logprobs()) {
+            return t;
+        }
+        io.nereid.engine.backend.ChosenLogprobs[] lps = logits.out.logprobs()[logits.slice];
+        io.nereid.engine.backend.ChosenLogprobs lp = lps == null ? null : lps[logits.row];
+        if (lp == null || lp.topIds().length != q.sampling().topLogprobs()) {
+            throw new IllegalStateException("the backend chose token " + id + " without the logprobs asked for ("
+                    + q.sampling().topLogprobs() + " alternatives)");
+        }
+        return new SampledToken(id, lp.logprob(), lp.rank(), lp.topIds(), lp.topLogprobs());
     }
 
     /**

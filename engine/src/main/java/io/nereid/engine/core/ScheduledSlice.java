@@ -61,23 +61,27 @@ record ScheduledSlice(Sequence sequence, int start, int[] tokens, int[] draftTok
 
     /**
      * How the backend may choose the tokens this slice samples, kept in the choice's output for the
-     * {@code OutputProcessor}: only where the rows serve nothing but choosing them (the slice samples,
-     * scores no prompt, pools nothing, reports no logprobs) and the chain would choose from the raw logits
-     * alone ({@link io.nereid.engine.sampling.SamplingChain#choice}). A draw (one number from the chain's
-     * generator, taken here) needs a slice of one row whose choice is its own: no drafts, and not the first
-     * token of n &gt; 1 choices, which all sample from one row; the argmax is every choice's.
+     * {@code OutputProcessor}: only where the rows serve nothing but choosing them and reporting the chosen
+     * tokens' raw logprobs (the slice samples, scores no prompt, pools nothing) and the chain would choose from
+     * the raw logits alone ({@link io.nereid.engine.sampling.SamplingChain#choice}). A draw (one number from
+     * the chain's generator, taken here) needs a slice of one row whose choice is its own: no drafts, and not
+     * the first token of n &gt; 1 choices, which all sample from one row; the argmax is every choice's. A
+     * request for logprobs asks the backend for them with the tokens.
      */
     private TokenChoice choose() {
         ChoiceOutput o = sequence.output();
         o.pending = null;
         RequestState r = sequence.request;
-        if (!samples() || logitRows != 1 + draftTokens.length || scoresPrompt() || r.pools() || r.request.logprobs()) {
+        if (!samples() || logitRows != 1 + draftTokens.length || scoresPrompt() || r.pools()) {
             return null;
         }
         if (o.chain.takesArgmax()) {
             o.pending = TokenChoice.ARGMAX;
         } else if (draftTokens.length == 0 && (r.forked || r.request.n() == 1)) {
             o.pending = o.chain.choice();
+        }
+        if (o.pending != null && r.request.logprobs()) {
+            o.pending = o.pending.withLogprobs(r.request.sampling().topLogprobs());
         }
         return o.pending;
     }

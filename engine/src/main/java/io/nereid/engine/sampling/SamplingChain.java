@@ -150,13 +150,15 @@ public final class SamplingChain {
         return new SampledToken(token, Float.NaN, 0, new int[0], new float[0]);
     }
 
-    /** {@link #sample(float[], boolean)} without logprobs, as {@code choice} (from {@link #choice}) says. */
+    /**
+     * {@link #sample(float[], boolean)} as {@code choice} (from {@link #choice}) says, with logprobs when it asks
+     * for them.
+     */
     public SampledToken sample(float[] rawLogits, TokenChoice choice) {
         if (choice.argmax()) {
-            return sample(rawLogits, false);
+            return sample(rawLogits, choice.logprobs());
         }
-        int id = TokenSelector.Draw.select(distribution(rawLogits), choice.uniform());
-        return new SampledToken(id, Float.NaN, 0, new int[0], new float[0]);
+        return choose(rawLogits, choice.logprobs(), p -> TokenSelector.Draw.select(p, choice.uniform()));
     }
 
     private boolean processing() {

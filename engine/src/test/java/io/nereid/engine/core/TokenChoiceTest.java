@@ -18,7 +18,10 @@ import io.nereid.engine.backend.Step;
 import io.nereid.engine.backend.StepOutput;
 import io.nereid.engine.core.EngineTestSupport.Recorder;
 import io.nereid.engine.backend.TokenChoice;
+import io.nereid.engine.backend.ChosenLogprobs;
 import io.nereid.engine.sampling.Distribution;
+import io.nereid.engine.sampling.RawLogprobs;
+import io.nereid.engine.sampling.SampledToken;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -30,7 +33,8 @@ import org.junit.jupiter.api.Timeout;
  * {@link Slice#choice()}: the engine lets the backend choose a slice's tokens exactly where it would choose
  * them from the raw logits alone (greedy: the argmax; sampling from the whole softmax, or from a top-k of at
  * most {@link TokenChoice#MAX_TOP_K} or the vocabulary cut by top-p and min-p: a draw whose number the engine takes from the
- * sequence's generator), with no logprobs, no active logits processor, no prompt scoring; and a backend that answers those slices with the tokens ({@link StepOutput#chosen()}, as a
+ * sequence's generator), with no active logits processor and no prompt scoring (logprobs come with the tokens:
+ * {@link StepOutput#logprobs()}); and a backend that answers those slices with the tokens ({@link StepOutput#chosen()}, as a
  * device backend does to spare the copy) gives the same output as one that returns the rows: alone,
  * batched, with n &gt; 1 forks and with speculative drafts, greedy or seeded sampling.
  */
@@ -47,6 +51,8 @@ class TokenChoiceTest {
     static final class ChoosingBackend extends ForwardingBackend {
         final boolean choose;
         final boolean lie;   // answers every logit slice with tokens, choice or not
+        int drop;            // reports this many alternatives fewer than asked (a backend bug)
+        int withLogprobs;    // slices answered with tokens and their logprobs
         int argmaxSlices;
         int drawSlices;
         int logitSlices;
@@ -62,6 +68,7 @@ class TokenChoiceTest {
             StepOutput out = super.forward(step);
             float[][] logits = out.logits().clone();
             int[][] ids = new int[logits.length][];
+            ChosenLogprobs[][] logprobs = new ChosenLogprobs[logits.length][];
             for (int i = 0; i < logits.length; i++) {
                 Slice s = step.slices().get(i);
                 TokenChoice c = s.choice();
@@ -74,13 +81,19 @@ class TokenChoiceTest {
                 }
                 if ((c != null && choose) || (lie && s.logitRows() > 0)) {
                     ids[i] = new int[out.rows(i)];
+                    logprobs[i] = c != null && c.logprobs() ? new ChosenLogprobs[ids[i].length] : null;
                     for (int r = 0; r < ids[i].length; r++) {
                         ids[i][r] = Distribution.choose(c != null ? c : TokenChoice.ARGMAX, out.row(i, r));
+                        if (logprobs[i] != null) {
+                            SampledToken t = RawLogprobs.score(out.row(i, r), ids[i][r], c.topLogprobs() - drop);
+                            logprobs[i][r] = new ChosenLogprobs(t.logprob(), t.rank(), t.topIds(), t.topLogprobs());
+                        }
                     }
                     logits[i] = null;
+                    withLogprobs += logprobs[i] != null ? 1 : 0;
                 }
             }
-            return new StepOutput(logits, out.vocabSize(), out.hidden(), out.hiddenSize(), ids);
+            return new StepOutput(logits, out.vocabSize(), out.hidden(), out.hiddenSize(), ids, logprobs);
         }
     }
 
@@ -158,12 +171,12 @@ class TokenChoiceTest {
     }
 
     @Test
-    void logprobsPenaltiesBiasSamplingAndPromptScoringGetRows() {
+    void penaltiesBiasLargeTopKAndPromptScoringGetRows() {
         SamplingParams penalty = new SamplingParams(0f, -1, 1f, 0f, 1.3f, 0f, 0f, Map.of(), null, 0);
         SamplingParams bias = new SamplingParams(0f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(7, 5f), null, 0);
         SamplingParams topK = new SamplingParams(0.8f, TokenChoice.MAX_TOP_K + 1, 0.9f, 0f, 1f, 0f, 0f, Map.of(), 5L, 0);
         SamplingParams sampledPenalty = new SamplingParams(0.8f, -1, 1f, 0f, 1f, 0.5f, 0f, Map.of(), 5L, 0);
-        List<IntFunction<GenerationRequest>> kinds = List.of(i -> request(i).logprobs(true).build(),
+        List<IntFunction<GenerationRequest>> kinds = List.of(
                 i -> request(i).sampling(penalty).build(), i -> request(i).sampling(bias).build(),
                 i -> request(i).sampling(topK).build(), i -> request(i).sampling(sampledPenalty).build());
         for (IntFunction<GenerationRequest> kind : kinds) {
@@ -183,6 +196,54 @@ class TokenChoiceTest {
         }
         assertTrue(ids.backend.logitSlices >= REQUESTS, "each prompt's chunks score every position");
         assertEquals(REQUESTS * (MAX_TOKENS - 1), ids.backend.argmaxSlices);
+    }
+
+    /**
+     * Logprobs come with the tokens the backend chose (greedy and drawn, with 0 to 20 alternatives): the
+     * same tokens and the same logprob records as from the rows; a backend that leaves alternatives out
+     * fails those requests alone.
+     */
+    @Test
+    void logprobsComeWithTheChosenTokens() {
+        SamplingParams drawn = new SamplingParams(0.9f, -1, 0.95f, 0f, 1f, 0f, 0f, Map.of(), 3L, 5);
+        SamplingParams greedyTop = new SamplingParams(0f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(), null, 20);
+        SamplingParams greedyNone = new SamplingParams(0f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(), null, 0);
+        SamplingParams[] all = {drawn, greedyTop, greedyNone};
+        IntFunction<GenerationRequest> kinds = i -> request(i).sampling(all[i % 3]).logprobs(true).build();
+        Run rows = run(false, false, DraftProposer.NONE, kinds);
+        Run ids = run(true, false, DraftProposer.NONE, kinds);
+        assertSameOutput(rows, ids, "logprobs");
+        for (int i = 0; i < REQUESTS; i++) {
+            assertEquals(describe(List.of(rows.recorders.get(i).logprobs.get(0))),
+                    describe(List.of(ids.recorders.get(i).logprobs.get(0))), "request " + i + "'s logprobs");
+            assertEquals(MAX_TOKENS, ids.recorders.get(i).logprobs.get(0).size());
+        }
+        assertEquals(REQUESTS * MAX_TOKENS, ids.backend.withLogprobs, "every token came with its logprobs");
+        assertEquals(0, ids.backend.logitSlices);
+        // a backend that reports fewer alternatives than asked fails the requests that asked for some
+        EngineConfig c = config(256, 16, true, 64);
+        ChoosingBackend short1 = new ChoosingBackend(backend(c), true, false);
+        short1.drop = 1;
+        List<Recorder> recorders = new ArrayList<>();
+        try (InflightEngine e = new InflightEngine(c, short1, model().tokenizer(), DraftProposer.NONE)) {
+            for (int i = 0; i < REQUESTS; i++) {
+                Recorder r = new Recorder(1);
+                e.submit(request(i).sampling(i % 2 == 0 ? greedyTop : SamplingParams.GREEDY).logprobs(i % 2 == 0).build(), r);
+                recorders.add(r);
+            }
+            for (Recorder r : recorders) {
+                r.await();
+            }
+        }
+        for (int i = 0; i < REQUESTS; i++) {
+            Recorder r = recorders.get(i);
+            if (i % 2 == 0) {
+                assertNull(r.reasons[0], "request " + i + " fails: its logprobs came short");
+            } else {
+                assertEquals(FinishReason.LENGTH, r.reasons[0], "request " + i + " finishes");
+                assertEquals(MAX_TOKENS, r.tokens(0).size());
+            }
+        }
     }
 
     private static List<String> describe(List<List<io.nereid.engine.api.TokenLogprob>> lists) {
@@ -251,8 +312,9 @@ class TokenChoiceTest {
 
     @Test
     void idsForASliceThatAskedForRowsFailThatRequestOnly() {
-        // a backend bug: ids where rows were asked (logprobs) fail those requests; greedy ones finish
-        IntFunction<GenerationRequest> mixed = i -> request(i).logprobs(i % 2 == 0).build();
+        // a backend bug: ids where rows were asked (a logit bias) fail those requests; greedy ones finish
+        SamplingParams bias = new SamplingParams(0f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(7, 5f), null, 0);
+        IntFunction<GenerationRequest> mixed = i -> i % 2 == 0 ? request(i).sampling(bias).build() : request(i).build();
         Run reference = run(false, false, DraftProposer.NONE, mixed);
         Run lying = run(true, true, DraftProposer.NONE, mixed);
         for (int i = 0; i < REQUESTS; i++) {

@@ -2,6 +2,7 @@ package io.nereid.nativebackend.cuda;
 
 import io.nereid.engine.backend.Backend;
 import io.nereid.engine.backend.BackendConfig;
+import io.nereid.engine.backend.ChosenLogprobs;
 import io.nereid.engine.backend.KvCacheSpec;
 import io.nereid.engine.backend.KvPrecision;
 import io.nereid.engine.backend.Slice;
@@ -45,6 +46,8 @@ final class CudaBackend implements Backend {
     static final long RESERVE_BYTES = 512L << 20;
     /** Doubles per row of sample_rows' choices: temperature, number, top-k, top-p, min-p. */
     private static final int CHOICE_DOUBLES = 5;
+    /** Words per row of row_logprobs' records: the logprob, the rank, 20 ids, 20 logprobs. */
+    private static final int LOGPROB_WORDS = 42;
 
     /** Most bytes of rows one download stages in page-locked memory (by default). */
     static final long STAGING_ROWS_BYTES = 64L << 20;
@@ -90,6 +93,7 @@ final class CudaBackend implements Backend {
     private final Growing logits = new Growing();        // the logit rows asked for
     private final Growing dequantScratch = new Growing(); // a quantized matrix as F16 for cuBLAS
     private final Growing attentionParts = new Growing();   // a split attention's parts: ATTN_PARTS_BYTES
+    private final Growing logprobRecords = new Growing();   // row_logprobs' records
     private int attentionPartition = LaunchGeometry.ATTN_PARTITION;
     private MemorySegment host = MemorySegment.NULL;   // page-locked staging for uploads and downloads
 
@@ -305,6 +309,7 @@ final class CudaBackend implements Backend {
         }
         float[][] logitRows = new float[step.slices().size()][];
         int[][] chosen = new int[step.slices().size()][];
+        ChosenLogprobs[][] logprobs = new ChosenLogprobs[step.slices().size()][];
         int rows = layout.logitRows().length;
         if (rows > 0) {
             gatherNormed(layout.logitRows(), xb);
@@ -314,8 +319,8 @@ final class CudaBackend implements Backend {
             logitRows = downloadRows(dLogits, c.vocabSize(), step.slices().stream()
                     .mapToInt(s -> s.choice() != null ? 0 : s.logitRows()).toArray());
             long chosenAt = dLogits + 4L * c.vocabSize() * (rows - layout.chosenRows());
-            chosen = choose(step, chosenAt, layout.chosenRows());
-            declined(step, chosen, logitRows, chosenAt);
+            chosen = choose(step, chosenAt, layout.chosenRows(), logprobs);
+            declined(step, chosen, logprobs, logitRows, chosenAt);
         }
         float[][] hidden = new float[step.slices().size()][];
         if (layout.hiddenRows().length > 0) {
@@ -323,59 +328,98 @@ final class CudaBackend implements Backend {
             hidden = downloadRows(xb, dim, step.slices().stream().mapToInt(s -> s.hidden() ? s.tokens().length : 0).toArray());
         }
         driver.synchronize();
-        return new StepOutput(logitRows, c.vocabSize(), hidden, layout.hiddenRows().length > 0 ? dim : 0, chosen);
+        return new StepOutput(logitRows, c.vocabSize(), hidden, layout.hiddenRows().length > 0 ? dim : 0, chosen, logprobs);
     }
 
     /**
      * The tokens chosen on the device from the {@code count} logit rows at {@code rows}, as each slice's
      * {@link TokenChoice} says ({@code sample_rows}), handed out to those slices in order (null for the
-     * others): 4 bytes a row come back instead of the vocabulary's floats.
+     * others): 4 bytes a row come back instead of the vocabulary's floats. Slices whose choice asks for logprobs
+     * get them in {@code logprobs} ({@code row_logprobs}: 168 bytes a row).
      */
-    private int[][] choose(Step step, long rows, int count) {
+    private int[][] choose(Step step, long rows, int count, ChosenLogprobs[][] logprobs) {
         int[][] out = new int[step.slices().size()][];
         if (count == 0) {
             return out;
         }
-        MemorySegment s = staging(8L * CHOICE_DOUBLES * count);
+        MemorySegment s = staging(Math.max(8L * CHOICE_DOUBLES * count, 4L * LOGPROB_WORDS * count));
         int row = 0;
+        boolean anyLogprobs = false;
+        int[] tops = new int[count];
         for (Slice slice : step.slices()) {
             TokenChoice ch = slice.choice();
             for (int r = 0; ch != null && r < slice.logitRows(); r++, row++) {
                 double[] params = {ch.temperature(), ch.uniform(), ch.topK(), ch.topP(), ch.minP()};
                 MemorySegment.copy(params, 0, s, ValueLayout.JAVA_DOUBLE, 8L * CHOICE_DOUBLES * row, CHOICE_DOUBLES);
+                tops[row] = ch.topLogprobs();
+                anyLogprobs |= ch.logprobs();
             }
         }
         driver.copyToDevice(dChoice, s, 8L * CHOICE_DOUBLES * count);
         launch("sample_rows", LaunchGeometry.perRow(count), args.reset().ptr(dIds)
                 .ptr(rows).ptr(dChoice).i32(c.vocabSize()));
+        long dLogprobs = 0;
+        if (anyLogprobs) {
+            uploadInts(dRows, tops);
+            dLogprobs = logprobRecords.atLeast(4L * LOGPROB_WORDS * count, 8L * LOGPROB_WORDS * count);
+            launch("row_logprobs", LaunchGeometry.perRow(count), args.reset().ptr(dIds).ptr(dLogprobs).ptr(rows)
+                    .ptr(dRows).i32(c.vocabSize()));
+        }
         driver.copyToHost(s, dIds, 4L * count);
+        int[] ids = s.asSlice(0, 4L * count).toArray(ValueLayout.JAVA_INT);
+        int[] records = new int[0];
+        if (anyLogprobs) {
+            driver.copyToHost(s, dLogprobs, 4L * LOGPROB_WORDS * count);
+            records = s.asSlice(0, 4L * LOGPROB_WORDS * count).toArray(ValueLayout.JAVA_INT);
+        }
         int at = 0;
         for (int i = 0; i < out.length; i++) {
             Slice slice = step.slices().get(i);
-            if (slice.choice() != null) {
-                out[i] = new int[slice.logitRows()];
-                MemorySegment.copy(s, ValueLayout.JAVA_INT, 4L * at, out[i], 0, out[i].length);
-                at += out[i].length;
+            TokenChoice ch = slice.choice();
+            if (ch != null) {
+                out[i] = java.util.Arrays.copyOfRange(ids, at, at + slice.logitRows());
+                if (ch.logprobs()) {
+                    logprobs[i] = new ChosenLogprobs[slice.logitRows()];
+                    for (int r = 0; r < slice.logitRows(); r++) {
+                        logprobs[i][r] = out[i][r] < 0 ? null : logprobRecord(records, at + r, ch.topLogprobs());
+                    }
+                }
+                at += slice.logitRows();
             }
         }
         return out;
     }
 
+    /** Row {@code row}'s record of {@code row_logprobs}: the logprob, the rank, then 20 ids and 20 logprobs. */
+    private static ChosenLogprobs logprobRecord(int[] records, int row, int top) {
+        int o = LOGPROB_WORDS * row;
+        int[] ids = new int[top];
+        float[] values = new float[top];
+        for (int r = 0; r < top; r++) {
+            ids[r] = records[o + 2 + r];
+            values[r] = Float.intBitsToFloat(records[o + 22 + r]);
+        }
+        return new ChosenLogprobs(Float.intBitsToFloat(records[o]), records[o + 1], ids, values);
+    }
+
     /**
-     * The draws {@code sample_rows} declined (id -1: a top-p or min-p cut wider than its 256 ranks) go back as
-     * their rows, for the engine to draw on the host with the same number: their {@code chosen} entry becomes null
-     * and their row is downloaded from the chosen rows at {@code rows}.
+     * The rows the device declined (id -1: a top-p or min-p cut wider than {@code sample_rows}' 256 ranks, or
+     * logprobs of a row with a NaN or an infinite logit) go back as their rows, for the engine to choose on the
+     * host with the same number: their {@code chosen} and {@code logprobs} entries become null and their row is
+     * downloaded from the chosen rows at {@code rows}.
      */
-    private void declined(Step step, int[][] chosen, float[][] logitRows, long rows) {
+    private void declined(Step step, int[][] chosen, ChosenLogprobs[][] logprobs, float[][] logitRows, long rows) {
         int at = 0;
         for (int i = 0; i < chosen.length; i++) {
             if (chosen[i] == null) {
                 continue;
             }
             for (int r = 0; r < chosen[i].length; r++) {
-                if (chosen[i][r] < 0) {   // a draw: the slice's one row
-                    logitRows[i] = downloadRows(rows + 4L * c.vocabSize() * (at + r), c.vocabSize(), new int[] {1})[0];
+                if (chosen[i][r] < 0) {
+                    int n = chosen[i].length;   // every row of the slice: its logits come back whole
+                    logitRows[i] = downloadRows(rows + 4L * c.vocabSize() * at, c.vocabSize(), new int[] {n})[0];
                     chosen[i] = null;
+                    logprobs[i] = null;
                     break;
                 }
             }

@@ -89,7 +89,7 @@ record KernelSource(String text) {
     /** The kernels the backend launches; every one must be in {@link #kernelNames()}. */
     static List<String> launched() {
         List<String> names = new ArrayList<>(List.of("rms_norm", "add_bias", "silu_mul", "to_half", "gather_rows", "sample_rows",
-                "rope_kv_write", "attention", "attention_reduce", "copy_blocks"));
+                "row_logprobs", "rope_kv_write", "attention", "attention_reduce", "copy_blocks"));
         for (String h8 : List.of("f16_h8", "bf16_h8")) {
             names.add("gemv_" + h8);
             names.add("gemv_swiglu_" + h8);

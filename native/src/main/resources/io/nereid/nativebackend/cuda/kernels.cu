@@ -512,13 +512,8 @@ __device__ __forceinline__ int sortable_bits(float v) {
     return b >= 0 ? b : b ^ 0x7fffffff;
 }
 
-// How many of the row's ids i have key(i) >= (bits, from): bits above, or equal with i >= from. Block-wide.
-__device__ int count_keys(const float* z, int n, int bits, int from, int* sc) {
-    int c = 0;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        int b = sortable_bits(z[i]);
-        c += b > bits || (b == bits && i >= from);
-    }
+// The sum of every thread's c, for every thread of the block (sc: blockDim.x ints of shared scratch).
+__device__ int block_sum(int c, int* sc) {
     sc[threadIdx.x] = c;
     __syncthreads();
     for (int k = blockDim.x / 2; k > 0; k >>= 1) {
@@ -528,6 +523,16 @@ __device__ int count_keys(const float* z, int n, int bits, int from, int* sc) {
     int total = sc[0];
     __syncthreads();
     return total;
+}
+
+// How many of the row's ids i have key(i) >= (bits, from): bits above, or equal with i >= from. Block-wide.
+__device__ int count_keys(const float* z, int n, int bits, int from, int* sc) {
+    int c = 0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        int b = sortable_bits(z[i]);
+        c += b > bits || (b == bits && i >= from);
+    }
+    return block_sum(c, sc);
 }
 
 __device__ void sample_top_k(int* id, const float* z, int n, const double* c, int* sc, long long* keys, double* probs) {
@@ -738,6 +743,141 @@ extern "C" __global__ void sample_rows(int* ids, const float* logits, const doub
         }
     }
     ids[blockIdx.x] = max(lastPositive, 0);   // past the end (rounding): the last id of positive weight
+}
+
+// How many entries of the row have log-probability keys at or above (bits, ids <= upto): sortable bits of
+// z - logSum above bits, or equal with id <= upto (upto -1: equal ones none, n: all). Block-wide.
+__device__ int count_raw(const float* z, int n, float logSum, int bits, int upto, int* sc) {
+    int c = 0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        int b = sortable_bits(z[i] - logSum);
+        c += b > bits || (b == bits && i <= upto);
+    }
+    return block_sum(c, sc);
+}
+
+// The raw log-probabilities of the tokens sample_rows chose, as the engine's RawLogprobs.score reports them:
+// logSum = (float) (max + log(sum of weight_exp(z - max))), the logprob z[id] - logSum (in float), the rank
+// (1 + the entries whose z - logSum is above it) and the k = tops[r] most likely (0 to 20; -1: row r asks for
+// none), largest first, equal values in id order. out holds 42 words a row: the logprob, the rank, 20 ids,
+// 20 logprobs. A row with a NaN or an infinite largest logit is declined (ids[r] = -1: its row goes to the
+// host); a row sample_rows declined is left. The sum is per thread over contiguous ids, then the threads' sums
+// in order (the host sums in id order: logSum may differ in its last bit, rarely). Grid rows, block 256.
+extern "C" __global__ void row_logprobs(int* ids, int* out, const float* logits, const int* tops, int n) {
+    __shared__ int sc[256];
+    __shared__ float sf[256];
+    __shared__ double sd[256];
+    __shared__ int cand[32];
+    int row = blockIdx.x;
+    int k = tops[row];
+    int id = ids[row];
+    if (k < 0 || id < 0) return;
+    const float* z = logits + (long long) row * n;
+    int t = threadIdx.x;
+    float m = NEG_INF;
+    int nan = 0;
+    for (int i = t; i < n; i += blockDim.x) {
+        float v = z[i];
+        nan |= v != v;
+        m = v > m ? v : m;
+    }
+    sf[t] = m;
+    sc[t] = nan;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (t < s) {
+            sf[t] = sf[t + s] > sf[t] ? sf[t + s] : sf[t];
+            sc[t] |= sc[t + s];
+        }
+        __syncthreads();
+    }
+    float max = sf[0];
+    bool declined = sc[0] != 0 || max == NEG_INF || max == -NEG_INF;
+    __syncthreads();
+    if (declined) {
+        if (t == 0) ids[row] = -1;
+        return;
+    }
+    int chunk = (n + blockDim.x - 1) / blockDim.x;
+    int lo = min(n, t * chunk), hi = min(n, lo + chunk);
+    double part = 0;
+    for (int i = lo; i < hi; i++) part += weight_exp((double) (z[i] - max));
+    sd[t] = part;
+    __syncthreads();
+    if (t == 0) {
+        double sum = 0;
+        for (int j = 0; j < blockDim.x; j++) sum += sd[j];
+        sf[0] = (float) (max + log(sum));
+    }
+    __syncthreads();
+    float logSum = sf[0];
+    __syncthreads();
+    float own = z[id] - logSum;
+    int above = 0;
+    for (int i = t; i < n; i += blockDim.x) above += z[i] - logSum > own;
+    int rank = 1 + block_sum(above, sc);
+    int* o = out + 42LL * row;
+    if (k > 0) {
+        k = min(k, n);
+        // the k-th largest bits: the largest b with count(bits >= b) >= k
+        long long blo = -2147483648LL, bhi = 2147483647LL;
+        while (blo < bhi) {
+            long long mid = blo + (bhi - blo + 1) / 2;
+            if (count_raw(z, n, logSum, (int) mid, n, sc) >= k) blo = mid; else bhi = mid - 1;
+        }
+        int bits = (int) blo;
+        // the ties at bits in id order: the smallest upto with count(above bits, or at bits with ids <= upto) >= k
+        int ulo = 0, uhi = n - 1;
+        while (ulo < uhi) {
+            int mid = ulo + (uhi - ulo) / 2;
+            if (count_raw(z, n, logSum, bits, mid, sc) >= k) uhi = mid; else ulo = mid + 1;
+        }
+        int upto = ulo;
+        // the k candidates gathered in id order: thread t's contiguous ids, at the offset of the threads before it
+        int mine = 0;
+        for (int i = lo; i < hi; i++) {
+            int b = sortable_bits(z[i] - logSum);
+            mine += b > bits || (b == bits && i <= upto);
+        }
+        sc[t] = mine;
+        __syncthreads();
+        if (t == 0) {
+            int run = 0;
+            for (int j = 0; j < blockDim.x; j++) {
+                int c = sc[j];
+                sc[j] = run;
+                run += c;
+            }
+        }
+        __syncthreads();
+        int at = sc[t];
+        for (int i = lo; i < hi; i++) {
+            int b = sortable_bits(z[i] - logSum);
+            if ((b > bits || (b == bits && i <= upto)) && at < k) cand[at++] = i;
+        }
+        __syncthreads();
+        if (t == 0) {
+            // insertion sort: larger first, equal values in id order (the candidates come in id order)
+            for (int a = 1; a < k; a++) {
+                int x = cand[a];
+                float xv = z[x] - logSum;
+                int j = a;
+                while (j > 0 && z[cand[j - 1]] - logSum < xv) {
+                    cand[j] = cand[j - 1];
+                    j--;
+                }
+                cand[j] = x;
+            }
+            for (int r = 0; r < k; r++) {
+                o[2 + r] = cand[r];
+                o[22 + r] = __float_as_int(z[cand[r]] - logSum);
+            }
+        }
+    }
+    if (t == 0) {
+        o[0] = __float_as_int(own);
+        o[1] = rank;
+    }
 }
 
 // The KV-cache slot of position p of sequence s, as an element offset of one head's vectors.

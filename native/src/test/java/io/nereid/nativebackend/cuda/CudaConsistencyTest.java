@@ -1,5 +1,6 @@
 package io.nereid.nativebackend.cuda;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -148,7 +149,9 @@ class CudaConsistencyTest {
                 List<Slice> slices = new ArrayList<>();
                 // every other decode of A asks for its argmax only: the CUDA backend answers with the id computed on
                 // the device (the CPU's rows are compared with it), beside B's rows (the layout puts them first)
-                slices.add(new Slice(new int[] {next}, posA++, tableA, 1, false, i % 2 == 0 ? TokenChoice.ARGMAX : null));
+                // (and every fourth with its logprob, rank and top 5, computed on the device too)
+                slices.add(new Slice(new int[] {next}, posA++, tableA, 1, false,
+                        i % 4 == 0 ? TokenChoice.ARGMAX : i % 4 == 2 ? TokenChoice.ARGMAX.withLogprobs(5) : null));
                 if (i == 3) {   // the second sequence's prompt arrives mid-way and is prefilled beside the decode
                     slices.add(new Slice(promptB, 0, tableB, 1));
                     posB = promptB.length;
@@ -193,6 +196,7 @@ class CudaConsistencyTest {
                     c.name(), compared.rows, compared.worst, c.tolerance(), compared.ids, compared.argmaxRows, compared.ties,
                     compared.draws, compared.declined);
             assertEquals(CHECKED.equals("cuda") ? 8 : 0, compared.argmaxRows, "A's argmax-only decodes");
+            assertEquals(CHECKED.equals("cuda") ? 4 : 0, compared.logprobRows, "A's decodes with logprobs from the device");
             assertEquals(CHECKED.equals("cuda") ? 6 : 0, compared.draws + compared.declined, "B's drawn decodes");
             assertTrue(!CHECKED.equals("cuda") || compared.draws >= 4, compared.draws + " draws on the device");
             assertTrue(compared.ids > 10, "too few comparable greedy ids: " + compared.ids);
@@ -216,6 +220,7 @@ class CudaConsistencyTest {
         int argmaxRows;
         int draws;
         int declined;
+        int logprobRows;
         int ids;
         int ties;
         double worst;
@@ -228,7 +233,8 @@ class CudaConsistencyTest {
             StepOutput a = cpu.forward(step);
             StepOutput b = cuda.forward(step);
             // the same step again without choices (the same K/V written again): the rows the device drew from
-            StepOutput again = step.slices().stream().anyMatch(x -> x.choice() != null && !x.choice().argmax())
+            StepOutput again = step.slices().stream().anyMatch(x -> x.choice() != null
+                    && (!x.choice().argmax() || x.choice().logprobs()))
                     ? cuda.forward(new Step(step.slices().stream().map(x -> new Slice(x.tokens(), x.startPos(), x.blockTable(),
                             x.logitRows(), x.hidden())).toList())) : null;
             List<Integer> greedy = new ArrayList<>();
@@ -279,6 +285,16 @@ class CudaConsistencyTest {
                     if (deviceIds != null) {
                         bestGpu = deviceIds[r];
                         argmaxRows++;
+                        if (b.logprobs()[s] != null) {   // the device's logprobs: the host's on the device's own row
+                            var expected = io.nereid.engine.sampling.RawLogprobs.score(again.row(s, r), bestGpu,
+                                    choice.topLogprobs());
+                            var actual = b.logprobs()[s][r];
+                            String where = c.name() + ", slice " + s + " row " + r + ": ";
+                            assertEquals(expected.logprob(), actual.logprob(), Math.ulp(expected.logprob()), where + "logprob");
+                            assertEquals(expected.rank(), actual.rank(), where + "rank");
+                            assertArrayEquals(expected.topIds(), actual.topIds(), where + "top ids");
+                            logprobRows++;
+                        }
                     } else {
                         double diff = 0;
                         for (int i = 0; i < x.length; i++) {

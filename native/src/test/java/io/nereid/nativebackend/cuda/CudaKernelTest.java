@@ -184,6 +184,103 @@ class CudaKernelTest {
         assertTrue(distinct > 30, "the rows' choices differ, so agreeing means something: " + distinct);
     }
 
+    /**
+     * {@code row_logprobs} reports what the engine's {@code RawLogprobs.score} does on the row: the chosen
+     * token's logprob, its rank and the top 0 to 20 (largest first, equal values in id order), on random rows,
+     * rows of many equal values (ties at the cut), rows with -infinity entries, a chosen token of low rank;
+     * rows with a NaN or +infinity are declined (id -1), rows declined already or asking for none are left.
+     */
+    @Test
+    void rowLogprobsReportWhatTheHostReports() {
+        driver.makeCurrent(context);
+        int n = 1000;
+        SplittableRandom random = new SplittableRandom(29);
+        List<float[]> rows = new ArrayList<>();
+        List<int[]> idAndTop = new ArrayList<>();
+        int[] tops = {0, 1, 5, 20};
+        for (int r = 0; r < 28; r++) {
+            float[] row = randomRow(random, n);
+            if (r % 4 == 1) {
+                for (int i = 0; i < n; i++) {
+                    row[i] = Math.round(row[i]);   // ties at every cut
+                }
+            } else if (r % 4 == 2) {
+                for (int i = 0; i < n; i += 2) {
+                    row[i] = Float.NEGATIVE_INFINITY;
+                }
+            }
+            int id = r % 3 == 0 ? TokenChoice.argmaxOf(row) : random.nextInt(n);
+            if (r % 4 == 2 && id % 2 == 0) {
+                id++;
+            }
+            rows.add(row);
+            idAndTop.add(new int[] {id, tops[(r + r / 4) % tops.length]});
+        }
+        float[] nan = randomRow(random, n);
+        nan[5] = Float.NaN;
+        float[] inf = randomRow(random, n);
+        inf[9] = Float.POSITIVE_INFINITY;
+        rows.add(nan);
+        idAndTop.add(new int[] {3, 2});
+        rows.add(inf);
+        idAndTop.add(new int[] {3, 0});
+        rows.add(randomRow(random, n));
+        idAndTop.add(new int[] {-1, 5});   // declined by sample_rows already
+        rows.add(randomRow(random, n));
+        idAndTop.add(new int[] {7, -1});   // asks for none
+        int count = rows.size();
+        MemorySegment host = ARENA.allocate(4L * n * count, 16);
+        MemorySegment idSeg = ARENA.allocate(4L * count, 16);
+        MemorySegment topSeg = ARENA.allocate(4L * count, 16);
+        for (int r = 0; r < count; r++) {
+            MemorySegment.copy(rows.get(r), 0, host, ValueLayout.JAVA_FLOAT, 4L * n * r, n);
+            idSeg.setAtIndex(ValueLayout.JAVA_INT, r, idAndTop.get(r)[0]);
+            topSeg.setAtIndex(ValueLayout.JAVA_INT, r, idAndTop.get(r)[1]);
+        }
+        long logits = upload(host);
+        long ids = upload(idSeg);
+        long topsDev = upload(topSeg);
+        long records = driver.alloc(4L * 42 * count);
+        driver.zero(records, 4L * 42 * count);
+        try {
+            KernelArgs a = new KernelArgs(ARENA).reset().ptr(ids).ptr(records).ptr(logits).ptr(topsDev).i32(n);
+            LaunchGeometry g = LaunchGeometry.perRow(count);
+            driver.launch(kernels.function("row_logprobs"), g.gridX(), g.gridY(), 1, g.blockX(), 1, 1, 0, a.pointers());
+            MemorySegment outIds = ARENA.allocate(4L * count, 16);
+            MemorySegment out = ARENA.allocate(4L * 42 * count, 16);
+            driver.copyToHost(outIds, ids, 4L * count);
+            driver.copyToHost(out, records, 4L * 42 * count);
+            for (int r = 0; r < count; r++) {
+                int id = idAndTop.get(r)[0];
+                int top = idAndTop.get(r)[1];
+                int o = 42 * r;
+                String where = "row " + r + " (token " + id + ", top " + top + ")";
+                if (r == count - 4 || r == count - 3) {
+                    assertEquals(-1, outIds.getAtIndex(ValueLayout.JAVA_INT, r), where + ": a NaN / +infinity row is declined");
+                    continue;
+                }
+                assertEquals(id, outIds.getAtIndex(ValueLayout.JAVA_INT, r), where + ": the id stays");
+                if (id < 0 || top < 0) {
+                    assertEquals(0, out.getAtIndex(ValueLayout.JAVA_INT, o + 1), where + ": no record");
+                    continue;
+                }
+                io.nereid.engine.sampling.SampledToken expected = io.nereid.engine.sampling.RawLogprobs.score(rows.get(r), id, top);
+                assertEquals(expected.logprob(), Float.intBitsToFloat(out.getAtIndex(ValueLayout.JAVA_INT, o)), where + ": logprob");
+                assertEquals(expected.rank(), out.getAtIndex(ValueLayout.JAVA_INT, o + 1), where + ": rank");
+                for (int k = 0; k < top; k++) {
+                    assertEquals(expected.topIds()[k], out.getAtIndex(ValueLayout.JAVA_INT, o + 2 + k), where + ": top id " + k);
+                    assertEquals(expected.topLogprobs()[k], Float.intBitsToFloat(out.getAtIndex(ValueLayout.JAVA_INT, o + 22 + k)),
+                            where + ": top logprob " + k);
+                }
+            }
+        } finally {
+            driver.free(logits);
+            driver.free(ids);
+            driver.free(topsDev);
+            driver.free(records);
+        }
+    }
+
     private static List<float[]> argmaxEdgeCases(SplittableRandom random, int n) {
         List<float[]> rows = new ArrayList<>();
         for (int r = 0; r < 6; r++) {
