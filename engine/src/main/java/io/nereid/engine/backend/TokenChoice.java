@@ -3,8 +3,8 @@ package io.nereid.engine.backend;
 /**
  * How a backend may choose a slice's next tokens itself, where its logits are, and return only their ids
  * ({@link StepOutput#chosen()}) instead of the logit rows: what the engine's sampling chain would do with
- * the rows when it needs nothing else of them (no logprobs, no penalty, bias, constraint or min_tokens at
- * work, no top-k above {@link #MAX_TOP_K}). A device backend spares copying a vocabulary of floats per row
+ * the rows when it needs nothing else of them (no prompt scoring; no penalty, bias, constraint or min_tokens at
+ * work; no top-k above {@link #MAX_TOP_K}; the chosen tokens' logprobs may be asked for beside them). A device backend spares copying a vocabulary of floats per row
  * to the host and the host's pass over them; returning the rows is always allowed (a backend may decline a
  * draw it cannot settle cheaply, such as a top-p whose nucleus is thousands of tokens), and the engine then
  * chooses the same way on the host.
@@ -41,8 +41,10 @@ package io.nereid.engine.backend;
  * log-probability ({@link ChosenLogprobs}, {@link StepOutput#logprobs()}), as the engine's
  * {@code RawLogprobs.score} defines it: the log-softmax of the row in float ({@code z - (float) (max + log(sum))},
  * the sum of {@code Exp.exp(z - max)} in double), the token's rank (1 + the entries above it) and the
- * {@code topLogprobs} most likely entries, largest first, equal ones in id order. A backend that cannot
- * (a row with a NaN) returns the row instead.
+ * {@code topLogprobs} most likely entries (at most the vocabulary), largest first, equal ones in id order. A
+ * device sums in its own order and its {@code log} may differ from {@code Math.log} in the last bit, so the
+ * float {@code max + log(sum)} may, rarely, be one ulp off the host's. A backend that cannot (a row with a
+ * NaN) returns the row instead.
  *
  * @param temperature 0 for the argmax, else the draw's temperature
  * @param uniform     the draw's number in [0, 1); 0 for the argmax

@@ -271,9 +271,10 @@ final class OutputProcessor {
         }
         io.nereid.engine.backend.ChosenLogprobs[] lps = logits.out.logprobs()[logits.slice];
         io.nereid.engine.backend.ChosenLogprobs lp = lps == null ? null : lps[logits.row];
-        if (lp == null || lp.topIds().length != q.sampling().topLogprobs()) {
+        int top = Math.min(q.sampling().topLogprobs(), logits.out.vocabSize());   // as RawLogprobs.score reports
+        if (lp == null || lp.topIds().length != top) {
             throw new IllegalStateException("the backend chose token " + id + " without the logprobs asked for ("
-                    + q.sampling().topLogprobs() + " alternatives)");
+                    + top + " alternatives)");
         }
         return new SampledToken(id, lp.logprob(), lp.rank(), lp.topIds(), lp.topLogprobs());
     }

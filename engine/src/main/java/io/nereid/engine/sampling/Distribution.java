@@ -198,12 +198,12 @@ public final class Distribution {
         float inv = 1f / p.temperature();
         float top = top(z);
         double max = top * inv;
-        if (top != top || Double.isInfinite(max)) {
-            return null;   // a NaN ranks by its bits (above +infinity): sorted() orders it
+        float scale = inv * BUCKETS_PER_NAT;    // a token's bucket: (top - z) * scale, which never decreases down the ranks
+        if (top != top || Double.isInfinite(max) || Float.isInfinite(scale)) {
+            return null;   // a NaN ranks by its bits (above +infinity); a temperature below 1e-37: sorted() orders them
         }
         int vocab = z.length;
         boolean topP = p.topP() < 1f;
-        float scale = inv * BUCKETS_PER_NAT;    // a token's bucket: (top - z) * scale, which never decreases down the ranks
         int[] count = new int[BUCKETS + 1];
         double[] mass = topP ? new double[BUCKETS + 1] : null;
         double sum = topP ? weighBuckets(z, top, scale, weights(z, inv, max), count, mass) : 0;
@@ -211,7 +211,9 @@ public final class Distribution {
             countBuckets(z, top, scale, count);
         }
         // the first buckets that hold the cut: a prefix of the ranking
-        double slack = 1e-5 + 1e-7 * Math.abs(max);   // how far a bucket's edge may lie from its weights' nats (float)
+        // how far a bucket's edge may lie from its weights' nats: the two float products z * inv (half an ulp each,
+        // of up to |max| + 33) and the bucket's own float arithmetic
+        double slack = 1e-5 + 2.5e-7 * (Math.abs(max) + 33);
         int last = BUCKETS;
         boolean belowMinP = false;   // no token past the gathered ones reaches min-p's threshold
         int gathered = 0;
@@ -227,6 +229,9 @@ public final class Distribution {
                 last = b;
                 break;
             }
+        }
+        if (gathered == 0) {
+            return null;
         }
         long[] order = gather(z, top, scale, last, gathered);
         Arrays.sort(order);

@@ -19,8 +19,8 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>x = k ln 2 + r with k = round(x / ln 2) (by the 1.5 x 2^52 rounding trick, ties to even) and |r| &lt;=
  * ln 2 / 2 (ln 2 in two parts, Cody and Waite); exp(r) by its Taylor polynomial of degree 13 (error below
  * 1e-17), Horner with fused multiply-adds; times 2^k built from k's bits. Within 1 ulp of the true
- * exponential over the range (ExpTest). Defined for x &lt;= 709; below -708, where the result would be
- * subnormal (a weight e^-708 of the largest), it is 0; NaN gives NaN.
+ * exponential over the range (ExpTest). Defined for x &lt;= 709; below -708 (where the results near the
+ * subnormals begin, e^-708.4; a weight e^-708 of the largest) it is 0; NaN gives NaN.
  *
  * <p>The bulk forms use the Vector API when {@code jdk.incubator.vector} is loaded and its preferred double
  * species has 4 lanes or more, else the scalar form: the same bits either way. Stateless, thread-safe.

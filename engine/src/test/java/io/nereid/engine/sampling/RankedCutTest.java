@@ -152,6 +152,31 @@ class RankedCutTest {
     }
 
     @Test
+    void aLowTemperatureWithMinPKeepsWhatTheSortKeeps() {
+        // found in review: the float products' rounding at |max| ~ 1060 exceeded the bucket edge's old slack
+        Distribution d = distribution(0.0731f, -1, 1f, 1.9174055E-10f);
+        float[] z = {77.488976f, 75.85336f};
+        assertSame(d.sorted(z), d.of(z), "min-p at T 0.0731");
+        assertEquals(2, d.of(z).size());
+        // a temperature so low that 8 / T overflows float: the sort answers (was an empty gather)
+        Distribution cold = distribution(1e-38f, -1, 1f, 0.9f);
+        float[] two = {0f, -1f};
+        assertSame(cold.sorted(two), cold.of(two), "T 1e-38");
+        SplittableRandom r = new SplittableRandom(41);
+        for (int c = 0; c < 3000; c++) {   // large logits at low temperatures, min-p and top-p
+            float[] row = new float[1 + r.nextInt(300)];
+            float base = (float) (r.nextDouble() * 200 - 100);
+            for (int i = 0; i < row.length; i++) {
+                row[i] = base + (float) (r.nextGaussian() * 2);
+            }
+            float t = (float) Math.pow(10, -3 * r.nextDouble());
+            float minP = (float) Math.pow(10, -12 * r.nextDouble());
+            Distribution dist = distribution(t, -1, r.nextBoolean() ? 1f : 0.9f, minP);
+            assertSame(dist.sorted(row), dist.of(row), "case " + c + " (T " + t + ", min-p " + minP + ", base " + base + ")");
+        }
+    }
+
+    @Test
     void aNanOrAnInfiniteTopLeavesTheRowToTheSort() {
         Distribution d = distribution(1f, -1, 0.9f, 0f);
         float[] nan = {1f, Float.NaN, 2f};

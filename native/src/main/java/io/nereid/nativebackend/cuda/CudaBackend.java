@@ -381,7 +381,8 @@ final class CudaBackend implements Backend {
                 if (ch.logprobs()) {
                     logprobs[i] = new ChosenLogprobs[slice.logitRows()];
                     for (int r = 0; r < slice.logitRows(); r++) {
-                        logprobs[i][r] = out[i][r] < 0 ? null : logprobRecord(records, at + r, ch.topLogprobs());
+                        logprobs[i][r] = out[i][r] < 0 ? null
+                                : logprobRecord(records, at + r, Math.min(ch.topLogprobs(), c.vocabSize()));
                     }
                 }
                 at += slice.logitRows();
@@ -404,7 +405,7 @@ final class CudaBackend implements Backend {
 
     /**
      * The rows the device declined (id -1: a top-p or min-p cut wider than {@code sample_rows}' 256 ranks, or
-     * logprobs of a row with a NaN or an infinite logit) go back as their rows, for the engine to choose on the
+     * logprobs of a row with a NaN or an infinite largest logit) go back as their rows, for the engine to choose on the
      * host with the same number: their {@code chosen} and {@code logprobs} entries become null and their row is
      * downloaded from the chosen rows at {@code rows}.
      */

@@ -476,8 +476,8 @@ extern "C" __global__ void gather_rows(float* out, const float* x, const int* ro
 //    the weights are walked in id order; past the end the last id of positive weight; none positive, id 0.
 //    Thread t sums the contiguous ids [t c, t c + c) (c = ceil(n / 256)), thread 0 walks the 256 sums, then id by
 //    id from the chunk the number falls in. The same token as the host's walk but where the number lies within
-//    double rounding (~1e-16 of the total) of an edge: the sums are grouped by chunk, and CUDA's exp may differ
-//    from Java's in the last bit (the products are kept unfused, as the host rounds them).
+//    double rounding (~1e-16 of the total) of an edge: the sums are grouped by chunk (each weight is the host's
+//    bits: weight_exp, the products kept unfused as the host rounds them).
 //  - top-k draw (k <= 256): the k-th largest sortable key found by bisection over the keys' 32 bits (counting the
 //    row each round), ties at it by bisection over the ids (the higher ids rank first, as the host's sort of
 //    (bits, id)), the k candidates gathered in id order and bitonic-sorted by (bits, id) descending; thread 0
@@ -760,9 +760,10 @@ __device__ int count_raw(const float* z, int n, float logSum, int bits, int upto
 // logSum = (float) (max + log(sum of weight_exp(z - max))), the logprob z[id] - logSum (in float), the rank
 // (1 + the entries whose z - logSum is above it) and the k = tops[r] most likely (0 to 20; -1: row r asks for
 // none), largest first, equal values in id order. out holds 42 words a row: the logprob, the rank, 20 ids,
-// 20 logprobs. A row with a NaN or an infinite largest logit is declined (ids[r] = -1: its row goes to the
-// host); a row sample_rows declined is left. The sum is per thread over contiguous ids, then the threads' sums
-// in order (the host sums in id order: logSum may differ in its last bit, rarely). Grid rows, block 256.
+// 20 logprobs (min(k, n) of them written). A row with a NaN or an infinite largest logit is declined (ids[r] =
+// -1: its row goes to the host); a row sample_rows declined is left. The sum is per thread over contiguous ids,
+// then the threads' sums in order (the host sums in id order, and CUDA's log may differ from Math.log in the
+// last bit: the float logSum may, rarely, be one ulp off the host's). Grid rows, block 256.
 extern "C" __global__ void row_logprobs(int* ids, int* out, const float* logits, const int* tops, int n) {
     __shared__ int sc[256];
     __shared__ float sf[256];
