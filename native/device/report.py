@@ -44,6 +44,10 @@ def main(out):
         one = [d for d in nereid["decode"] if d["batch"] == 1]
         if one:   # a batch-1 step after 4K positions against one after ~200: what long attention costs
             cmp["long_context_step_ratio"] = round(nereid["long_context"]["step_ms"] / one[0]["step_ms"], 3)
+    if "sampled_decode" in nereid and "decode" in nereid:
+        same = [d for d in nereid["decode"] if d["batch"] == nereid["sampled_decode"]["batch"]]
+        if same:   # a step drawing from the whole softmax (T 1) against a greedy one, at the largest batch
+            cmp["sampled_step_ratio"] = round(nereid["sampled_decode"]["step_ms"] / same[0]["step_ms"], 3)
     if "greedy_ids" in torch_r and "greedy_ids" in nereid:
         a, b = torch_r["greedy_ids"], nereid["greedy_ids"]
         same = 0

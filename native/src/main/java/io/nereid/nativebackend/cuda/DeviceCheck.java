@@ -95,6 +95,36 @@ public final class DeviceCheck {
         return "{" + String.join(",", fields) + "}";
     }
 
+    /**
+     * The largest batch decoded on for {@code gen} more steps with tokens drawn from the whole softmax at
+     * temperature 1 (OpenAI's and GenAI-Perf's defaults), each slice asking the backend to draw: what sampling
+     * costs a step beside the argmax. A backend that returns rows (the CPU) goes on with their argmax, the
+     * draw left out of the time, and reports {@code drawn_on_device} false.
+     */
+    private static String sampledDecode(Backend b, String backendName, int[][] tables, int[] next, int from, int gen) {
+        SplittableRandom numbers = new SplittableRandom(11);
+        int batch = tables.length;
+        boolean onDevice = true;
+        long t0 = System.nanoTime();
+        for (int i = 0; i < gen; i++) {
+            List<Slice> step = new ArrayList<>();
+            for (int s = 0; s < batch; s++) {
+                step.add(new Slice(new int[] {next[s]}, from + i, tables[s], 1, false,
+                        TokenChoice.draw(1f, numbers.nextDouble())));
+            }
+            StepOutput out = b.forward(new Step(step));
+            for (int s = 0; s < batch; s++) {
+                onDevice &= out.chosen()[s] != null;
+            }
+            next = argmaxes(out);
+        }
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        System.out.printf(Locale.ROOT, "%s sampled decode (T 1) batch %d: %.1f tok/s (%.2f ms per step)%n", backendName,
+                batch, batch * gen / seconds, 1000 * seconds / gen);
+        return q("sampled_decode") + ":{" + q("batch") + ":" + batch + "," + q("tok_s") + ":" + fmt(batch * gen / seconds)
+                + "," + q("step_ms") + ":" + fmt(1000 * seconds / gen) + "," + q("drawn_on_device") + ":" + onDevice + "}";
+    }
+
     /** Prefill and decode speed, and greedy ids, of {@code --model} on {@code --backend}. */
     static String bench(java.util.Map<String, String> o) throws IOException {
         Path model = Path.of(o.get("--model"));
@@ -105,7 +135,7 @@ public final class DeviceCheck {
         int decodePrompt = 128;
         int block = 16;
         int maxBatch = Arrays.stream(batches).max().orElse(1);
-        int perSeq = (Math.max(prompt, decodePrompt + gen) + block - 1) / block + 1;
+        int perSeq = (Math.max(prompt, decodePrompt + 2 * gen) + block - 1) / block + 1;   // greedy, then sampled
         // one sequence decoded after a long prompt (0: none): how attention holds up at long contexts
         int longContext = Integer.parseInt(o.getOrDefault("--long-context", "0"));
         int longGen = Integer.parseInt(o.getOrDefault("--long-gen", "32"));
@@ -157,6 +187,9 @@ public final class DeviceCheck {
                         + q("step_ms") + ":" + fmt(1000 * seconds / gen) + "," + q("argmax_on_device") + ":" + onDevice + "}");
                 System.out.printf(Locale.ROOT, "%s decode batch %d: %.1f tok/s (%.2f ms per step)%n", backendName, batch,
                         batch * gen / seconds, 1000 * seconds / gen);
+                if (batch == maxBatch) {
+                    fields.add(sampledDecode(b, backendName, tables, next, decodePrompt + gen, gen));
+                }
             }
             if (longContext > 0) {
                 int[] lt = range(maxBatch * perSeq + perSeq, longBlocks);

@@ -59,6 +59,9 @@ class DeviceCheckTest {
         // device, the CPU backend returns rows
         assertTrue(cuda.contains("\"argmax_on_device\":true") && !cuda.contains("\"argmax_on_device\":false"), cuda);
         assertTrue(cpu.contains("\"argmax_on_device\":false") && !cpu.contains("\"argmax_on_device\":true"), cpu);
+        // and the largest batch again, drawing at temperature 1: on the device for CUDA, rows for the CPU
+        assertTrue(cuda.contains("\"sampled_decode\":{\"batch\":2,") && cuda.contains("\"drawn_on_device\":true"), cuda);
+        assertTrue(cpu.contains("\"sampled_decode\":{\"batch\":2,") && cpu.contains("\"drawn_on_device\":false"), cpu);
         int[] gpuIds = ints(cuda, "greedy_ids");
         int[] cpuIds = ints(cpu, "greedy_ids");
         double[] margins = doubles(cpu, "greedy_margins");
