@@ -56,15 +56,20 @@ public class SamplingBenchmark {
             row[i] = (float) (3 * r.nextGaussian());
         }
         greedy = new SamplingChain(SamplingParams.GREEDY, VOCAB, new int[0], 1);
-        whole = new SamplingChain(new SamplingParams(1f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(), 1L, 0), VOCAB, new int[0], 1);
-        topP = new SamplingChain(new SamplingParams(0.7f, -1, 0.9f, 0f, 1f, 0f, 0f, Map.of(), 1L, 0), VOCAB, new int[0], 1);
-        topK = new SamplingChain(new SamplingParams(0.7f, 40, 1f, 0f, 1f, 0f, 0f, Map.of(), 1L, 0), VOCAB, new int[0], 1);
-        llamaCpp = new SamplingChain(new SamplingParams(0.8f, 40, 0.95f, 0.05f, 1f, 0f, 0f, Map.of(), 1L, 0), VOCAB,
-                new int[0], 1);
-        minP = new SamplingChain(new SamplingParams(1f, -1, 1f, 0.05f, 1f, 0f, 0f, Map.of(), 1L, 0), VOCAB, new int[0], 1);
-        logprobs = new SamplingChain(new SamplingParams(0f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(), null, 20), VOCAB, new int[0], 1);
-        topPCut = new Distribution(new SamplingParams(0.7f, -1, 0.9f, 0f, 1f, 0f, 0f, Map.of(), 1L, 0));
-        topKCut = new Distribution(new SamplingParams(0.7f, 40, 1f, 0f, 1f, 0f, 0f, Map.of(), 1L, 0));
+        whole = new SamplingChain(params(1f, -1, 1f, 0f, 0), VOCAB, new int[0], 1);
+        topP = new SamplingChain(params(0.7f, -1, 0.9f, 0f, 0), VOCAB, new int[0], 1);
+        topK = new SamplingChain(params(0.7f, 40, 1f, 0f, 0), VOCAB, new int[0], 1);
+        llamaCpp = new SamplingChain(params(0.8f, 40, 0.95f, 0.05f, 0), VOCAB, new int[0], 1);
+        minP = new SamplingChain(params(1f, -1, 1f, 0.05f, 0), VOCAB, new int[0], 1);
+        logprobs = new SamplingChain(params(0f, -1, 1f, 0f, 20), VOCAB, new int[0], 1);
+        topPCut = new Distribution(params(0.7f, -1, 0.9f, 0f, 0));
+        topKCut = new Distribution(params(0.7f, 40, 1f, 0f, 0));
+    }
+
+    /** Sampling parameters without penalties or bias, seeded (temperature 0: greedy, no seed). */
+    private static SamplingParams params(float temperature, int topK, float topP, float minP, int topLogprobs) {
+        return new SamplingParams(temperature, topK, topP, minP, 1f, 0f, 0f, Map.of(), temperature > 0 ? 1L : null,
+                topLogprobs);
     }
 
     @Benchmark

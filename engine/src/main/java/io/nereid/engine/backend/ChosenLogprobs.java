@@ -14,8 +14,8 @@ public record ChosenLogprobs(float logprob, int rank, int[] topIds, float[] topL
 
     public ChosenLogprobs {
         if (rank < 1 || topIds.length != topLogprobs.length) {
-            throw new IllegalArgumentException("rank " + rank + ", " + topIds.length + " top ids for " + topLogprobs.length
-                    + " logprobs");
+            throw new IllegalArgumentException("rank " + rank + ", " + topIds.length + " top ids for "
+                    + topLogprobs.length + " logprobs");
         }
     }
 }

@@ -49,8 +49,8 @@ public record Slice(int[] tokens, int startPos, int[] blockTable, int logitRows,
             throw new IllegalArgumentException("logit rows " + logitRows + " for a slice of " + tokens.length + " tokens");
         }
         if (choice != null && (logitRows == 0 || hidden || (!choice.argmax() && logitRows != 1))) {
-            throw new IllegalArgumentException("a slice whose tokens the backend may choose needs logit rows (one for a draw)"
-                    + " and no hidden states: " + logitRows + " rows, " + choice + (hidden ? ", hidden" : ""));
+            throw new IllegalArgumentException("a slice whose tokens the backend may choose needs logit rows (one for"
+                    + " a draw) and no hidden states: " + logitRows + " rows, " + choice + (hidden ? ", hidden" : ""));
         }
     }
 

@@ -39,8 +39,8 @@ public record StepOutput(float[][] logits, int vocabSize, float[][] hidden, int 
 
     public StepOutput {
         if (hidden.length != logits.length || chosen.length != logits.length || logprobs.length != logits.length) {
-            throw new IllegalArgumentException("logits for " + logits.length + " slices, hidden states for " + hidden.length
-                    + ", chosen tokens for " + chosen.length + ", logprobs for " + logprobs.length);
+            throw new IllegalArgumentException("logits for " + logits.length + " slices, hidden states for "
+                    + hidden.length + ", chosen tokens for " + chosen.length + ", logprobs for " + logprobs.length);
         }
         for (int i = 0; i < logits.length; i++) {
             if (logits[i] != null && chosen[i] != null) {

@@ -3,9 +3,9 @@ package io.nereid.engine.backend;
 /**
  * How a backend may choose a slice's next tokens itself, where its logits are, and return only their ids
  * ({@link StepOutput#chosen()}) instead of the logit rows: what the engine's sampling chain would do with
- * the rows when it needs nothing else of them (no prompt scoring; no penalty, bias, constraint or min_tokens at
- * work; no top-k above {@link #MAX_TOP_K}; the chosen tokens' logprobs may be asked for beside them). A device backend spares copying a vocabulary of floats per row
- * to the host and the host's pass over them; returning the rows is always allowed (a backend may decline a
+ * the rows when it needs nothing else of them (no prompt scoring; no penalty, bias, constraint or min_tokens
+ * at work; no top-k above {@link #MAX_TOP_K}; the chosen tokens' logprobs may be asked for beside them). A
+ * device backend spares copying a vocabulary of floats per row to the host and the host's pass over them; returning the rows is always allowed (a backend may decline a
  * draw it cannot settle cheaply, such as a top-p whose nucleus is thousands of tokens), and the engine then
  * chooses the same way on the host.
  *

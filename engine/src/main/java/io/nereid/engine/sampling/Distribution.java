@@ -101,15 +101,11 @@ public final class Distribution {
         }
         double[] prob = new double[n];   // (n) by rank, most likely first
         double max = z[rank(order, 0)] * inv;
-        double sum = 0;
         for (int r = 0; r < n; r++) {
-            double e = Exp.exp(z[rank(order, r)] * inv - max);
-            prob[r] = e;
-            sum += e;
+            prob[r] = Exp.exp(z[rank(order, r)] * inv - max);
         }
-        if (n == z.length) {   // every weight: summed in id order, as ranked() sums them without a sort
-            sum = sum(weights(z, inv, max));
-        }
+        // a top-k's weights summed in rank order; every weight summed in id order, as ranked() sums them
+        double sum = n == z.length ? sum(weights(z, inv, max)) : sum(prob);
         int nucleus = p.topP() < 1f ? nucleus(prob, n, sum, p.topP()) : 0;
         int keep = nucleus > 0 ? nucleus : n;
         if (p.minP() > 0f) {

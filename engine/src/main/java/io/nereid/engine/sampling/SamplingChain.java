@@ -172,8 +172,8 @@ public final class SamplingChain {
 
     /** The processed distribution of the next token under {@code rawLogits} (left unchanged), without drawing. */
     public Probabilities distribution(float[] rawLogits) {
-        if (processors.length == 0) {
-            return distribution.of(checked(rawLogits));   // of() leaves its row unchanged: no copy
+        if (!processing()) {
+            return distribution.of(checked(rawLogits));   // nothing would change the row, and of() leaves it: no copy
         }
         float[] z = checked(rawLogits).clone();
         for (LogitsProcessor p : processors) {

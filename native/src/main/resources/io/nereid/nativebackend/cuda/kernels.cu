@@ -472,8 +472,9 @@ extern "C" __global__ void gather_rows(float* out, const float* x, const int* ro
 //    value; NaN is never greater, and a row whose id 0 is NaN gives 0. Each thread scans ids t, t + 256, ...
 //    (ascending, so its first greatest is its lowest), then a tree over the 256 (value, id) pairs; id -1 marks
 //    a thread that saw nothing above -infinity (a row of only -infinity and NaN gives 0, as the scan does).
-//  - draw: weights w_i = exp(z_i / T - m) in double (weight_exp: the host's bits) (m the largest z_i / T, NaN if any is); the id where u x sum(w) falls when
-//    the weights are walked in id order; past the end the last id of positive weight; none positive, id 0.
+//  - draw: weights w_i = exp(z_i / T - m) in double (weight_exp: the host's bits; m the largest z_i / T, NaN if
+//    any is); the id where u x sum(w) falls when the weights are walked in id order; past the end the last id of
+//    positive weight; none positive, id 0.
 //    Thread t sums the contiguous ids [t c, t c + c) (c = ceil(n / 256)), thread 0 walks the 256 sums, then id by
 //    id from the chunk the number falls in. The same token as the host's walk but where the number lies within
 //    double rounding (~1e-16 of the total) of an edge: the sums are grouped by chunk (each weight is the host's
@@ -525,6 +526,25 @@ __device__ int block_sum(int c, int* sc) {
     return total;
 }
 
+// Where this thread's mine items go when every thread's are laid out in thread order: the count of the threads
+// before it (sc: blockDim.x ints of shared scratch, free again on return).
+__device__ int block_offset(int mine, int* sc) {
+    sc[threadIdx.x] = mine;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int run = 0;
+        for (int j = 0; j < blockDim.x; j++) {
+            int m = sc[j];
+            sc[j] = run;
+            run += m;
+        }
+    }
+    __syncthreads();
+    int at = sc[threadIdx.x];
+    __syncthreads();
+    return at;
+}
+
 // How many of the row's ids i have key(i) >= (bits, from): bits above, or equal with i >= from. Block-wide.
 __device__ int count_keys(const float* z, int n, int bits, int from, int* sc) {
     int c = 0;
@@ -561,19 +581,8 @@ __device__ void sample_top_k(int* id, const float* z, int n, const double* c, in
         int b = sortable_bits(z[i]);
         mine += b > bits || (b == bits && i >= from);
     }
-    sc[t] = mine;
-    __syncthreads();
-    if (t == 0) {
-        int run = 0;
-        for (int j = 0; j < blockDim.x; j++) {
-            int m = sc[j];
-            sc[j] = run;
-            run += m;
-        }
-    }
-    keys[t] = -9223372036854775807LL - 1;   // padding sorts last
-    __syncthreads();
-    int at = sc[t];
+    keys[t] = -9223372036854775807LL - 1;   // padding sorts last (before block_offset's barriers)
+    int at = block_offset(mine, sc);
     for (int i = lo0; i < hi0; i++) {
         int b = sortable_bits(z[i]);
         if ((b > bits || (b == bits && i >= from)) && at < 256) keys[at++] = ((long long) b << 32) | (unsigned int) i;
@@ -840,18 +849,7 @@ extern "C" __global__ void row_logprobs(int* ids, int* out, const float* logits,
             int b = sortable_bits(z[i] - logSum);
             mine += b > bits || (b == bits && i <= upto);
         }
-        sc[t] = mine;
-        __syncthreads();
-        if (t == 0) {
-            int run = 0;
-            for (int j = 0; j < blockDim.x; j++) {
-                int c = sc[j];
-                sc[j] = run;
-                run += c;
-            }
-        }
-        __syncthreads();
-        int at = sc[t];
+        int at = block_offset(mine, sc);
         for (int i = lo; i < hi; i++) {
             int b = sortable_bits(z[i] - logSum);
             if ((b > bits || (b == bits && i <= upto)) && at < k) cand[at++] = i;
