@@ -44,6 +44,11 @@ def main(out):
         one = [d for d in nereid["decode"] if d["batch"] == 1]
         if one:   # a batch-1 step after 4K positions against one after ~200: what long attention costs
             cmp["long_context_step_ratio"] = round(nereid["long_context"]["step_ms"] / one[0]["step_ms"], 3)
+    if "decode_eager" in nereid and "decode" in nereid:
+        graphs = {d["batch"]: d["tok_s"] for d in nereid["decode"]}
+        # decode with CUDA graphs against the same decode launched kernel by kernel (--enforce-eager)
+        cmp["graph_speedup"] = {str(d["batch"]): round(graphs[d["batch"]] / d["tok_s"], 3)
+                                for d in nereid["decode_eager"] if d["batch"] in graphs}
     if "sampled_decode" in nereid and "decode" in nereid:
         same = [d for d in nereid["decode"] if d["batch"] == nereid["sampled_decode"]["batch"]]
         if same:   # a step drawing from the whole softmax (T 1) against a greedy one, at the largest batch

@@ -57,6 +57,8 @@ final class GenerateCommand {
                     + " present)"),
             new CliSpec.Option("--deterministic", null, "batch-invariant kernels: the same bits however the batch is"
                     + " shaped (with --batch: each prompt's greedy text as alone); one-sequence decode is slower"),
+            new CliSpec.Option("--enforce-eager", null, "the CUDA backend launches every kernel as a step runs, never a"
+                    + " recorded CUDA graph, as serve --enforce-eager"),
             new CliSpec.Option("--prefill-chunk", "N", "prompt tokens per forward step (default 512)"),
             new CliSpec.Option("--kv-type", "f16|bf16|f32", "KV cache element type (default f16, as llama.cpp: half the memory of"
                     + " f32; K and V round to 11 significant bits; bf16 on the CUDA backend only)"),
@@ -136,7 +138,7 @@ final class GenerateCommand {
                 .maxNumBatchedTokens(Integer.parseInt(opt.getOrDefault("--prefill-chunk", "512")))
                 .maxModelLen(Integer.parseInt(opt.getOrDefault("--context", "0")))
                 .kvPrecision(opt.getOrDefault("--kv-type", "f16"))
-                .batchInvariant(opt.containsKey("--deterministic"))
+                .batchInvariant(opt.containsKey("--deterministic")).eager(opt.containsKey("--enforce-eager"))
                 .speculative(opt.containsKey("--speculative-config") ? SpeculativeConfig.parse(opt.get("--speculative-config"))
                         .withAdaptive(ServeConfig.bool("--speculative-adaptive", opt.getOrDefault("--speculative-adaptive", "true"))) : null).build();
         try (LoadedModel model = Engines.open(spec)) {

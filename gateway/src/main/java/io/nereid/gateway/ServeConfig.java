@@ -47,12 +47,14 @@ import java.util.Map;
  * @param speculativeAdaptive {@code --speculative-adaptive}: the draft length chosen per step, for {@code speculative}
  *                            and for the repository's models' own {@code speculative_config}
  * @param kvCacheDtype        {@code --kv-cache-dtype}: the KV cache's element type, f16, bf16 or f32 (auto is f16)
+ * @param enforceEager        {@code --enforce-eager}, as vLLM's: the CUDA backend launches every kernel as a step runs
+ *                            instead of replaying recorded CUDA graphs (the CPU backend records none)
  */
 public record ServeConfig(Path model, String servedModelName, String host, int port, int maxNumSeqs,
         int maxNumBatchedTokens, int maxWaiting, int blockSize, long kvCacheBytes, String chatTemplate, int threads,
         Duration drainTimeout, GatewayOptions gateway, SpeculativeConfig speculative, ToolCallFormat toolCallParser,
         String reasoningParser, int grpcPort, int maxModelLen, Repository repository, long memoryLimit, String task,
-        String backend, boolean deterministic, boolean speculativeAdaptive, String kvCacheDtype) {
+        String backend, boolean deterministic, boolean speculativeAdaptive, String kvCacheDtype, boolean enforceEager) {
 
     /**
      * A model repository: one folder per model under {@code dir}.
@@ -73,7 +75,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             Duration drainTimeout) {
         this(model, servedModelName, host, port, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize, kvCacheBytes,
                 chatTemplate, threads, drainTimeout, GatewayOptions.DEFAULTS, null, null, null, -1, 0, null, 0, "auto", "cpu", false,
-                true, "f16");
+                true, "f16", false);
     }
 
     /** One flag: its name, environment variable, default (null: none) and help line. */
@@ -131,6 +133,10 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
                     + " batched, chunked and after a prefix-cache hit, so greedy output does not depend on the load"
                     + " (as vLLM's VLLM_BATCH_INVARIANT); one-sequence decode is slower (see the README); a bare"
                     + " --deterministic means true"),
+            new Option("--enforce-eager", "false", "the CUDA backend launches every kernel as a step runs, never a"
+                    + " recorded CUDA graph (as vLLM's; by default a step of up to 512 tokens is recorded once per"
+                    + " shape and replayed with one launch); the CPU backend records none; a bare --enforce-eager"
+                    + " means true"),
             new Option("--drain-timeout", "30", "seconds in-flight requests may take to finish after SIGTERM"),
             new Option("--engine-stall-timeout", "30", "seconds the engine may make no progress while work is pending"
                     + " before GET /health/ready answers 503"),
@@ -198,7 +204,8 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
     public EngineSpec engineSpec() {
         return EngineSpec.builder(model).threads(threads).maxNumSeqs(maxNumSeqs).maxNumBatchedTokens(maxNumBatchedTokens)
                 .maxWaiting(maxWaiting).blockSize(blockSize).kvCacheBytes(kvCacheBytes).maxModelLen(maxModelLen)
-                .speculative(speculative).backend(backend).batchInvariant(deterministic).kvPrecision(kvCacheDtype).build();
+                .speculative(speculative).backend(backend).batchInvariant(deterministic).kvPrecision(kvCacheDtype).eager(enforceEager)
+                .build();
     }
 
     /** The --kv-cache-dtype value as the engine names it: auto is f16 (llama.cpp's default); vLLM's spellings too. */
@@ -230,11 +237,13 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
             String reasoningParser, int maxModelLen, String task) {
         return new ServeConfig(model, name, host, port, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize,
                 kvCacheBytes, chatTemplate, threads, drainTimeout, gateway, speculative, toolCallParser, reasoningParser,
-                grpcPort, maxModelLen, null, 0, task, backend, deterministic, speculativeAdaptive, kvCacheDtype);
+                grpcPort, maxModelLen, null, 0, task, backend, deterministic, speculativeAdaptive, kvCacheDtype,
+                enforceEager);
     }
 
     /** The switches: given bare, they mean true. */
-    static final java.util.Set<String> SWITCHES = java.util.Set.of("--strict", "--no-playground", "--deterministic");
+    static final java.util.Set<String> SWITCHES = java.util.Set.of("--strict", "--no-playground", "--deterministic",
+            "--enforce-eager");
     /** The options that may be given more than once, each adding a value. */
     static final java.util.Set<String> REPEATABLE = java.util.Set.of("--api-key", "--load-model");
 
@@ -346,7 +355,7 @@ public record ServeConfig(Path model, String servedModelName, String host, int p
                 v.get("--max-model-len") == null ? 0 : integer(v, "--max-model-len"), repository,
                 memory == null ? 0 : bytes(memory, "--memory-limit"), v.get("--task").trim().toLowerCase(Locale.ROOT),
                 backend(v.get("--backend")), bool(v, "--deterministic"), bool(v, "--speculative-adaptive"),
-                kvCacheDtype(v.get("--kv-cache-dtype")));
+                kvCacheDtype(v.get("--kv-cache-dtype")), bool(v, "--enforce-eager"));
     }
 
     private static Repository repository(Map<String, String> v, List<String> loads, String name) {

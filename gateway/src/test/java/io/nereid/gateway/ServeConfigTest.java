@@ -50,6 +50,18 @@ class ServeConfigTest {
     }
 
     @Test
+    void enforceEagerIsOffByDefaultAndReachesTheBackendConfig() {
+        assertFalse(ServeConfig.parse(List.of(), Map.of()).engineSpec().eager());
+        assertTrue(ServeConfig.parse(List.of("--enforce-eager", "--port", "0"), Map.of()).engineSpec().eager());
+        assertTrue(ServeConfig.parse(List.of(), Map.of("NEREID_ENFORCE_EAGER", "true")).enforceEager());
+        assertFalse(ServeConfig.parse(List.of("--enforce-eager=false"), Map.of()).engineSpec().eager());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> ServeConfig.parse(List.of("--enforce-eager=maybe"), Map.of()));
+        assertTrue(e.getMessage().contains("--enforce-eager"), e.getMessage());
+        assertTrue(ServeConfig.usage().contains("--enforce-eager"));
+    }
+
+    @Test
     void clientStallTimeoutDefaultsTo30sAndReadsTheEnvironment() {
         assertEquals(Duration.ofSeconds(30), ServeConfig.parse(List.of(), Map.of()).gateway().clientStallTimeout());
         assertEquals(Duration.ofSeconds(5), ServeConfig.parse(List.of(), Map.of("NEREID_STALL_TIMEOUT", "5"))

@@ -28,11 +28,12 @@ import java.util.function.UnaryOperator;
  * @param speculative         speculative decoding, or null for none
  * @param batchInvariant      {@code --deterministic}: a token's logits the same bits alone, batched,
  *                            chunked and after a prefix-cache hit (see {@code BackendConfig})
+ * @param eager               {@code --enforce-eager}: no CUDA graphs (see {@code BackendConfig})
  */
 public record EngineSpec(Path model, String backend, int threads, int maxNumSeqs, int maxNumBatchedTokens, int maxWaiting,
         int blockSize, long kvCacheBytes, KvPrecision kvPrecision, int maxModelLen, boolean prefixCaching,
         boolean chunkedPrefill, UnaryOperator<Backend> backendDecorator, SpeculativeConfig speculative,
-        boolean batchInvariant) {
+        boolean batchInvariant, boolean eager) {
 
     /** The default KV cache is at most this big. */
     public static final long DEFAULT_KV_CAP = 512L << 20;
@@ -61,7 +62,7 @@ public record EngineSpec(Path model, String backend, int threads, int maxNumSeqs
     /** This spec with another backend decorator. */
     public EngineSpec withBackendDecorator(UnaryOperator<Backend> decorator) {
         return new EngineSpec(model, backend, threads, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize, kvCacheBytes,
-                kvPrecision, maxModelLen, prefixCaching, chunkedPrefill, decorator, speculative, batchInvariant);
+                kvPrecision, maxModelLen, prefixCaching, chunkedPrefill, decorator, speculative, batchInvariant, eager);
     }
 
     /** Builds an {@link EngineSpec}; not thread-safe. */
@@ -81,6 +82,7 @@ public record EngineSpec(Path model, String backend, int threads, int maxNumSeqs
         private UnaryOperator<Backend> backendDecorator = UnaryOperator.identity();
         private SpeculativeConfig speculative;
         private boolean batchInvariant;
+        private boolean eager;
 
         private Builder(Path model) {
             this.model = model;
@@ -167,11 +169,17 @@ public record EngineSpec(Path model, String backend, int threads, int maxNumSeqs
             return this;
         }
 
+        /** Every kernel launched as the step runs, no CUDA graph ({@code --enforce-eager}); off by default. */
+        public Builder eager(boolean on) {
+            this.eager = on;
+            return this;
+        }
+
         /** @throws IllegalArgumentException naming the first bad value */
         public EngineSpec build() {
             return new EngineSpec(model, backend, threads, maxNumSeqs, maxNumBatchedTokens, maxWaiting, blockSize,
                     kvCacheBytes, kvPrecision, maxModelLen, prefixCaching, chunkedPrefill, backendDecorator, speculative,
-                    batchInvariant);
+                    batchInvariant, eager);
         }
     }
 }

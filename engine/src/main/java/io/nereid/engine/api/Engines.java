@@ -77,7 +77,7 @@ public final class Engines {
                     + " does not share the target's vocabulary: " + mismatch);
         }
         Backend draft = BackendProvider.named(spec.backend()).open(new BackendConfig(draftSource, spec.kvPrecision(),
-                spec.threads(), spec.batchInvariant()));
+                spec.threads(), spec.batchInvariant(), spec.eager()));
         opened.add(draft);
         draft.allocate(numBlocks, bs, maxModelLen);
         warmUp(BackendProvider.named(spec.backend()), draft, numBlocks, bs, maxModelLen);
@@ -119,7 +119,8 @@ public final class Engines {
             if (unavailable.isPresent()) {
                 throw new IllegalArgumentException("backend '" + spec.backend() + "' cannot run here: " + unavailable.get());
             }
-            Backend opened = provider.open(new BackendConfig(source, spec.kvPrecision(), spec.threads(), spec.batchInvariant()));
+            Backend opened = provider.open(new BackendConfig(source, spec.kvPrecision(), spec.threads(), spec.batchInvariant(),
+                    spec.eager()));
             backend = spec.backendDecorator().apply(opened);
             ModelConfig mc = source.config();
             int bs = spec.blockSize();

@@ -12,8 +12,11 @@ import io.nereid.engine.model.ModelSource;
  *                       ({@code --deterministic}): one reduction order for every batch shape, at
  *                       some cost in single-sequence decode speed. A backend that cannot promise
  *                       it refuses to open with the reason.
+ * @param eager          {@code --enforce-eager}, as vLLM's: every kernel launched as the step runs, never a
+ *                       recorded CUDA graph (a backend that records none, as the CPU's, has nothing to do)
  */
-public record BackendConfig(ModelSource model, KvPrecision kvPrecision, int threads, boolean batchInvariant) {
+public record BackendConfig(ModelSource model, KvPrecision kvPrecision, int threads, boolean batchInvariant,
+        boolean eager) {
 
     public BackendConfig {
         if (threads < 1) {
@@ -21,8 +24,13 @@ public record BackendConfig(ModelSource model, KvPrecision kvPrecision, int thre
         }
     }
 
+    /** Graphs where the backend records them. */
+    public BackendConfig(ModelSource model, KvPrecision kvPrecision, int threads, boolean batchInvariant) {
+        this(model, kvPrecision, threads, batchInvariant, false);
+    }
+
     /** Without batch invariance: each batch shape computed in its fastest order. */
     public BackendConfig(ModelSource model, KvPrecision kvPrecision, int threads) {
-        this(model, kvPrecision, threads, false);
+        this(model, kvPrecision, threads, false, false);
     }
 }

@@ -28,8 +28,21 @@ import java.util.List;
  * <p>Weights are uploaded once in their GGUF formats ({@link WeightFormat}); decode multiplies with the
  * dequantizing GEMV kernels, prefill of {@value #CUBLAS_MIN_TOKENS} tokens or more with cuBLAS (F16 / BF16
  * weights as they are, quantized ones dequantized to F16 into a scratch matrix first). The KV cache is
- * F16 or BF16, two arrays (K, V) of {@code layers x blocks x kvHeads x blockSize x headDim}. Everything runs on the
- * default stream of the device's primary context, synchronised at the end of each step; engine thread only.
+ * F16 or BF16, two arrays (K, V) of {@code layers x blocks x kvHeads x blockSize x headDim}. Everything runs on one
+ * stream of the device's primary context, in order: a step's inputs go up in two async copies from page-locked memory
+ * (tokens, sequences, positions and block tables; the rows to gather and the choices), and the step is synchronised
+ * when its results come down; engine thread only.
+ *
+ * <p>CUDA graphs (as vLLM's; off with {@code --enforce-eager}): a step of up to {@value #GRAPH_MAX_TOKENS} tokens runs
+ * its layers (the embedding to the last layer's residual: ~8 launches a layer, ~260 for an 8B model) as a graph
+ * recorded once per {@link Shape} and replayed with one launch, so the host's launch calls and the device's gaps
+ * between kernels are paid once. Its tokens are rounded up to a capture size (1, 2, 4, then multiples of 8; the
+ * padding at position -1, skipped by the KV writes and attention) and its reach to a power of two (the block
+ * tables' stride and the attention's parts follow), so a batch that changes size or a sequence that grows reuses a
+ * few graphs. A shape runs eagerly the first time (which allocates what it needs) and is recorded the next time,
+ * when no buffer has moved since; a moved buffer (grown activations, inputs) drops every graph. The logits, the
+ * choices and the downloads after the layers run eagerly (a few launches). A failed capture turns graphs off with
+ * the reason on stderr, and steps run eagerly.
  *
  * <p>Batch invariance ({@code --deterministic}, {@link BackendConfig#batchInvariant}): every kernel but
  * cuBLAS computes a token's values in an order fixed by the token alone (a GEMV warp per row and token
@@ -48,6 +61,13 @@ final class CudaBackend implements Backend {
     private static final int CHOICE_DOUBLES = 5;
     /** Words per row of row_logprobs' records: the logprob, the rank, 20 ids, 20 logprobs. */
     private static final int LOGPROB_WORDS = 42;
+
+    /** Most tokens of a step that runs as a CUDA graph (vLLM's largest capture size); larger steps run eagerly. */
+    static final int GRAPH_MAX_TOKENS = 512;
+    /** Executable graphs kept; the least recently used goes first. */
+    static final int GRAPH_CACHE = 128;
+    /** cuBLAS's workspace: what NVIDIA advises on Hopper (products recorded into a graph must not allocate). */
+    static final long BLAS_WORKSPACE_BYTES = 32L << 20;
 
     /** Most bytes of rows one download stages in page-locked memory (by default). */
     static final long STAGING_ROWS_BYTES = 64L << 20;
@@ -88,14 +108,28 @@ final class CudaBackend implements Backend {
 
     private int capacity;                        // tokens the activation buffers hold
     private long x, xb, q, k, v, att, gate, up, halfIn;
-    private long dTokens, dSeq, dPos, dRows, dIds, dChoice;
-    private final Growing tables = new Growing();        // the step's block tables
+    private long dIds;                           // sample_rows' ids
+    private final Growing stepInputs = new Growing();   // tokens, sequences, positions, block tables (Inputs)
+    private final Growing stepTail = new Growing();     // logit and hidden rows, choices, top counts (Inputs)
+    private final Growing copyPairs = new Growing();    // copy()'s block ids
     private final Growing logits = new Growing();        // the logit rows asked for
     private final Growing dequantScratch = new Growing(); // a quantized matrix as F16 for cuBLAS
     private final Growing attentionParts = new Growing();   // a split attention's parts: ATTN_PARTS_BYTES
     private final Growing logprobRecords = new Growing();   // row_logprobs' records
     private int attentionPartition = LaunchGeometry.ATTN_PARTITION;
     private MemorySegment host = MemorySegment.NULL;   // page-locked staging for uploads and downloads
+    private boolean uploadPending;               // an async copy from host may not have run yet
+    private final MemorySegment stream;          // everything runs on it, in order
+
+    // CUDA graphs: a step's layers (the embedding to the last layer's residual, ~8 launches a layer) recorded once
+    // per Shape and replayed with one launch; the inputs they read sit at the addresses they were recorded with
+    private String graphsOff;                    // why steps run eagerly (null: graphs on)
+    private long epoch;                          // bumped by every allocation and free: a graph records addresses
+    private long graphsEpoch;                    // the epoch the cached graphs were recorded in
+    private final java.util.LinkedHashMap<Shape, MemorySegment> graphs = new java.util.LinkedHashMap<>(16, 0.75f, true);
+    private final java.util.Map<Shape, Long> ranEagerly = new java.util.HashMap<>();   // shape -> epoch after its run
+    private long graphReplays;
+    private long graphCaptures;
 
     CudaBackend(BackendConfig config, CudaDriver driver, int device) {
         this.driver = driver;
@@ -117,9 +151,14 @@ final class CudaBackend implements Backend {
         int minor = driver.attribute(device, CudaDriver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
         KernelModule module = null;
         Cublas blas = null;
+        MemorySegment created = MemorySegment.NULL;
         try {
+            created = driver.createStream();
             module = KernelModule.load(driver, major, minor);
             blas = config.batchInvariant() ? null : openCublas();
+            if (blas != null) {
+                blas.bind(created, alloc(BLAS_WORKSPACE_BYTES), BLAS_WORKSPACE_BYTES);   // freed with the rest
+            }
             TensorSource t = config.model().tensors();
             long before = driver.memoryInfo()[0];
             embedding = matrix(t, "token_embd.weight", c.vocabSize(), c.dim());
@@ -152,12 +191,17 @@ final class CudaBackend implements Backend {
             if (module != null) {
                 module.close();
             }
+            if (!created.equals(MemorySegment.NULL)) {
+                driver.destroyStream(created);
+            }
             driver.releasePrimaryContext(device);
             throw e;
         }
         this.kernels = module;
         this.cublas = blas;
+        this.stream = created;
         this.batchInvariant = config.batchInvariant();
+        this.graphsOff = config.eager() ? "--enforce-eager" : null;
     }
 
     private static Cublas openCublas() {
@@ -184,6 +228,7 @@ final class CudaBackend implements Backend {
     String describe() {
         return deviceName + ", kernels " + kernels.origin + ", " + (batchInvariant ? "batch-invariant (GEMV kernels only)"
                 : cublas == null ? "no cuBLAS" : "cuBLAS " + cublas.library)
+                + (graphsOff == null ? ", CUDA graphs" : ", eager (" + graphsOff + ")")
                 + ", weights " + (weightBytes >> 20) + " MiB, driver " + driver.library;
     }
 
@@ -196,7 +241,7 @@ final class CudaBackend implements Backend {
     public KvCacheSpec kvCacheSpec(int blockSize) {
         long bytesPerBlock = 2L * 2 * c.layers() * c.kvHeads() * blockSize * c.headDim();
         driver.makeCurrent(context);
-        long free = driver.memoryInfo()[0] - RESERVE_BYTES - activationBytes(1024)
+        long free = driver.memoryInfo()[0] - RESERVE_BYTES - activationBytes(Math.max(1024, GRAPH_MAX_TOKENS))
                 - (batchInvariant ? 0 : LaunchGeometry.ATTN_PARTS_BYTES);   // split attention's scratch
         return new KvCacheSpec(blockSize, kvPrecision, bytesPerBlock,
                 (int) Math.min(Integer.MAX_VALUE, Math.max(0, free / bytesPerBlock)));
@@ -230,15 +275,52 @@ final class CudaBackend implements Backend {
         }
         driver.makeCurrent(context);
         int n = copies.size();
-        ensureCapacity(Math.max(capacity, 2 * n));
-        int[] ids = new int[2 * n];
+        long pairs = copyPairs.atLeast(8L * n, 16L * n);
+        MemorySegment s = uploadStaging(8L * n);
         for (int i = 0; i < n; i++) {
-            ids[i] = copies.get(i).source();
-            ids[n + i] = copies.get(i).target();
+            s.setAtIndex(ValueLayout.JAVA_INT, i, copies.get(i).source());
+            s.setAtIndex(ValueLayout.JAVA_INT, n + i, copies.get(i).target());
         }
-        uploadInts(dRows, ids);
-        launch("copy_blocks", LaunchGeometry.perRow(n), args.reset().ptr(kCache).ptr(vCache).ptr(dRows).ptr(dRows + 4L * n)
+        driver.copyToDeviceAsync(pairs, s, 8L * n, stream);
+        uploadPending = true;
+        launch("copy_blocks", LaunchGeometry.perRow(n), args.reset().ptr(kCache).ptr(vCache).ptr(pairs).ptr(pairs + 4L * n)
                 .i32(c.layers()).i64(layerElems).i32(c.kvHeads() * blockSize * c.headDim()));
+    }
+
+    /**
+     * How a step's layers run: over {@code tokens} token rows (a step's tokens, or for a graph that many rounded up
+     * to a capture size, the rest padding at position -1, which the kernels skip), block tables {@code stride}
+     * blocks apart, attention split in parts of {@code partition} positions ({@code parts} of them; 0 and 1: no
+     * split). A graph is recorded per shape: the same shape launches the same kernels with the same arguments.
+     */
+    record Shape(int tokens, int stride, int partition, int parts) {
+    }
+
+    /** The shape of a step of {@code n} tokens reaching {@code positions}, run eagerly (exactly its size). */
+    private Shape eagerShape(int n, int positions, int stride) {
+        int partition = batchInvariant ? 0 : LaunchGeometry.attentionPartition(positions, n, c.heads(), c.headDim(),
+                attentionPartition, LaunchGeometry.ATTN_PARTS_BYTES);
+        return new Shape(n, stride, partition, partition == 0 ? 1 : LaunchGeometry.ceil(positions, partition));
+    }
+
+    /**
+     * The shape of a step of {@code n} tokens reaching {@code positions} as a graph: the tokens rounded up to a
+     * capture size ({@link #captureSize}), the positions to a power of two (at least 512, at most the cache's), so
+     * that a sequence's growth or a batch's changes in size reuse a few graphs; the parts are those of the rounded
+     * reach (a token's part past its position ends at once).
+     */
+    Shape graphShape(int n, int positions) {
+        int reach = Math.min(maxPositions, Math.max(512, Integer.highestOneBit(Math.max(1, positions - 1)) << 1));
+        reach = Math.max(reach, positions);
+        return eagerShape(captureSize(n), reach, LaunchGeometry.ceil(reach, blockSize));
+    }
+
+    /** vLLM's capture sizes: 1, 2, 4, then multiples of 8 up to {@link #GRAPH_MAX_TOKENS}. */
+    static int captureSize(int n) {
+        if (n < 1 || n > GRAPH_MAX_TOKENS) {
+            throw new IllegalArgumentException(n + " tokens: graphs take 1 to " + GRAPH_MAX_TOKENS);
+        }
+        return n <= 2 ? n : n <= 4 ? 4 : (n + 7) / 8 * 8;
     }
 
     @Override
@@ -249,31 +331,122 @@ final class CudaBackend implements Backend {
         driver.makeCurrent(context);
         StepLayout layout = StepLayout.of(step, c.vocabSize(), blockSize, maxPositions, numBlocks);
         int n = layout.size();
-        ensureCapacity(n);
-        uploadInts(dTokens, layout.tokens());
-        uploadInts(dSeq, layout.seqOf());
-        uploadInts(dPos, layout.posOf());
-        long dTables = tables.atLeast(4L * layout.tables().length, 2 * tables.bytes);
-        uploadInts(dTables, layout.tables());
-
-        int dim = c.dim();
-        // long contexts: attention split in parts, merged by attention_reduce (not with --deterministic, where a
-        // token's sums must not depend on what else the step holds)
-        int partition = batchInvariant ? 0 : LaunchGeometry.attentionPartition(layout.positions(), n, c.heads(), c.headDim(),
-                attentionPartition, LaunchGeometry.ATTN_PARTS_BYTES);
-        int parts = partition == 0 ? 1 : LaunchGeometry.ceil(layout.positions(), partition);
+        boolean asGraph = graphsOff == null && n <= GRAPH_MAX_TOKENS;
+        Shape shape = asGraph ? graphShape(n, layout.positions())
+                : eagerShape(n, layout.positions(), layout.maxBlocks());
+        ensureCapacity(shape.tokens());
+        Inputs in = upload(step, layout, shape);
         long partAcc = att;   // with one part unused, but a kernel argument must be a device pointer
         long partMax = att;
         long partSum = att;
-        if (parts > 1) {
+        if (shape.parts() > 1) {
             long dParts = attentionParts.atLeast(LaunchGeometry.ATTN_PARTS_BYTES, 0);   // reserved in kvCacheSpec
-            long cells = (long) n * c.heads() * parts;
+            long cells = (long) shape.tokens() * c.heads() * shape.parts();
             partAcc = dParts;
             partMax = dParts + 4 * cells * c.headDim();
             partSum = partMax + 4 * cells;
         }
+        long[] parts = {partAcc, partMax, partSum};
+        Runnable layers = () -> layers(shape, in, parts);
+        if (asGraph) {
+            runAsGraph(shape, layers);
+        } else {
+            layers.run();
+        }
+
+        int dim = c.dim();
+        float[][] logitRows = new float[step.slices().size()][];
+        int[][] chosen = new int[step.slices().size()][];
+        ChosenLogprobs[][] logprobs = new ChosenLogprobs[step.slices().size()][];
+        int rows = layout.logitRows().length;
+        if (rows > 0) {
+            gatherNormed(in.logitRows(), rows, xb);
+            long dLogits = logits.atLeast(4L * rows * c.vocabSize(), 0);
+            matmul(output, xb, dLogits, rows);
+            // the rows that go back first (one run), then the rows whose tokens are chosen here: their ids only
+            logitRows = downloadRows(dLogits, c.vocabSize(), step.slices().stream()
+                    .mapToInt(s -> s.choice() != null ? 0 : s.logitRows()).toArray());
+            long chosenAt = dLogits + 4L * c.vocabSize() * (rows - layout.chosenRows());
+            chosen = choose(step, in, chosenAt, layout.chosenRows(), logprobs);
+            declined(step, chosen, logprobs, logitRows, chosenAt);
+        }
+        float[][] hidden = new float[step.slices().size()][];
+        if (layout.hiddenRows().length > 0) {
+            gatherNormed(in.hiddenRows(), layout.hiddenRows().length, xb);
+            hidden = downloadRows(xb, dim, step.slices().stream().mapToInt(s -> s.hidden() ? s.tokens().length : 0).toArray());
+        }
+        synchronize();
+        return new StepOutput(logitRows, c.vocabSize(), hidden, layout.hiddenRows().length > 0 ? dim : 0, chosen, logprobs);
+    }
+
+    /**
+     * Where a step's inputs lie on the device: the layers' (tokens, their sequences and positions, the block tables)
+     * in {@code stepInputs} at offsets fixed by the shape, so a graph finds them where it was recorded; the rest
+     * (the rows to gather, the choices and top counts of the rows chosen here) in {@code stepTail}.
+     */
+    private record Inputs(long tokens, long seqOf, long posOf, long tables, long logitRows, long hiddenRows, long tops,
+            long choices) {
+    }
+
+    /**
+     * Packs the step's inputs in page-locked memory and queues their copies, two in all (a copy from the host
+     * costs a round trip to the device; this step made five to seven of them). Tokens past the step's own
+     * (padding to the shape) get token 0, sequence 0 and position -1.
+     */
+    private Inputs upload(Step step, StepLayout layout, Shape shape) {
+        int t = shape.tokens();
+        int n = layout.size();
+        int slices = step.slices().size();
+        int chosen = layout.chosenRows();
+        long fixedBytes = 4L * (3L * t + (long) t * shape.stride());
+        long usedBytes = 4L * (3L * t + (long) slices * shape.stride());
+        long logitAt = 0;
+        long hiddenAt = logitAt + 4L * layout.logitRows().length;
+        long topsAt = hiddenAt + 4L * layout.hiddenRows().length;
+        long choicesAt = (topsAt + 4L * chosen + 7) / 8 * 8;
+        long tailBytes = choicesAt + 8L * CHOICE_DOUBLES * chosen;
+        long tailStage = (usedBytes + 255) / 256 * 256;
+        MemorySegment s = uploadStaging(tailStage + tailBytes);
+        MemorySegment.copy(layout.tokens(), 0, s, ValueLayout.JAVA_INT, 0, n);
+        MemorySegment.copy(layout.seqOf(), 0, s, ValueLayout.JAVA_INT, 4L * t, n);
+        MemorySegment.copy(layout.posOf(), 0, s, ValueLayout.JAVA_INT, 8L * t, n);
+        for (int i = n; i < t; i++) {
+            s.setAtIndex(ValueLayout.JAVA_INT, i, 0);
+            s.setAtIndex(ValueLayout.JAVA_INT, t + i, 0);
+            s.setAtIndex(ValueLayout.JAVA_INT, 2 * t + i, -1);
+        }
+        int[] tables = layout.tables(shape.stride());
+        MemorySegment.copy(tables, 0, s, ValueLayout.JAVA_INT, 12L * t, tables.length);
+        MemorySegment tail = s.asSlice(tailStage);
+        MemorySegment.copy(layout.logitRows(), 0, tail, ValueLayout.JAVA_INT, logitAt, layout.logitRows().length);
+        MemorySegment.copy(layout.hiddenRows(), 0, tail, ValueLayout.JAVA_INT, hiddenAt, layout.hiddenRows().length);
+        int row = 0;
+        for (Slice slice : step.slices()) {
+            TokenChoice ch = slice.choice();
+            for (int r = 0; ch != null && r < slice.logitRows(); r++, row++) {
+                tail.setAtIndex(ValueLayout.JAVA_INT, topsAt / 4 + row, ch.topLogprobs());
+                double[] params = {ch.temperature(), ch.uniform(), ch.topK(), ch.topP(), ch.minP()};
+                MemorySegment.copy(params, 0, tail, ValueLayout.JAVA_DOUBLE, choicesAt + 8L * CHOICE_DOUBLES * row,
+                        CHOICE_DOUBLES);
+            }
+        }
+        long fixed = stepInputs.atLeast(fixedBytes, 2 * fixedBytes);
+        long rest = stepTail.atLeast(Math.max(8, tailBytes), 2 * tailBytes);
+        driver.copyToDeviceAsync(fixed, s, usedBytes, stream);
+        if (tailBytes > 0) {
+            driver.copyToDeviceAsync(rest, tail, tailBytes, stream);
+        }
+        uploadPending = true;
+        return new Inputs(fixed, fixed + 4L * t, fixed + 8L * t, fixed + 12L * t, rest + logitAt, rest + hiddenAt,
+                rest + topsAt, rest + choicesAt);
+    }
+
+    /** The embedding, then every layer, over the shape's token rows: what a graph records. */
+    private void layers(Shape shape, Inputs in, long[] parts) {
+        int n = shape.tokens();
+        int dim = c.dim();
         launch(embedding.format().embed(), LaunchGeometry.perRow(n),
-                args.reset().ptr(embedding.ptr()).i64(embedding.rowBytes()).ptr(dTokens).ptr(x).i32(dim));
+                args.reset().ptr(embedding.ptr()).i64(embedding.rowBytes()).ptr(in.tokens()).ptr(x).i32(dim));
         for (int l = 0; l < c.layers(); l++) {
             Layer w = layers[l];
             rmsNorm(xb, x, w.attnNorm(), dim, n);
@@ -289,89 +462,170 @@ final class CudaBackend implements Backend {
             }
             long kl = kCache + 2 * layerElems * l;
             long vl = vCache + 2 * layerElems * l;
-            launch("rope_kv_write", LaunchGeometry.perRow(n), args.reset().ptr(q).ptr(k).ptr(v).ptr(kl).ptr(vl).ptr(dTables)
-                    .i32(layout.maxBlocks()).ptr(dSeq).ptr(dPos).ptr(invFreq).i32(c.heads()).i32(c.kvHeads())
-                    .i32(c.headDim()).i32(c.ropeDim()).i32(c.neoxRope() ? 1 : 0).i32(blockSize)
+            launch("rope_kv_write", LaunchGeometry.perRow(n), args.reset().ptr(q).ptr(k).ptr(v).ptr(kl).ptr(vl)
+                    .ptr(in.tables()).i32(shape.stride()).ptr(in.seqOf()).ptr(in.posOf()).ptr(invFreq).i32(c.heads())
+                    .i32(c.kvHeads()).i32(c.headDim()).i32(c.ropeDim()).i32(c.neoxRope() ? 1 : 0).i32(blockSize)
                     .i32(kvPrecision == KvPrecision.BF16 ? 1 : 0));
-            launch("attention", LaunchGeometry.attention(c.heads(), n, c.headDim(), parts), args.reset().ptr(att).ptr(q)
-                    .ptr(kl).ptr(vl).ptr(dTables).i32(layout.maxBlocks()).ptr(dSeq).ptr(dPos).i32(c.heads()).i32(c.kvHeads())
-                    .i32(c.headDim()).i32(blockSize).f32((float) (1.0 / Math.sqrt(c.headDim())))
-                    .i32(kvPrecision == KvPrecision.BF16 ? 1 : 0).i32(partition).ptr(partAcc).ptr(partMax)
-                    .ptr(partSum));
-            if (parts > 1) {
-                launch("attention_reduce", new LaunchGeometry(c.heads(), n, 128), args.reset().ptr(att).ptr(partAcc)
-                        .ptr(partMax).ptr(partSum).i32(c.heads()).i32(c.headDim()).i32(parts));
+            launch("attention", LaunchGeometry.attention(c.heads(), n, c.headDim(), shape.parts()), args.reset().ptr(att)
+                    .ptr(q).ptr(kl).ptr(vl).ptr(in.tables()).i32(shape.stride()).ptr(in.seqOf()).ptr(in.posOf())
+                    .i32(c.heads()).i32(c.kvHeads()).i32(c.headDim()).i32(blockSize)
+                    .f32((float) (1.0 / Math.sqrt(c.headDim()))).i32(kvPrecision == KvPrecision.BF16 ? 1 : 0)
+                    .i32(shape.partition()).ptr(parts[0]).ptr(parts[1]).ptr(parts[2]));
+            if (shape.parts() > 1) {
+                launch("attention_reduce", new LaunchGeometry(c.heads(), n, 128), args.reset().ptr(att).ptr(parts[0])
+                        .ptr(parts[1]).ptr(parts[2]).i32(c.heads()).i32(c.headDim()).i32(shape.parts()));
             }
             matmul(w.wo(), att, x, n, true);   // the residual add in the product's epilogue
             rmsNorm(xb, x, w.ffnNorm(), dim, n);
             swiglu(w.gate(), w.up(), xb, gate, n);
             matmul(w.down(), gate, x, n, true);
         }
-        float[][] logitRows = new float[step.slices().size()][];
-        int[][] chosen = new int[step.slices().size()][];
-        ChosenLogprobs[][] logprobs = new ChosenLogprobs[step.slices().size()][];
-        int rows = layout.logitRows().length;
-        if (rows > 0) {
-            gatherNormed(layout.logitRows(), xb);
-            long dLogits = logits.atLeast(4L * rows * c.vocabSize(), 0);
-            matmul(output, xb, dLogits, rows);
-            // the rows that go back first (one run), then the rows whose tokens are chosen here: their ids only
-            logitRows = downloadRows(dLogits, c.vocabSize(), step.slices().stream()
-                    .mapToInt(s -> s.choice() != null ? 0 : s.logitRows()).toArray());
-            long chosenAt = dLogits + 4L * c.vocabSize() * (rows - layout.chosenRows());
-            chosen = choose(step, chosenAt, layout.chosenRows(), logprobs);
-            declined(step, chosen, logprobs, logitRows, chosenAt);
+    }
+
+    /**
+     * Runs {@code layers} (launching what a step of {@code shape} launches) as a CUDA graph: replayed when one was
+     * recorded for the shape in this epoch; else eagerly the first time (which allocates what the shape needs),
+     * and recorded the next, when no buffer has moved since. A capture that fails turns graphs off (said once on
+     * stderr) and the step runs eagerly.
+     */
+    private void runAsGraph(Shape shape, Runnable layers) {
+        if (graphsEpoch != epoch) {   // a buffer moved: every graph points at old addresses
+            dropGraphs();
+            graphsEpoch = epoch;
         }
-        float[][] hidden = new float[step.slices().size()][];
-        if (layout.hiddenRows().length > 0) {
-            gatherNormed(layout.hiddenRows(), xb);
-            hidden = downloadRows(xb, dim, step.slices().stream().mapToInt(s -> s.hidden() ? s.tokens().length : 0).toArray());
+        MemorySegment exec = graphs.get(shape);
+        if (exec == null) {
+            Long ran = ranEagerly.get(shape);
+            if (ran == null || ran != epoch) {
+                layers.run();
+                if (ranEagerly.size() >= 4096) {
+                    ranEagerly.clear();
+                }
+                ranEagerly.put(shape, epoch);
+                return;
+            }
+            exec = capture(layers);
+            if (exec == null) {
+                layers.run();
+                return;
+            }
+            graphs.put(shape, exec);
+            if (graphs.size() > GRAPH_CACHE) {
+                var eldest = graphs.entrySet().iterator().next();
+                destroyExec(eldest.getValue());
+                graphs.remove(eldest.getKey());
+            }
         }
-        driver.synchronize();
-        return new StepOutput(logitRows, c.vocabSize(), hidden, layout.hiddenRows().length > 0 ? dim : 0, chosen, logprobs);
+        driver.launchGraph(exec, stream);
+        graphReplays++;
+    }
+
+    /** {@code layers} recorded and instantiated, or null (graphs now off, the reason kept) when that failed. */
+    private MemorySegment capture(Runnable layers) {
+        RuntimeException failure = null;
+        MemorySegment graph = MemorySegment.NULL;
+        long before = epoch;
+        driver.beginCapture(stream);
+        try {
+            layers.run();
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        try {
+            graph = driver.endCapture(stream);
+        } catch (CudaException e) {
+            failure = failure != null ? failure : e;
+        }
+        try {
+            if (failure == null) {
+                MemorySegment exec = driver.instantiate(graph);
+                graphCaptures++;
+                return exec;
+            }
+        } catch (CudaException e) {
+            failure = e;
+        } finally {
+            if (!graph.equals(MemorySegment.NULL)) {
+                driver.destroyGraph(graph);
+            }
+        }
+        graphsOff("a capture failed: " + failure.getMessage() + (epoch != before ? " (a buffer moved)" : ""));
+        return null;
+    }
+
+    /** Turns graphs off for good, saying why once. */
+    private void graphsOff(String why) {
+        graphsOff = why;
+        dropGraphs();
+        ranEagerly.clear();
+        System.err.println("nereid cuda: CUDA graphs off, steps run eagerly: " + why);
+    }
+
+    /** Graphs on or off (DeviceCheck measures both on one backend): off drops them; on again records anew. */
+    void useGraphs(boolean on) {
+        if (on) {
+            graphsOff = null;
+        } else {
+            graphsOff = "turned off";
+            dropGraphs();
+            ranEagerly.clear();
+        }
+    }
+
+    /** Why steps run eagerly, or null when graphs are on. */
+    String graphsOffReason() {
+        return graphsOff;
+    }
+
+    /** Graph launches so far, and graphs recorded (tests). */
+    long[] graphCounts() {
+        return new long[] {graphReplays, graphCaptures};
+    }
+
+    private void dropGraphs() {
+        for (MemorySegment exec : graphs.values()) {
+            destroyExec(exec);
+        }
+        graphs.clear();
+    }
+
+    private void destroyExec(MemorySegment exec) {
+        try {
+            driver.destroyGraphExec(exec);
+        } catch (CudaException ignored) {
+            // after a sticky device error: the context goes with the backend
+        }
     }
 
     /**
      * The tokens chosen on the device from the {@code count} logit rows at {@code rows}, as each slice's
-     * {@link TokenChoice} says ({@code sample_rows}), handed out to those slices in order (null for the
-     * others): 4 bytes a row come back instead of the vocabulary's floats. Slices whose choice asks for logprobs
-     * get them in {@code logprobs} ({@code row_logprobs}: 168 bytes a row).
+     * {@link TokenChoice} says ({@code sample_rows}, with the choices uploaded with the step), handed out to those
+     * slices in order (null for the others): 4 bytes a row come back instead of the vocabulary's floats. Slices
+     * whose choice asks for logprobs get them in {@code logprobs} ({@code row_logprobs}: 168 bytes a row).
      */
-    private int[][] choose(Step step, long rows, int count, ChosenLogprobs[][] logprobs) {
+    private int[][] choose(Step step, Inputs in, long rows, int count, ChosenLogprobs[][] logprobs) {
         int[][] out = new int[step.slices().size()][];
         if (count == 0) {
             return out;
         }
-        MemorySegment s = staging(Math.max(8L * CHOICE_DOUBLES * count, 4L * LOGPROB_WORDS * count));
-        int row = 0;
-        boolean anyLogprobs = false;
-        int[] tops = new int[count];
-        for (Slice slice : step.slices()) {
-            TokenChoice ch = slice.choice();
-            for (int r = 0; ch != null && r < slice.logitRows(); r++, row++) {
-                double[] params = {ch.temperature(), ch.uniform(), ch.topK(), ch.topP(), ch.minP()};
-                MemorySegment.copy(params, 0, s, ValueLayout.JAVA_DOUBLE, 8L * CHOICE_DOUBLES * row, CHOICE_DOUBLES);
-                tops[row] = ch.topLogprobs();
-                anyLogprobs |= ch.logprobs();
-            }
-        }
-        driver.copyToDevice(dChoice, s, 8L * CHOICE_DOUBLES * count);
-        launch("sample_rows", LaunchGeometry.perRow(count), args.reset().ptr(dIds)
-                .ptr(rows).ptr(dChoice).i32(c.vocabSize()));
+        boolean anyLogprobs = step.slices().stream().anyMatch(sl -> sl.choice() != null && sl.choice().logprobs());
+        launch("sample_rows", LaunchGeometry.perRow(count), args.reset().ptr(dIds).ptr(rows).ptr(in.choices())
+                .i32(c.vocabSize()));
         long dLogprobs = 0;
         if (anyLogprobs) {
-            uploadInts(dRows, tops);
             dLogprobs = logprobRecords.atLeast(4L * LOGPROB_WORDS * count, 8L * LOGPROB_WORDS * count);
             launch("row_logprobs", LaunchGeometry.perRow(count), args.reset().ptr(dIds).ptr(dLogprobs).ptr(rows)
-                    .ptr(dRows).i32(c.vocabSize()));
+                    .ptr(in.tops()).i32(c.vocabSize()));
         }
-        driver.copyToHost(s, dIds, 4L * count);
-        int[] ids = s.asSlice(0, 4L * count).toArray(ValueLayout.JAVA_INT);
-        int[] records = new int[0];
+        MemorySegment s = staging(4L * count + (anyLogprobs ? 4L * LOGPROB_WORDS * count : 0));
+        driver.copyToHostAsync(s, dIds, 4L * count, stream);
         if (anyLogprobs) {
-            driver.copyToHost(s, dLogprobs, 4L * LOGPROB_WORDS * count);
-            records = s.asSlice(0, 4L * LOGPROB_WORDS * count).toArray(ValueLayout.JAVA_INT);
+            driver.copyToHostAsync(s.asSlice(4L * count), dLogprobs, 4L * LOGPROB_WORDS * count, stream);
         }
+        synchronize();
+        int[] ids = s.asSlice(0, 4L * count).toArray(ValueLayout.JAVA_INT);
+        int[] records = anyLogprobs ? s.asSlice(4L * count, 4L * LOGPROB_WORDS * count).toArray(ValueLayout.JAVA_INT)
+                : new int[0];
         int at = 0;
         for (int i = 0; i < out.length; i++) {
             Slice slice = step.slices().get(i);
@@ -428,11 +682,10 @@ final class CudaBackend implements Backend {
         }
     }
 
-    /** xb[0..rows) = outputNorm(x[rows[i]]). */
-    private void gatherNormed(int[] rowIds, long into) {
-        uploadInts(dRows, rowIds);
-        launch("gather_rows", LaunchGeometry.perRow(rowIds.length), args.reset().ptr(into).ptr(x).ptr(dRows).i32(c.dim()));
-        rmsNorm(into, into, outputNorm, c.dim(), rowIds.length);
+    /** into[0..count) = outputNorm(x[rows[i]]), the row ids on the device at {@code rows}. */
+    private void gatherNormed(long rows, int count, long into) {
+        launch("gather_rows", LaunchGeometry.perRow(count), args.reset().ptr(into).ptr(x).ptr(rows).i32(c.dim()));
+        rmsNorm(into, into, outputNorm, c.dim(), count);
     }
 
     private void matmul(Matrix w, long in, long out, int tokens) {
@@ -517,7 +770,7 @@ final class CudaBackend implements Backend {
     }
 
     private void launch(String kernel, LaunchGeometry g, KernelArgs a) {
-        driver.launch(kernels.function(kernel), g.gridX(), g.gridY(), g.gridZ(), g.blockX(), 1, 1, 0, a.pointers());
+        driver.launch(kernels.function(kernel), g.gridX(), g.gridY(), g.gridZ(), g.blockX(), 1, 1, 0, stream, a.pointers());
     }
 
     /** Bytes of the activation buffers for {@code tokens} tokens. */
@@ -533,10 +786,10 @@ final class CudaBackend implements Backend {
         }
         int cap = Math.max(tokens, Math.max(16, 2 * capacity));
         capacity = 0;   // until every buffer is allocated again: a failed allocation leaves nothing freed in use
-        for (long p : new long[] {x, xb, q, k, v, att, gate, up, halfIn, dTokens, dSeq, dPos, dRows, dIds, dChoice}) {
+        for (long p : new long[] {x, xb, q, k, v, att, gate, up, halfIn, dIds}) {
             release(p);
         }
-        x = xb = q = k = v = att = gate = up = halfIn = dTokens = dSeq = dPos = dRows = dIds = dChoice = 0;
+        x = xb = q = k = v = att = gate = up = halfIn = dIds = 0;
         long t = cap;
         x = alloc(4 * t * c.dim());
         xb = alloc(4 * t * c.dim());
@@ -547,12 +800,7 @@ final class CudaBackend implements Backend {
         gate = alloc(4 * t * c.ffnDim());
         up = alloc(4 * t * c.ffnDim());
         halfIn = alloc(2 * t * Math.max(Math.max(c.dim(), c.qDim()), c.ffnDim()));
-        dTokens = alloc(4 * t);
-        dSeq = alloc(4 * t);
-        dPos = alloc(4 * t);
-        dRows = alloc(4 * t);
         dIds = alloc(4 * t);
-        dChoice = alloc(8L * CHOICE_DOUBLES * t);
         capacity = cap;
     }
 
@@ -579,22 +827,37 @@ final class CudaBackend implements Backend {
         }
     }
 
-    /** Frees a buffer this backend allocated (0, or one already released: nothing). */
+    /**
+     * Frees a buffer this backend allocated (0, or one already released: nothing), once the stream has run what
+     * may read it.
+     */
     private void release(long p) {
-        if (p != 0 && allocations.remove(p)) {   // removed first: a free that throws is never tried twice
+        if (p != 0 && allocations.contains(p)) {
+            epoch++;
+            synchronize();
+            allocations.remove(p);   // removed first: a free that throws is never tried twice
             driver.free(p);
         }
     }
 
     private long alloc(long bytes) {
+        epoch++;
         long p = driver.alloc(bytes);
         allocations.add(p);
         return p;
     }
 
+    /** Waits for the stream: everything queued has run, the copies from the host included. */
+    private void synchronize() {
+        driver.synchronize(stream);
+        uploadPending = false;
+    }
+
+    /** The page-locked staging buffer, of at least {@code bytes}; grown only once the stream no longer reads it. */
     private MemorySegment staging(long bytes) {
         if (host.byteSize() < bytes) {
             long size = Math.max(bytes, 2 * host.byteSize());
+            synchronize();
             driver.freeHost(host);
             host = MemorySegment.NULL;
             host = driver.allocHost(size);
@@ -602,10 +865,12 @@ final class CudaBackend implements Backend {
         return host;
     }
 
-    private void uploadInts(long dst, int[] values) {
-        MemorySegment s = staging(4L * values.length);
-        MemorySegment.copy(values, 0, s, ValueLayout.JAVA_INT, 0, values.length);
-        driver.copyToDevice(dst, s, 4L * values.length);
+    /** The staging buffer to write a step's inputs into: a copy queued from it before has run. */
+    private MemorySegment uploadStaging(long bytes) {
+        if (uploadPending) {
+            synchronize();
+        }
+        return staging(bytes);
     }
 
     /**
@@ -632,7 +897,8 @@ final class CudaBackend implements Backend {
         int rowInSlice = 0;
         for (int row = 0; row < total; ) {
             int n = Math.min(chunkRows, total - row);
-            driver.copyToHost(s, src + 4L * width * row, 4L * width * n);
+            driver.copyToHostAsync(s, src + 4L * width * row, 4L * width * n, stream);
+            synchronize();
             for (int r = 0; r < n; r++) {
                 while (counts[slice] == rowInSlice) {
                     slice++;
@@ -721,14 +987,21 @@ final class CudaBackend implements Backend {
     public void close() {
         try {
             driver.makeCurrent(context);
+            dropGraphs();
             if (cublas != null) {
                 cublas.close();
+            }
+            try {
+                driver.synchronize(stream);
+            } catch (CudaException ignored) {
+                // a sticky error: the frees below fail alike, and the context goes
             }
             freeAll();
             kernels.close();
             MemorySegment h = host;
             host = MemorySegment.NULL;
             driver.freeHost(h);
+            driver.destroyStream(stream);
         } finally {   // after a sticky device error the frees fail: the context still goes
             arena.close();
             driver.releasePrimaryContext(device);

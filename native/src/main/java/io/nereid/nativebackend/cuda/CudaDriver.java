@@ -33,6 +33,7 @@ final class CudaDriver {
     static final int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
     static final int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
     static final int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+    static final int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
 
     private static volatile CudaDriver instance;
     private static volatile String unavailable;
@@ -62,6 +63,17 @@ final class CudaDriver {
     private final MethodHandle cuModuleUnload;
     private final MethodHandle cuLaunchKernel;
     private final MethodHandle cuGetErrorName;
+    private final MethodHandle cuStreamCreate;
+    private final MethodHandle cuStreamDestroy;
+    private final MethodHandle cuStreamSynchronize;
+    private final MethodHandle cuMemcpyHtoDAsync;
+    private final MethodHandle cuMemcpyDtoHAsync;
+    private final MethodHandle cuStreamBeginCapture;
+    private final MethodHandle cuStreamEndCapture;
+    private final MethodHandle cuGraphInstantiate;
+    private final MethodHandle cuGraphLaunch;
+    private final MethodHandle cuGraphExecDestroy;
+    private final MethodHandle cuGraphDestroy;
 
     private CudaDriver(NativeLibraries.Library lib) {
         this.library = lib.foundAs();
@@ -92,6 +104,21 @@ final class CudaDriver {
         cuLaunchKernel = lib.function("cuLaunchKernel", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT,
                 JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
         cuGetErrorName = lib.function("cuGetErrorName", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+        cuStreamCreate = lib.function("cuStreamCreate", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+        cuStreamDestroy = lib.function("cuStreamDestroy_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        cuStreamSynchronize = lib.function("cuStreamSynchronize", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        cuMemcpyHtoDAsync = lib.function("cuMemcpyHtoDAsync_v2",
+                FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS));
+        cuMemcpyDtoHAsync = lib.function("cuMemcpyDtoHAsync_v2",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS));
+        cuStreamBeginCapture = lib.function("cuStreamBeginCapture_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+        cuStreamEndCapture = lib.function("cuStreamEndCapture", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+        // by its own name: the exported "cuGraphInstantiate" of a 12.x driver is the old five-argument form
+        cuGraphInstantiate = lib.function("cuGraphInstantiateWithFlags",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG));
+        cuGraphLaunch = lib.function("cuGraphLaunch", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+        cuGraphExecDestroy = lib.function("cuGraphExecDestroy", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        cuGraphDestroy = lib.function("cuGraphDestroy", FunctionDescriptor.of(JAVA_INT, ADDRESS));
     }
 
     /**
@@ -272,17 +299,81 @@ final class CudaDriver {
         call(() -> (int) cuModuleUnload.invoke(module), "cuModuleUnload");
     }
 
-    /** Launches {@code function} on the default stream; {@code params} holds one pointer per kernel argument. */
+    /**
+     * Launches {@code function} on {@code stream} ({@link MemorySegment#NULL}: the default stream); {@code params}
+     * holds one pointer per kernel argument (the driver copies the values before this returns).
+     */
     void launch(MemorySegment function, int gx, int gy, int gz, int bx, int by, int bz, int sharedBytes,
-            MemorySegment params) {
+            MemorySegment stream, MemorySegment params) {
         int r;
         try {
-            r = (int) cuLaunchKernel.invokeExact(function, gx, gy, gz, bx, by, bz, sharedBytes, MemorySegment.NULL, params,
+            r = (int) cuLaunchKernel.invokeExact(function, gx, gy, gz, bx, by, bz, sharedBytes, stream, params,
                     MemorySegment.NULL);
         } catch (Throwable t) {
             throw new CudaException("cuLaunchKernel: " + t);
         }
         check(r, "cuLaunchKernel");
+    }
+
+    /**
+     * A stream of the current context that synchronises with the default stream ({@code CU_STREAM_DEFAULT}):
+     * what a graph is captured from, and launched on.
+     */
+    MemorySegment createStream() {
+        return addressOut(seg -> (int) cuStreamCreate.invoke(seg, 0), "cuStreamCreate");
+    }
+
+    void destroyStream(MemorySegment stream) {
+        call(() -> (int) cuStreamDestroy.invoke(stream), "cuStreamDestroy");
+    }
+
+    /** Waits until everything queued on {@code stream} has run; a kernel's failure shows here. */
+    void synchronize(MemorySegment stream) {
+        call(() -> (int) cuStreamSynchronize.invoke(stream), "cuStreamSynchronize (a kernel failed)");
+    }
+
+    /** Queues a copy from page-locked {@code src}, which must not change until the stream has run it. */
+    void copyToDeviceAsync(long dst, MemorySegment src, long bytes, MemorySegment stream) {
+        call(() -> (int) cuMemcpyHtoDAsync.invoke(dst, src, bytes, stream), "cuMemcpyHtoDAsync");
+    }
+
+    /** Queues a copy into page-locked {@code dst}, whose contents are there once the stream is synchronised. */
+    void copyToHostAsync(MemorySegment dst, long src, long bytes, MemorySegment stream) {
+        call(() -> (int) cuMemcpyDtoHAsync.invoke(dst, src, bytes, stream), "cuMemcpyDtoHAsync");
+    }
+
+    /**
+     * Starts recording {@code stream}'s work into a graph instead of running it, in thread-local mode: an
+     * allocation, a free or a synchronous copy on this thread while it records fails and spoils the capture.
+     */
+    void beginCapture(MemorySegment stream) {
+        call(() -> (int) cuStreamBeginCapture.invoke(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
+    }
+
+    /**
+     * Ends the capture and returns the recorded graph; {@link CudaException} when the capture was spoilt (the
+     * stream records no more either way).
+     */
+    MemorySegment endCapture(MemorySegment stream) {
+        return addressOut(seg -> (int) cuStreamEndCapture.invoke(stream, seg), "cuStreamEndCapture");
+    }
+
+    /** An executable graph of {@code graph} (which may then be destroyed). */
+    MemorySegment instantiate(MemorySegment graph) {
+        return addressOut(seg -> (int) cuGraphInstantiate.invoke(seg, graph, 0L), "cuGraphInstantiateWithFlags");
+    }
+
+    /** Queues every launch of {@code exec} on {@code stream}, with the arguments they were recorded with. */
+    void launchGraph(MemorySegment exec, MemorySegment stream) {
+        call(() -> (int) cuGraphLaunch.invoke(exec, stream), "cuGraphLaunch");
+    }
+
+    void destroyGraphExec(MemorySegment exec) {
+        call(() -> (int) cuGraphExecDestroy.invoke(exec), "cuGraphExecDestroy");
+    }
+
+    void destroyGraph(MemorySegment graph) {
+        call(() -> (int) cuGraphDestroy.invoke(graph), "cuGraphDestroy");
     }
 
     @FunctionalInterface

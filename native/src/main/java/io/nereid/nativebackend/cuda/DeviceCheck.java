@@ -163,6 +163,7 @@ public final class DeviceCheck {
             fields.add(q("prefill_tokens") + ":" + prompt);
             fields.add(q("prefill_tok_s") + ":" + fmt(prefillTps));
             List<String> decode = new ArrayList<>();
+            List<String> decodeEager = new ArrayList<>();
             for (int batch : batches) {
                 List<Slice> prefills = new ArrayList<>();
                 int[][] tables = new int[batch][];
@@ -170,25 +171,26 @@ public final class DeviceCheck {
                     tables[s] = range(perSeq * (s + 1), perSeq);
                     prefills.add(new Slice(random.ints(decodePrompt, 3, vocab).toArray(), 0, tables[s], 1));
                 }
-                int[] next = argmaxes(forwardChunked(b, prefills));
-                long d0 = System.nanoTime();
-                boolean onDevice = true;
-                for (int i = 0; i < gen; i++) {
-                    List<Slice> step = new ArrayList<>();
-                    for (int s = 0; s < batch; s++) {   // greedy decoding as the engine asks for it: the argmax only
-                        step.add(new Slice(new int[] {next[s]}, decodePrompt + i, tables[s], 1, false, TokenChoice.ARGMAX));
-                    }
-                    StepOutput out = b.forward(new Step(step));
-                    onDevice &= out.chosen()[0] != null;
-                    next = argmaxes(out);
-                }
-                double seconds = (System.nanoTime() - d0) / 1e9;
+                int[] first = argmaxes(forwardChunked(b, prefills));
+                boolean[] onDevice = {true};
+                int[][] next = {first};
+                double seconds = greedyDecode(b, tables, first, decodePrompt, gen, onDevice, next);
                 decode.add("{" + q("batch") + ":" + batch + "," + q("tok_s") + ":" + fmt(batch * gen / seconds) + ","
-                        + q("step_ms") + ":" + fmt(1000 * seconds / gen) + "," + q("argmax_on_device") + ":" + onDevice + "}");
+                        + q("step_ms") + ":" + fmt(1000 * seconds / gen) + "," + q("argmax_on_device") + ":" + onDevice[0] + "}");
                 System.out.printf(Locale.ROOT, "%s decode batch %d: %.1f tok/s (%.2f ms per step)%n", backendName, batch,
                         batch * gen / seconds, 1000 * seconds / gen);
+                if (b instanceof CudaBackend cuda && (batch == batches[0] || batch == maxBatch)) {
+                    // the same decode (the same positions written again) launched kernel by kernel: what graphs save
+                    cuda.useGraphs(false);
+                    double eager = greedyDecode(b, tables, first, decodePrompt, gen, new boolean[] {true}, new int[1][]);
+                    cuda.useGraphs(true);
+                    decodeEager.add("{" + q("batch") + ":" + batch + "," + q("tok_s") + ":" + fmt(batch * gen / eager) + ","
+                            + q("step_ms") + ":" + fmt(1000 * eager / gen) + "}");
+                    System.out.printf(Locale.ROOT, "%s decode batch %d without CUDA graphs: %.1f tok/s (%.2f ms per step)%n",
+                            backendName, batch, batch * gen / eager, 1000 * eager / gen);
+                }
                 if (batch == maxBatch) {
-                    fields.add(sampledDecode(b, backendName, tables, next, decodePrompt + gen, gen));
+                    fields.add(sampledDecode(b, backendName, tables, next[0], decodePrompt + gen, gen));
                 }
             }
             if (longContext > 0) {
@@ -216,6 +218,14 @@ public final class DeviceCheck {
             fields.add(q("decode_prompt_tokens") + ":" + decodePrompt);
             fields.add(q("decode_tokens") + ":" + gen);
             fields.add(q("decode") + ":[" + String.join(",", decode) + "]");
+            if (!decodeEager.isEmpty()) {
+                fields.add(q("decode_eager") + ":[" + String.join(",", decodeEager) + "]");
+            }
+            if (b instanceof CudaBackend cuda) {
+                long[] counts = cuda.graphCounts();
+                fields.add(q("graphs") + ":{" + q("replays") + ":" + counts[0] + "," + q("captures") + ":" + counts[1] + ","
+                        + q("off") + ":" + (cuda.graphsOffReason() == null ? "null" : q(cuda.graphsOffReason())) + "}");
+            }
             System.out.printf(Locale.ROOT, "%s prefill %d tokens: %.1f tok/s%n", backendName, prompt, prefillTps);
             if (o.containsKey("--ids")) {
                 int[] ids = Arrays.stream(Files.readString(Path.of(o.get("--ids"))).replaceAll("[\\[\\]\\s]", "").split(","))
@@ -238,6 +248,28 @@ public final class DeviceCheck {
         }
         fields.add(q("backend") + ":" + q(backendName));
         return "{" + String.join(",", fields) + "}";
+    }
+
+    /**
+     * {@code gen} greedy decode steps of the batch (one sequence per table) from {@code first}, the argmax asked of
+     * the backend as the engine asks for it; the seconds they took. {@code onDevice[0]} stays true while every argmax
+     * came back chosen; {@code last[0]} gets the last step's ids.
+     */
+    private static double greedyDecode(Backend b, int[][] tables, int[] first, int from, int gen, boolean[] onDevice,
+            int[][] last) {
+        int[] next = first;
+        long d0 = System.nanoTime();
+        for (int i = 0; i < gen; i++) {
+            List<Slice> step = new ArrayList<>();
+            for (int s = 0; s < tables.length; s++) {
+                step.add(new Slice(new int[] {next[s]}, from + i, tables[s], 1, false, TokenChoice.ARGMAX));
+            }
+            StepOutput out = b.forward(new Step(step));
+            onDevice[0] &= out.chosen()[0] != null;
+            next = argmaxes(out);
+        }
+        last[0] = next;
+        return (System.nanoTime() - d0) / 1e9;
     }
 
     /** Prefill slices together, at most 4096 tokens per step. */

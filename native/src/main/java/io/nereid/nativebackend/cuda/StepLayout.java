@@ -90,6 +90,24 @@ record StepLayout(int[] tokens, int[] seqOf, int[] posOf, int[] tables, int maxB
         return new StepLayout(tokens, seqOf, posOf, tables, maxBlocks, logitRows, chosen, hiddenRows);
     }
 
+    /**
+     * The block tables {@code stride} blocks apart (a graph's stride, fixed by its shape): each table cut to
+     * {@code stride} blocks, or padded with -1 to it. A step whose positions all lie below {@code stride} blocks'
+     * reads nothing past the cut.
+     */
+    int[] tables(int stride) {
+        if (stride == maxBlocks) {
+            return tables;
+        }
+        int rows = tables.length / maxBlocks;
+        int[] out = new int[rows * stride];
+        Arrays.fill(out, -1);
+        for (int r = 0; r < rows; r++) {
+            System.arraycopy(tables, r * maxBlocks, out, r * stride, Math.min(stride, maxBlocks));
+        }
+        return out;
+    }
+
     int size() {
         return tokens.length;
     }

@@ -913,6 +913,7 @@ extern "C" __global__ void rope_kv_write(float* q, float* k, const float* v, u16
                                          int heads, int kvHeads, int headDim, int ropeDim, int neox, int blockSize,
                                          int bf16) {
     int t = blockIdx.x;
+    if (posOf[t] < 0) return;   // a graph's padding: no position, nothing written
     int kvDim = kvHeads * headDim;
     double pos = posOf[t];
     rope_token(q + (long long) t * heads * headDim, pos, invFreq, heads, headDim, ropeDim, neox);
@@ -964,7 +965,12 @@ extern "C" __global__ void attention(float* out, const float* q, const u16* kc, 
     int parts = gridDim.z;
     long long part = ((long long) t * heads + h) * parts + blockIdx.z;
     int first = parts > 1 ? blockIdx.z * partition : 0;
-    if (first > last) {   // the whole block: nothing of this token in this part
+    if (last < 0 && parts == 1) {   // a graph's padding (position -1): zeros, no context read
+        float* o = out + ((long long) t * heads + h) * headDim;
+        for (int d = threadIdx.x; d < headDim; d += blockDim.x) o[d] = 0.f;
+        return;
+    }
+    if (first > last) {   // the whole block: nothing of this token in this part (or padding)
         if (threadIdx.x == 0) {
             partMax[part] = NEG_INF;
             partSum[part] = 0.f;
@@ -1051,11 +1057,15 @@ extern "C" __global__ void attention_reduce(float* out, const float* partAcc, co
     long long base = ((long long) t * heads + h) * parts;
     float gm = NEG_INF;
     for (int z = 0; z < parts; z++) gm = fmaxf(gm, partMax[base + z]);
+    float* o = out + ((long long) t * heads + h) * headDim;
+    if (gm == NEG_INF) {   // no part holds a position: a graph's padding
+        for (int d = threadIdx.x; d < headDim; d += blockDim.x) o[d] = 0.f;
+        return;
+    }
     float total = 0.f;
     for (int z = 0; z < parts; z++) {
         if (partMax[base + z] != NEG_INF) total += partSum[base + z] * expf(partMax[base + z] - gm);
     }
-    float* o = out + ((long long) t * heads + h) * headDim;
     for (int d = threadIdx.x; d < headDim; d += blockDim.x) {
         float v = 0.f;
         for (int z = 0; z < parts; z++) {

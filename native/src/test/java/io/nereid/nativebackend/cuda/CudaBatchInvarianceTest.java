@@ -18,7 +18,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -38,9 +37,7 @@ class CudaBatchInvarianceTest {
 
     @BeforeAll
     static void needsADevice() {
-        CudaEmulator.prepare();
-        String reason = CudaDriver.unavailableReason();
-        Assumptions.assumeTrue(reason == null, "no CUDA device here (" + reason + "): skipped");
+        CudaEmulator.assumeDevice();
     }
 
     private static int[] table(int first) {

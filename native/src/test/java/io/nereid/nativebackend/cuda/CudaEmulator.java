@@ -66,6 +66,16 @@ final class CudaEmulator {
         }
     }
 
+    /**
+     * For a gpu-tagged test's {@code @BeforeAll}: prepares the emulator (in its execution) and skips the test class
+     * unless a CUDA driver, real or emulated, is there.
+     */
+    static void assumeDevice() {
+        prepare();
+        String reason = CudaDriver.unavailableReason();
+        org.junit.jupiter.api.Assumptions.assumeTrue(reason == null, "no CUDA device here (" + reason + "): skipped");
+    }
+
     static Optional<Path> compiler() {
         return KernelSourceTest.executable("c++").or(() -> KernelSourceTest.executable("g++"));
     }
@@ -114,9 +124,10 @@ final class CudaEmulator {
         b.append("extern \"C\" const EmuKernel emu_kernels[] = {\n");
         for (String name : new KernelSource(kernels).kernelNames()) {
             b.append("    {\"").append(name).append("\", [](void** p) { emu_invoke(").append(name)
-                    .append(", p); }, [](void** p) { return emu_check(").append(name).append(", p); }},\n");
+                    .append(", p); }, [](void** p) { return emu_check(").append(name)
+                    .append(", p); }, [](void** p) { return emu_save(").append(name).append(", p); }},\n");
         }
-        b.append("    {nullptr, nullptr, nullptr}};\n");
+        b.append("    {nullptr, nullptr, nullptr, nullptr}};\n");
         return b.toString();
     }
 

@@ -68,9 +68,14 @@ class CudaEmulatorTest {
 
     /** x[i] += y[i] (add_bias over one row of n). */
     private static void launchAdd(long x, long y, int n) {
+        launchAdd(x, y, n, MemorySegment.NULL);
+    }
+
+    /** x[i] += y[i] on {@code stream}. */
+    private static void launchAdd(long x, long y, int n, MemorySegment stream) {
         KernelArgs a = new KernelArgs(ARENA).reset().ptr(x).ptr(y).i32(n).i32(1);
         LaunchGeometry g = LaunchGeometry.elementwise(n);
-        driver.launch(kernels.function("add_bias"), g.gridX(), g.gridY(), 1, g.blockX(), 1, 1, 0, a.pointers());
+        driver.launch(kernels.function("add_bias"), g.gridX(), g.gridY(), 1, g.blockX(), 1, 1, 0, stream, a.pointers());
     }
 
     @Test
@@ -140,10 +145,90 @@ class CudaEmulatorTest {
         long x = upload(1);
         KernelArgs a = new KernelArgs(ARENA).reset().ptr(x).ptr(x).i32(1).i32(1);
         CudaException e = assertThrows(CudaException.class,
-                () -> driver.launch(kernels.function("add_bias"), 1, 1, 1, 2048, 1, 1, 0, a.pointers()));
+                () -> driver.launch(kernels.function("add_bias"), 1, 1, 1, 2048, 1, 1, 0, MemorySegment.NULL, a.pointers()));
         assertTrue(e.getMessage().contains("CUDA_ERROR_INVALID_VALUE"), e.getMessage());
         assertEquals(1f, download(x, 1)[0]);
         driver.free(x);
+    }
+
+    @Test
+    void aCapturedGraphReplaysItsLaunchesWithTheArgumentsOfTheirRecording() {
+        driver.makeCurrent(context);
+        MemorySegment stream = driver.createStream();
+        long x = upload(1, 2, 3);
+        long y = upload(10, 20, 30);
+        long z = upload(100, 200, 300);
+        driver.beginCapture(stream);
+        launchAdd(x, y, 3, stream);
+        launchAdd(x, z, 3, stream);   // the same KernelArgs memory rewritten: the graph keeps each launch's own values
+        MemorySegment graph = driver.endCapture(stream);
+        assertArrayEquals(new float[] {1, 2, 3}, download(x, 3), "recorded, not run");
+        MemorySegment exec = driver.instantiate(graph);
+        driver.destroyGraph(graph);
+        driver.launchGraph(exec, stream);
+        driver.launchGraph(exec, stream);
+        driver.synchronize(stream);
+        assertArrayEquals(new float[] {221, 442, 663}, download(x, 3));
+        driver.free(z);   // a buffer the graph was recorded with, gone: its replay fails, as on a GPU it would fault
+        CudaException e = assertThrows(CudaException.class, () -> driver.launchGraph(exec, stream));
+        assertTrue(e.getMessage().contains("cuGraphLaunch"), e.getMessage());
+        driver.destroyGraphExec(exec);
+        driver.destroyStream(stream);
+        driver.free(x);
+        driver.free(y);
+    }
+
+    @Test
+    void anAllocationOrTheNullStreamWhileCapturingSpoilsTheCapture() {
+        driver.makeCurrent(context);
+        MemorySegment stream = driver.createStream();
+        long x = upload(1);
+        driver.beginCapture(stream);
+        launchAdd(x, x, 1, stream);
+        CudaException e = assertThrows(CudaException.class, () -> driver.alloc(16));
+        assertTrue(e.getMessage().contains("CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"), e.getMessage());
+        e = assertThrows(CudaException.class, () -> driver.endCapture(stream));
+        assertTrue(e.getMessage().contains("CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"), e.getMessage());
+        driver.beginCapture(stream);
+        e = assertThrows(CudaException.class, () -> launchAdd(x, x, 1));
+        assertTrue(e.getMessage().contains("CUDA_ERROR_STREAM_CAPTURE_IMPLICIT"), e.getMessage());
+        assertThrows(CudaException.class, () -> driver.endCapture(stream));
+        assertEquals(1f, download(x, 1)[0], "nothing ran");
+        driver.destroyStream(stream);
+        driver.free(x);
+    }
+
+    @Test
+    void cublasRecordsIntoAGraphOnlyWithItsOwnWorkspace() {
+        driver.makeCurrent(context);
+        MemorySegment stream = driver.createStream();
+        short[] w = {f16(1), f16(2)};
+        long dw = driver.alloc(4);
+        long dy = driver.alloc(4);
+        long ws = driver.alloc(1 << 20);
+        MemorySegment s = ARENA.allocate(16, 8);
+        MemorySegment.copy(w, 0, s, ValueLayout.JAVA_SHORT, 0, 2);
+        driver.copyToDevice(dw, s, 4);
+        try (Cublas blas = Cublas.open()) {
+            blas.bind(stream, 0, 0);   // no workspace of ours: cuBLAS would allocate while capturing
+            driver.beginCapture(stream);
+            assertThrows(CudaException.class, () -> blas.gemm(dw, dw, dy, 1, 2, 1, Cublas.CUDA_R_16F, false));
+            assertThrows(CudaException.class, () -> driver.endCapture(stream));
+            blas.bind(stream, ws, 1 << 20);
+            driver.beginCapture(stream);
+            blas.gemm(dw, dw, dy, 1, 2, 1, Cublas.CUDA_R_16F, false);   // 1 + 4
+            MemorySegment graph = driver.endCapture(stream);
+            MemorySegment exec = driver.instantiate(graph);
+            driver.destroyGraph(graph);
+            driver.launchGraph(exec, stream);
+            driver.synchronize(stream);
+            assertEquals(5f, download(dy, 1)[0]);
+            driver.destroyGraphExec(exec);
+        }
+        driver.destroyStream(stream);
+        for (long p : new long[] {dw, dy, ws}) {
+            driver.free(p);
+        }
     }
 
     private static short f16(float v) {

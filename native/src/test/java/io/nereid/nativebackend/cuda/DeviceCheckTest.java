@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -26,9 +25,7 @@ class DeviceCheckTest {
 
     @BeforeAll
     static void needsADevice() {
-        CudaEmulator.prepare();
-        String reason = CudaDriver.unavailableReason();
-        Assumptions.assumeTrue(reason == null, "no CUDA device here (" + reason + "): skipped");
+        CudaEmulator.assumeDevice();
     }
 
     @Test
@@ -62,6 +59,10 @@ class DeviceCheckTest {
         // and the largest batch again, drawing at temperature 1: on the device for CUDA, rows for the CPU
         assertTrue(cuda.contains("\"sampled_decode\":{\"batch\":2,") && cuda.contains("\"drawn_on_device\":true"), cuda);
         assertTrue(cpu.contains("\"sampled_decode\":{\"batch\":2,") && cpu.contains("\"drawn_on_device\":false"), cpu);
+        // batch 1 and the largest again without CUDA graphs, and the graphs' counts (the CPU backend records none)
+        assertTrue(cuda.contains("\"decode_eager\":[{\"batch\":1,") && cuda.contains("\"graphs\":{\"replays\":")
+                && cuda.contains("\"off\":null}"), cuda);
+        assertTrue(!cpu.contains("decode_eager") && !cpu.contains("\"graphs\""), cpu);
         int[] gpuIds = ints(cuda, "greedy_ids");
         int[] cpuIds = ints(cpu, "greedy_ids");
         double[] margins = doubles(cpu, "greedy_margins");

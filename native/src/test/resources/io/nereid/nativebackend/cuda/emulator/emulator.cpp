@@ -21,8 +21,16 @@
 //
 // Not emulated: preemption inside a thread's run between barriers (fibers switch only there, so races
 // that need interleaving within that stretch do not show),
-// the GPU's float functions' last bits (expf, sincos: the host's libm), timing, streams (everything is
-// synchronous on the null stream).
+// the GPU's float functions' last bits (expf, sincos: the host's libm), timing, concurrency between streams.
+//
+// Streams and graphs: work queued on a stream runs at once, in order (as a GPU's stream runs it, only
+// sooner); async copies must use page-locked memory (cuMemAllocHost), as the backend's do. A stream that
+// captures records its launches and cuBLAS products (with copies of their arguments) instead of running
+// them; a graph instantiated from the capture replays them, checking every pointer again, so a graph
+// that outlives a buffer it was recorded with fails its launch. As CUDA's thread-local capture mode, an
+// allocation, a free, a synchronous copy or a synchronisation while the thread captures fails and
+// spoils the capture (cuStreamEndCapture then fails), as does work on the null stream (an implicit
+// synchronisation with the capturing stream).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -30,8 +38,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <set>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -41,10 +53,17 @@
 
 // ---- kernels: the host-compiled kernels.cu registers each as a thunk taking the launch's void** ----
 
+// A launch's arguments copied (as cuLaunchKernel copies them when it queues or records the launch).
+struct EmuSaved {
+    std::shared_ptr<void> values;
+    std::vector<void*> params;                       // pointers into values, one per argument
+};
+
 struct EmuKernel {
     const char* name;
     void (*run)(void** params);                      // calls the kernel with the unpacked arguments
     const char* (*check)(void** params);             // null, or why a pointer argument is not device memory
+    EmuSaved (*save)(void** params);                 // the arguments' values, copied
 };
 extern "C" const EmuKernel emu_kernels[];
 extern "C" const unsigned long long emu_kernels_source_hash;
@@ -55,8 +74,20 @@ namespace {
 
 enum { CUDA_SUCCESS = 0, CUDA_ERROR_INVALID_VALUE = 1, CUDA_ERROR_OUT_OF_MEMORY = 2, CUDA_ERROR_NOT_INITIALIZED = 3,
        CUDA_ERROR_INVALID_DEVICE = 101, CUDA_ERROR_INVALID_IMAGE = 200, CUDA_ERROR_INVALID_CONTEXT = 201,
-       CUDA_ERROR_INVALID_HANDLE = 400, CUDA_ERROR_NOT_FOUND = 500, CUDA_ERROR_ILLEGAL_ADDRESS = 700,
-       CUDA_ERROR_LAUNCH_FAILED = 719 };
+       CUDA_ERROR_INVALID_HANDLE = 400, CUDA_ERROR_ILLEGAL_STATE = 401, CUDA_ERROR_NOT_FOUND = 500,
+       CUDA_ERROR_ILLEGAL_ADDRESS = 700, CUDA_ERROR_LAUNCH_FAILED = 719, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+       CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906 };
+
+// A stream, and what it records while it captures.
+struct Stream {
+    bool capturing = false;
+    bool spoilt = false;                             // something failed while it captured
+    std::vector<std::function<int()>> nodes;
+};
+
+struct Graph {
+    std::vector<std::function<int()>> nodes;
+};
 
 struct Allocation {
     unsigned long long size;     // as asked
@@ -117,6 +148,26 @@ int needs_context(const char* what) {
     if (current_context == nullptr) return fail(CUDA_ERROR_INVALID_CONTEXT, "%s without a current context on this thread", what);
     if (sticky != CUDA_SUCCESS) return sticky;
     return CUDA_SUCCESS;
+}
+
+std::set<Stream*> streams;
+std::set<Graph*> graphs;                             // cuStreamEndCapture's
+std::set<Graph*> execs;                              // cuGraphInstantiate's
+Stream* capturing = nullptr;                         // the stream that captures, if one does
+Stream* cublas_stream = nullptr;                     // cublasSetStream's (null: the default stream)
+unsigned long long cublas_workspace = 0;             // cublasSetWorkspace's, since the stream was set
+
+// A call CUDA's thread-local capture mode forbids while the thread captures: fails and spoils the capture.
+int forbidden_while_capturing(const char* what) {
+    if (capturing == nullptr) return CUDA_SUCCESS;
+    capturing->spoilt = true;
+    return fail(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "%s while a stream captures (thread-local mode): the capture is spoilt",
+            what);
+}
+
+// A stream argument: null (the default stream) or one of cuStreamCreate's.
+bool known_stream(void* s) {
+    return s == nullptr || streams.count((Stream*) s) > 0;
 }
 
 }  // namespace
@@ -397,7 +448,8 @@ API int cuCtxSetCurrent(void* ctx) {
 
 API int cuCtxSynchronize() {
     std::lock_guard<std::recursive_mutex> g(lock);
-    return needs_context("cuCtxSynchronize");
+    if (int r = needs_context("cuCtxSynchronize")) return r;
+    return forbidden_while_capturing("cuCtxSynchronize");
 }
 
 API int cuMemGetInfo_v2(size_t* free, size_t* total) {
@@ -412,6 +464,7 @@ API int cuMemGetInfo_v2(size_t* free, size_t* total) {
 API int cuMemAlloc_v2(unsigned long long* p, size_t bytes) {
     std::lock_guard<std::recursive_mutex> g(lock);
     if (int r = needs_context("cuMemAlloc")) return r;
+    if (int r = forbidden_while_capturing("cuMemAlloc")) return r;
     if (!p || bytes == 0) return fail(CUDA_ERROR_INVALID_VALUE, "cuMemAlloc of 0 bytes");
     size_t rounded = (bytes + 255) / 256 * 256;
     if (allocated + rounded > total_memory()) return fail(CUDA_ERROR_OUT_OF_MEMORY, "cuMemAlloc of %zu bytes: out of memory", bytes);
@@ -430,6 +483,7 @@ API int cuMemAlloc_v2(unsigned long long* p, size_t bytes) {
 API int cuMemFree_v2(unsigned long long p) {
     std::lock_guard<std::recursive_mutex> g(lock);
     if (int r = needs_context("cuMemFree")) return r;
+    if (int r = forbidden_while_capturing("cuMemFree")) return r;
     auto it = allocations.find(p);
     if (it == allocations.end()) return fail(CUDA_ERROR_INVALID_VALUE, "cuMemFree of %#llx: not an allocation's start", p);
     allocated -= (it->second.size + 255) / 256 * 256;
@@ -443,6 +497,7 @@ std::map<void*, size_t> host_allocations;             // cuMemAllocHost's
 API int cuMemAllocHost_v2(void** p, size_t bytes) {
     std::lock_guard<std::recursive_mutex> g(lock);
     if (int r = needs_context("cuMemAllocHost")) return r;
+    if (int r = forbidden_while_capturing("cuMemAllocHost")) return r;
     if (!p || bytes == 0) return fail(CUDA_ERROR_INVALID_VALUE, "cuMemAllocHost of 0 bytes");
     *p = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
     if (!*p) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -453,6 +508,7 @@ API int cuMemAllocHost_v2(void** p, size_t bytes) {
 API int cuMemFreeHost(void* p) {
     std::lock_guard<std::recursive_mutex> g(lock);
     if (int r = needs_context("cuMemFreeHost")) return r;
+    if (int r = forbidden_while_capturing("cuMemFreeHost")) return r;
     if (host_allocations.erase(p) == 0) return fail(CUDA_ERROR_INVALID_VALUE, "cuMemFreeHost of %p: not from cuMemAllocHost", p);
     free(p);
     return CUDA_SUCCESS;
@@ -461,6 +517,7 @@ API int cuMemFreeHost(void* p) {
 API int cuMemcpyHtoD_v2(unsigned long long dst, const void* src, size_t bytes) {
     std::lock_guard<std::recursive_mutex> g(lock);
     if (int r = needs_context("cuMemcpyHtoD")) return r;
+    if (int r = forbidden_while_capturing("cuMemcpyHtoD")) return r;
     if (!inside(dst, bytes)) return fail(CUDA_ERROR_INVALID_VALUE, "cuMemcpyHtoD of %zu bytes to %#llx: not inside one allocation", bytes, dst);
     if (!src) return CUDA_ERROR_INVALID_VALUE;
     memcpy((void*) dst, src, bytes);
@@ -470,6 +527,7 @@ API int cuMemcpyHtoD_v2(unsigned long long dst, const void* src, size_t bytes) {
 API int cuMemcpyDtoH_v2(void* dst, unsigned long long src, size_t bytes) {
     std::lock_guard<std::recursive_mutex> g(lock);
     if (int r = needs_context("cuMemcpyDtoH")) return r;
+    if (int r = forbidden_while_capturing("cuMemcpyDtoH")) return r;
     if (!inside(src, bytes)) return fail(CUDA_ERROR_INVALID_VALUE, "cuMemcpyDtoH of %zu bytes from %#llx: not inside one allocation", bytes, src);
     if (!dst) return CUDA_ERROR_INVALID_VALUE;
     memcpy(dst, (const void*) src, bytes);
@@ -479,6 +537,7 @@ API int cuMemcpyDtoH_v2(void* dst, unsigned long long src, size_t bytes) {
 API int cuMemsetD8_v2(unsigned long long dst, unsigned char value, size_t n) {
     std::lock_guard<std::recursive_mutex> g(lock);
     if (int r = needs_context("cuMemsetD8")) return r;
+    if (int r = forbidden_while_capturing("cuMemsetD8")) return r;
     if (!inside(dst, n)) return fail(CUDA_ERROR_INVALID_VALUE, "cuMemsetD8 of %zu bytes at %#llx: not inside one allocation", n, dst);
     memset((void*) dst, value, n);
     return CUDA_SUCCESS;
@@ -521,22 +580,11 @@ API int cuModuleUnload(void* module) {
     return module == (void*) emu_kernels ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
-API int cuLaunchKernel(void* f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by,
-        unsigned int bz, unsigned int shared, void* stream, void** params, void** extra) {
-    std::lock_guard<std::recursive_mutex> g(lock);
-    if (int r = needs_context("cuLaunchKernel")) return r;
-    const EmuKernel* k = (const EmuKernel*) f;
-    bool known = false;
-    for (const EmuKernel* e = emu_kernels; e->name; e++) known |= e == k;
-    if (!known) return fail(CUDA_ERROR_INVALID_HANDLE, "cuLaunchKernel: not a function of the module");
-    if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || gx > 2147483647u || gy > 65535 || gz > 65535
-            || bx > 1024 || by > 1024 || bz > 64 || (unsigned long long) bx * by * bz > 1024) {
-        return fail(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel %s: grid (%u, %u, %u), block (%u, %u, %u) beyond the limits",
-                k->name, gx, gy, gz, bx, by, bz);
-    }
-    if (shared > 48 * 1024) return fail(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel %s: %u bytes of dynamic shared memory", k->name, shared);
-    if (stream != nullptr || extra != nullptr) return fail(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel: only the null stream and kernelParams are emulated");
-    if (!params) return fail(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel %s: no kernelParams", k->name);
+// Runs kernel k now over the grid, with params as cuLaunchKernel takes them (checked again here: a replayed
+// graph's pointers may have been freed since it was recorded).
+int run_kernel(const EmuKernel* k, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by,
+        unsigned int bz, void** params) {
+    if (sticky != CUDA_SUCCESS) return sticky;
     if (const char* why = k->check(params)) return fail(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel %s: %s", k->name, why);
     int threads = (int) (bx * by * bz);
     emu::block_dim = dim3{bx, by, bz};
@@ -563,6 +611,182 @@ API int cuLaunchKernel(void* f, unsigned int gx, unsigned int gy, unsigned int g
     return CUDA_SUCCESS;
 }
 
+API int cuLaunchKernel(void* f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by,
+        unsigned int bz, unsigned int shared, void* stream, void** params, void** extra) {
+    std::lock_guard<std::recursive_mutex> g(lock);
+    if (int r = needs_context("cuLaunchKernel")) return r;
+    const EmuKernel* k = (const EmuKernel*) f;
+    bool known = false;
+    for (const EmuKernel* e = emu_kernels; e->name; e++) known |= e == k;
+    if (!known) return fail(CUDA_ERROR_INVALID_HANDLE, "cuLaunchKernel: not a function of the module");
+    if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || gx > 2147483647u || gy > 65535 || gz > 65535
+            || bx > 1024 || by > 1024 || bz > 64 || (unsigned long long) bx * by * bz > 1024) {
+        return fail(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel %s: grid (%u, %u, %u), block (%u, %u, %u) beyond the limits",
+                k->name, gx, gy, gz, bx, by, bz);
+    }
+    if (shared > 48 * 1024) return fail(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel %s: %u bytes of dynamic shared memory", k->name, shared);
+    if (!known_stream(stream)) return fail(CUDA_ERROR_INVALID_HANDLE, "cuLaunchKernel %s: not a stream", k->name);
+    if (extra != nullptr) return fail(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel: only kernelParams are emulated, not extra");
+    if (!params) return fail(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel %s: no kernelParams", k->name);
+    if (stream == nullptr && capturing != nullptr) {
+        capturing->spoilt = true;
+        return fail(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, "cuLaunchKernel %s on the null stream while a stream captures", k->name);
+    }
+    Stream* s = (Stream*) stream;
+    if (s != nullptr && s->capturing) {
+        if (const char* why = k->check(params)) {
+            s->spoilt = true;
+            return fail(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel %s: %s", k->name, why);
+        }
+        EmuSaved saved = k->save(params);
+        s->nodes.push_back([k, gx, gy, gz, bx, by, bz, saved]() {
+            return run_kernel(k, gx, gy, gz, bx, by, bz, const_cast<void**>(saved.params.data()));
+        });
+        return CUDA_SUCCESS;
+    }
+    return run_kernel(k, gx, gy, gz, bx, by, bz, params);
+}
+
+// ---- streams and graphs ----
+
+API int cuStreamCreate(void** stream, unsigned int flags) {
+    std::lock_guard<std::recursive_mutex> g(lock);
+    if (int r = needs_context("cuStreamCreate")) return r;
+    if (!stream || flags > 1) return CUDA_ERROR_INVALID_VALUE;
+    Stream* s = new Stream();
+    streams.insert(s);
+    *stream = s;
+    return CUDA_SUCCESS;
+}
+
+API int cuStreamDestroy_v2(void* stream) {
+    std::lock_guard<std::recursive_mutex> g(lock);
+    if (int r = needs_context("cuStreamDestroy")) return r;
+    Stream* s = (Stream*) stream;
+    if (s == nullptr || !streams.count(s)) return fail(CUDA_ERROR_INVALID_HANDLE, "cuStreamDestroy: not a stream");
+    if (capturing == s) capturing = nullptr;
+    if (cublas_stream == s) cublas_stream = nullptr;
+    streams.erase(s);
+    delete s;
+    return CUDA_SUCCESS;
+}
+
+API int cuStreamSynchronize(void* stream) {
+    std::lock_guard<std::recursive_mutex> g(lock);
+    if (int r = needs_context("cuStreamSynchronize")) return r;
+    if (!known_stream(stream)) return fail(CUDA_ERROR_INVALID_HANDLE, "cuStreamSynchronize: not a stream");
+    return forbidden_while_capturing("cuStreamSynchronize");
+}
+
+// An async copy: the host side must be page-locked (the backend's are); runs at once.
+int copy_async(const char* what, void* stream, unsigned long long device, const void* host, size_t bytes) {
+    if (int r = needs_context(what)) return r;
+    if (!known_stream(stream)) return fail(CUDA_ERROR_INVALID_HANDLE, "%s: not a stream", what);
+    if (capturing != nullptr) {
+        capturing->spoilt = true;
+        return fail(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "%s while a stream captures: copies are not recorded here", what);
+    }
+    if (!inside(device, bytes)) {
+        return fail(CUDA_ERROR_INVALID_VALUE, "%s of %zu bytes at %#llx: not inside one device allocation", what, bytes, device);
+    }
+    bool pinned = false;
+    auto it = host_allocations.upper_bound((void*) host);
+    if (it != host_allocations.begin()) {
+        --it;
+        pinned = (const char*) host >= (const char*) it->first && (const char*) host + bytes <= (const char*) it->first + it->second;
+    }
+    if (!pinned) return fail(CUDA_ERROR_INVALID_VALUE, "%s of %zu bytes: the host side is not inside one cuMemAllocHost buffer", what, bytes);
+    return CUDA_SUCCESS;
+}
+
+API int cuMemcpyHtoDAsync_v2(unsigned long long dst, const void* src, size_t bytes, void* stream) {
+    std::lock_guard<std::recursive_mutex> g(lock);
+    if (int r = copy_async("cuMemcpyHtoDAsync", stream, dst, src, bytes)) return r;
+    memcpy((void*) dst, src, bytes);
+    return CUDA_SUCCESS;
+}
+
+API int cuMemcpyDtoHAsync_v2(void* dst, unsigned long long src, size_t bytes, void* stream) {
+    std::lock_guard<std::recursive_mutex> g(lock);
+    if (int r = copy_async("cuMemcpyDtoHAsync", stream, src, dst, bytes)) return r;
+    memcpy(dst, (const void*) src, bytes);
+    return CUDA_SUCCESS;
+}
+
+API int cuStreamBeginCapture_v2(void* stream, int mode) {
+    std::lock_guard<std::recursive_mutex> g(lock);
+    if (int r = needs_context("cuStreamBeginCapture")) return r;
+    if (stream == nullptr) return fail(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "cuStreamBeginCapture: the null stream cannot capture");
+    if (!known_stream(stream)) return fail(CUDA_ERROR_INVALID_HANDLE, "cuStreamBeginCapture: not a stream");
+    if (mode < 0 || mode > 2) return CUDA_ERROR_INVALID_VALUE;
+    if (capturing != nullptr) return fail(CUDA_ERROR_ILLEGAL_STATE, "cuStreamBeginCapture: a stream already captures");
+    Stream* s = (Stream*) stream;
+    s->capturing = true;
+    s->spoilt = false;
+    s->nodes.clear();
+    capturing = s;
+    return CUDA_SUCCESS;
+}
+
+API int cuStreamEndCapture(void* stream, void** graph) {
+    std::lock_guard<std::recursive_mutex> g(lock);
+    if (!graph) return CUDA_ERROR_INVALID_VALUE;
+    *graph = nullptr;
+    Stream* s = (Stream*) stream;
+    if (s == nullptr || !streams.count(s) || !s->capturing) return fail(CUDA_ERROR_ILLEGAL_STATE, "cuStreamEndCapture: not capturing");
+    s->capturing = false;
+    capturing = nullptr;
+    if (s->spoilt) {
+        s->nodes.clear();
+        return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    }
+    Graph* r = new Graph{std::move(s->nodes)};
+    s->nodes.clear();
+    graphs.insert(r);
+    *graph = r;
+    return CUDA_SUCCESS;
+}
+
+API int cuGraphInstantiateWithFlags(void** exec, void* graph, unsigned long long flags) {
+    std::lock_guard<std::recursive_mutex> g(lock);
+    if (int r = needs_context("cuGraphInstantiate")) return r;
+    if (!exec || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (!graphs.count((Graph*) graph)) return fail(CUDA_ERROR_INVALID_HANDLE, "cuGraphInstantiate: not a graph");
+    Graph* e = new Graph{((Graph*) graph)->nodes};
+    execs.insert(e);
+    *exec = e;
+    return CUDA_SUCCESS;
+}
+
+API int cuGraphLaunch(void* exec, void* stream) {
+    std::lock_guard<std::recursive_mutex> g(lock);
+    if (int r = needs_context("cuGraphLaunch")) return r;
+    if (!execs.count((Graph*) exec)) return fail(CUDA_ERROR_INVALID_HANDLE, "cuGraphLaunch: not an executable graph");
+    if (!known_stream(stream)) return fail(CUDA_ERROR_INVALID_HANDLE, "cuGraphLaunch: not a stream");
+    if (capturing != nullptr) {
+        capturing->spoilt = true;
+        return fail(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "cuGraphLaunch while a stream captures: not emulated");
+    }
+    for (auto& node : ((Graph*) exec)->nodes) {
+        if (int r = node()) return r;
+    }
+    return CUDA_SUCCESS;
+}
+
+API int cuGraphExecDestroy(void* exec) {
+    std::lock_guard<std::recursive_mutex> g(lock);
+    if (!execs.erase((Graph*) exec)) return fail(CUDA_ERROR_INVALID_HANDLE, "cuGraphExecDestroy: not an executable graph");
+    delete (Graph*) exec;
+    return CUDA_SUCCESS;
+}
+
+API int cuGraphDestroy(void* graph) {
+    std::lock_guard<std::recursive_mutex> g(lock);
+    if (!graphs.erase((Graph*) graph)) return fail(CUDA_ERROR_INVALID_HANDLE, "cuGraphDestroy: not a graph");
+    delete (Graph*) graph;
+    return CUDA_SUCCESS;
+}
+
 API int cuGetErrorName(int error, const char** name) {
     if (!name) return CUDA_ERROR_INVALID_VALUE;
     switch (error) {
@@ -577,6 +801,10 @@ API int cuGetErrorName(int error, const char** name) {
         case CUDA_ERROR_NOT_FOUND: *name = "CUDA_ERROR_NOT_FOUND"; break;
         case CUDA_ERROR_ILLEGAL_ADDRESS: *name = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
         case CUDA_ERROR_LAUNCH_FAILED: *name = "CUDA_ERROR_LAUNCH_FAILED"; break;
+        case CUDA_ERROR_ILLEGAL_STATE: *name = "CUDA_ERROR_ILLEGAL_STATE"; break;
+        case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: *name = "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"; break;
+        case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: *name = "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"; break;
+        case CUDA_ERROR_STREAM_CAPTURE_IMPLICIT: *name = "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT"; break;
         default: *name = nullptr; return CUDA_ERROR_INVALID_VALUE;
     }
     return CUDA_SUCCESS;
@@ -717,6 +945,8 @@ API int cublasCreate_v2(void** handle) {
     if (!handle) return 7;                               // CUBLAS_STATUS_INVALID_VALUE
     if (needs_context("cublasCreate") != CUDA_SUCCESS) return 1;   // CUBLAS_STATUS_NOT_INITIALIZED
     *handle = &handle_token;
+    cublas_stream = nullptr;   // a new handle: the default stream, the library's workspace
+    cublas_workspace = 0;
     return 0;
 }
 
@@ -724,27 +954,32 @@ API int cublasDestroy_v2(void* handle) {
     return handle == &handle_token ? 0 : 1;
 }
 
-API int cublasGemmEx(void* handle, int transa, int transb, int m, int n, int k, const void* alpha, unsigned long long A,
-        int Atype, int lda, unsigned long long B, int Btype, int ldb, const void* beta, unsigned long long C, int Ctype,
-        int ldc, int computeType, int algo) {
+API int cublasSetStream_v2(void* handle, void* stream) {
     std::lock_guard<std::recursive_mutex> g(lock);
     if (handle != &handle_token) return 1;
-    if (needs_context("cublasGemmEx") != CUDA_SUCCESS) return 13;   // CUBLAS_STATUS_EXECUTION_FAILED
-    if ((transa != 0 && transa != 1) || (transb != 0 && transb != 1) || m < 0 || n < 0 || k < 0) return 7;
-    int aRows = transa == 0 ? m : k, aCols = transa == 0 ? k : m;
-    int bRows = transb == 0 ? k : n, bCols = transb == 0 ? n : k;
-    if (lda < (aRows > 1 ? aRows : 1) || ldb < (bRows > 1 ? bRows : 1) || ldc < (m > 1 ? m : 1)) {
-        report("cublasGemmEx: lda %d, ldb %d, ldc %d too small for op(A) %d x %d, op(B) %d x %d", lda, ldb, ldc, m, k, k, n);
+    if (!known_stream(stream)) return 7;
+    cublas_stream = (Stream*) stream;
+    cublas_workspace = 0;   // as cuBLAS: setting the stream puts the library's own workspace back
+    return 0;
+}
+
+API int cublasSetWorkspace_v2(void* handle, unsigned long long workspace, size_t bytes) {
+    std::lock_guard<std::recursive_mutex> g(lock);
+    if (handle != &handle_token) return 1;
+    if (bytes > 0 && !inside(workspace, bytes)) {
+        report("cublasSetWorkspace: %zu bytes at %#llx not inside one device allocation", bytes, workspace);
         return 7;
     }
-    bool typesOk = Atype == Btype && (Atype == 0 || Atype == 2 || Atype == 14) && (Ctype == 0 || Ctype == Atype)
-            && (computeType == 68 || computeType == 74 || computeType == 75 || computeType == 76 || computeType == 77);
-    if (!typesOk) {
-        report("cublasGemmEx: types A %d, B %d, C %d, compute %d not emulated", Atype, Btype, Ctype, computeType);
-        return 15;   // CUBLAS_STATUS_NOT_SUPPORTED
-    }
-    if (!alpha || !beta) return 7;
-    if (m == 0 || n == 0) return 0;
+    cublas_workspace = workspace;
+    return 0;
+}
+
+// C = alpha op(A) op(B) + beta C, checked by cublasGemmEx, now.
+int gemm_now(int transa, int transb, int m, int n, int k, float a, unsigned long long A, int Atype, int lda,
+        unsigned long long B, int Btype, int ldb, float b, unsigned long long C, int Ctype, int ldc) {
+    if (sticky != CUDA_SUCCESS) return 13;
+    int aRows = transa == 0 ? m : k, aCols = transa == 0 ? k : m;
+    int bRows = transb == 0 ? k : n, bCols = transb == 0 ? n : k;
     long long aLast = (long long) lda * (aCols - 1) + aRows, bLast = (long long) ldb * (bCols - 1) + bRows;
     long long cLast = (long long) ldc * (n - 1) + m;
     if ((k > 0 && !inside(A, aLast * type_bytes(Atype))) || (k > 0 && !inside(B, bLast * type_bytes(Btype)))
@@ -753,7 +988,6 @@ API int cublasGemmEx(void* handle, int transa, int transb, int m, int n, int k, 
         sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
         return 13;
     }
-    float a = *(const float*) alpha, b = *(const float*) beta;
     std::vector<float> row(k);
     for (int i = 0; i < m; i++) {
         for (int l = 0; l < k; l++) row[l] = element((const void*) A, Atype, transa == 0 ? i + (long long) l * lda : l + (long long) i * lda);
@@ -771,6 +1005,48 @@ API int cublasGemmEx(void* handle, int transa, int transb, int m, int n, int k, 
         }
     }
     return 0;
+}
+
+API int cublasGemmEx(void* handle, int transa, int transb, int m, int n, int k, const void* alpha, unsigned long long A,
+        int Atype, int lda, unsigned long long B, int Btype, int ldb, const void* beta, unsigned long long C, int Ctype,
+        int ldc, int computeType, int algo) {
+    std::lock_guard<std::recursive_mutex> g(lock);
+    if (handle != &handle_token) return 1;
+    if (needs_context("cublasGemmEx") != CUDA_SUCCESS) return 13;   // CUBLAS_STATUS_EXECUTION_FAILED
+    if ((transa != 0 && transa != 1) || (transb != 0 && transb != 1) || m < 0 || n < 0 || k < 0) return 7;
+    int aRows = transa == 0 ? m : k;
+    int bRows = transb == 0 ? k : n;
+    if (lda < (aRows > 1 ? aRows : 1) || ldb < (bRows > 1 ? bRows : 1) || ldc < (m > 1 ? m : 1)) {
+        report("cublasGemmEx: lda %d, ldb %d, ldc %d too small for op(A) %d x %d, op(B) %d x %d", lda, ldb, ldc, m, k, k, n);
+        return 7;
+    }
+    bool typesOk = Atype == Btype && (Atype == 0 || Atype == 2 || Atype == 14) && (Ctype == 0 || Ctype == Atype)
+            && (computeType == 68 || computeType == 74 || computeType == 75 || computeType == 76 || computeType == 77);
+    if (!typesOk) {
+        report("cublasGemmEx: types A %d, B %d, C %d, compute %d not emulated", Atype, Btype, Ctype, computeType);
+        return 15;   // CUBLAS_STATUS_NOT_SUPPORTED
+    }
+    if (!alpha || !beta) return 7;
+    if (m == 0 || n == 0) return 0;
+    float a = *(const float*) alpha, b = *(const float*) beta;   // host scalars: read when called, as cuBLAS
+    if (cublas_stream != nullptr && cublas_stream->capturing) {
+        if (cublas_workspace == 0) {   // it would allocate its own scratch while capturing
+            report("cublasGemmEx while its stream captures, without a workspace (cublasSetWorkspace after cublasSetStream)");
+            cublas_stream->spoilt = true;
+            return 13;
+        }
+        cublas_stream->nodes.push_back([=]() {
+            return gemm_now(transa, transb, m, n, k, a, A, Atype, lda, B, Btype, ldb, b, C, Ctype, ldc) == 0
+                    ? CUDA_SUCCESS : CUDA_ERROR_LAUNCH_FAILED;
+        });
+        return 0;
+    }
+    if (cublas_stream == nullptr && capturing != nullptr) {
+        capturing->spoilt = true;
+        report("cublasGemmEx on the null stream while a stream captures");
+        return 13;
+    }
+    return gemm_now(transa, transb, m, n, k, a, A, Atype, lda, B, Btype, ldb, b, C, Ctype, ldc);
 }
 
 // ---- what the generated registry (kernels_host.cpp) builds each kernel's entry from ----
@@ -810,4 +1086,18 @@ const char* emu_check(void (*)(A...), void** p, std::index_sequence<I...>) {
 template <typename... A>
 const char* emu_check(void (*f)(A...), void** p) {
     return emu_check(f, p, std::index_sequence_for<A...>{});
+}
+
+template <typename... A, std::size_t... I>
+EmuSaved emu_save(void (*)(A...), void** p, std::index_sequence<I...>) {
+    auto values = std::make_shared<std::tuple<std::remove_cv_t<A>...>>(*static_cast<std::remove_cv_t<A>*>(p[I])...);
+    EmuSaved s;
+    s.params = {(void*) &std::get<I>(*values)...};
+    s.values = values;
+    return s;
+}
+
+template <typename... A>
+EmuSaved emu_save(void (*f)(A...), void** p) {
+    return emu_save(f, p, std::index_sequence_for<A...>{});
 }

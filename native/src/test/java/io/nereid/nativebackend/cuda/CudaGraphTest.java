@@ -1,0 +1,178 @@
+package io.nereid.nativebackend.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nereid.engine.backend.BackendConfig;
+import io.nereid.engine.backend.BackendProvider;
+import io.nereid.engine.backend.KvPrecision;
+import io.nereid.engine.backend.Slice;
+import io.nereid.engine.backend.Step;
+import io.nereid.engine.backend.StepOutput;
+import io.nereid.engine.backend.TokenChoice;
+import io.nereid.engine.gguf.GgmlType;
+import io.nereid.engine.model.Architecture;
+import io.nereid.engine.model.ModelSource;
+import io.nereid.engine.model.RandomModelWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.function.Consumer;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * CUDA graphs: a step recorded once per shape and replayed gives the logits and tokens of the same step
+ * launched kernel by kernel ({@code --enforce-eager}), bit for bit (the padding rows a capture size adds
+ * are skipped by the KV writes and attention and touch no other row, and a split attention's extra empty
+ * parts add nothing), across batch sizes, prefill chunks, split attention, sampling on the device, and a
+ * buffer that grows under the recorded graphs (they are recorded again). Runs where a CUDA driver (or the
+ * emulator) is present.
+ */
+@Tag("gpu")
+class CudaGraphTest {
+
+    @TempDir
+    static Path dir;
+
+    @BeforeAll
+    static void needsADevice() {
+        CudaEmulator.assumeDevice();
+    }
+
+    private static int[] table(int sequence) {
+        return IntStream.range(sequence * 40, sequence * 40 + 40).toArray();
+    }
+
+    /** One backend's outputs: every step's logit rows and chosen ids, flattened as raw bits. */
+    private record Run(List<int[]> outputs, long[] graphCounts, String graphsOff) {
+    }
+
+    private static Run run(Path model, boolean eager, Consumer<CudaBackend> setUp, List<Step> steps) throws Exception {
+        try (ModelSource source = ModelSource.open(model);
+                CudaBackend b = (CudaBackend) BackendProvider.named("cuda").open(new BackendConfig(source, KvPrecision.F16, 1,
+                        false, eager))) {
+            setUp.accept(b);
+            b.allocate(40 * 8, 16, 640);
+            List<int[]> outputs = new ArrayList<>();
+            for (Step step : steps) {
+                StepOutput out = b.forward(step);
+                for (int s = 0; s < step.slices().size(); s++) {
+                    if (out.chosen()[s] != null) {
+                        outputs.add(out.chosen()[s]);
+                    }
+                    if (out.logits()[s] != null) {
+                        outputs.add(bits(out.logits()[s]));
+                    }
+                }
+            }
+            return new Run(outputs, b.graphCounts(), b.graphsOffReason());
+        }
+    }
+
+    private static void assertSame(Run eager, Run graphs, String what) {
+        assertEquals(eager.outputs().size(), graphs.outputs().size(), what);
+        for (int i = 0; i < eager.outputs().size(); i++) {
+            assertArrayEquals(eager.outputs().get(i), graphs.outputs().get(i), what + ": output " + i);
+        }
+        assertArrayEquals(new long[] {0, 0}, eager.graphCounts(), what + ": the eager backend recorded a graph");
+        assertNull(graphs.graphsOff(), what + ": graphs went off");
+        assertTrue(graphs.graphCounts()[1] > 0 && graphs.graphCounts()[0] > graphs.graphCounts()[1],
+                what + ": graphs recorded and replayed " + Arrays.toString(graphs.graphCounts()));
+    }
+
+    private static Path model(GgmlType type) throws Exception {
+        Path model = dir.resolve(type + ".gguf");
+        RandomModelWriter.write(new RandomModelWriter.Spec(Architecture.LLAMA, 256, 2, 4, 2, 512, 512, 640, type, false, 5),
+                model);
+        return model;
+    }
+
+    /**
+     * Prefills (one of 33 tokens: cuBLAS, padded to 40), decodes of 2 and 3 sequences (padded to 4), a step mixing a
+     * prefill chunk with decodes (11 tokens, padded to 16), greedy rows back, argmaxes and draws on the device.
+     */
+    private static List<Step> script() {
+        SplittableRandom r = new SplittableRandom(3);
+        List<Step> steps = new ArrayList<>();
+        int[] a = r.ints(20, 3, 512).toArray();
+        int[] b = r.ints(13, 3, 512).toArray();
+        int[] c = r.ints(9, 3, 512).toArray();
+        steps.add(new Step(List.of(new Slice(a, 0, table(0), 1), new Slice(b, 0, table(1), 1))));
+        int pa = 20;
+        int pb = 13;
+        for (int i = 0; i < 5; i++, pa++, pb++) {
+            steps.add(new Step(List.of(new Slice(new int[] {r.nextInt(3, 512)}, pa, table(0), 1),
+                    new Slice(new int[] {r.nextInt(3, 512)}, pb, table(1), 1, false, TokenChoice.ARGMAX))));
+        }
+        steps.add(new Step(List.of(new Slice(c, 0, table(2), 1), new Slice(new int[] {7}, pa++, table(0), 1),
+                new Slice(new int[] {8}, pb++, table(1), 1))));
+        int pc = 9;
+        for (int i = 0; i < 5; i++, pa++, pb++, pc++) {
+            steps.add(new Step(List.of(new Slice(new int[] {r.nextInt(3, 512)}, pa, table(0), 1),
+                    new Slice(new int[] {r.nextInt(3, 512)}, pb, table(1), 1, false, TokenChoice.draw(1f, r.nextDouble())),
+                    new Slice(new int[] {r.nextInt(3, 512)}, pc, table(2), 1))));
+        }
+        return steps;
+    }
+
+    @Test
+    void aReplayedGraphGivesTheEagerStepsBits() throws Exception {
+        for (GgmlType type : List.of(GgmlType.F16, GgmlType.Q4_K)) {
+            Path model = model(type);
+            List<Step> steps = script();
+            assertSame(run(model, true, b -> { }, steps), run(model, false, b -> { }, steps), type.toString());
+        }
+    }
+
+    /**
+     * Attention split every 128 positions: 300 positions are 3 parts eagerly and 4 in the graph (its reach rounded
+     * to 512); the empty fourth adds nothing. Then a prefill of 520 tokens (more than a graph takes) grows the
+     * activation buffers under the recorded graphs, which are recorded again.
+     */
+    @Test
+    void splitAttentionAndGrownBuffersKeepTheBits() throws Exception {
+        Path model = model(GgmlType.F16);
+        SplittableRandom r = new SplittableRandom(4);
+        int[] prompt = r.ints(300, 3, 512).toArray();
+        List<Step> steps = new ArrayList<>();
+        for (int from = 0; from < 300; from += 100) {
+            steps.add(new Step(List.of(new Slice(Arrays.copyOfRange(prompt, from, from + 100), from, table(0),
+                    from == 200 ? 1 : 0))));
+        }
+        for (int i = 0; i < 4; i++) {
+            steps.add(new Step(List.of(new Slice(new int[] {r.nextInt(3, 512)}, 300 + i, table(0), 1))));
+        }
+        steps.add(new Step(List.of(new Slice(r.ints(520, 3, 512).toArray(), 0, IntStream.range(40, 80).toArray(), 1))));
+        for (int i = 4; i < 8; i++) {
+            steps.add(new Step(List.of(new Slice(new int[] {r.nextInt(3, 512)}, 300 + i, table(0), 1))));
+        }
+        Consumer<CudaBackend> split = b -> b.limitAttentionPartition(128);
+        Run eager = run(model, true, split, steps);
+        Run graphs = run(model, false, split, steps);
+        assertSame(eager, graphs, "split");
+        assertTrue(graphs.graphCounts()[1] >= 2, "recorded again after the buffers grew: "
+                + Arrays.toString(graphs.graphCounts()));
+    }
+
+    @Test
+    void captureSizesAreVllmsAndTheReachIsAPowerOfTwo() {
+        assertEquals(List.of(1, 2, 4, 4, 8, 8, 16, 512), IntStream.of(1, 2, 3, 4, 5, 8, 9, 512).map(CudaBackend::captureSize)
+                .boxed().toList());
+    }
+
+    private static int[] bits(float[] row) {
+        int[] b = new int[row.length];
+        for (int i = 0; i < row.length; i++) {
+            b[i] = Float.floatToRawIntBits(row[i]);
+        }
+        return b;
+    }
+}
