@@ -20,8 +20,16 @@ import java.util.Arrays;
  * @param choice     how the backend may choose the next tokens itself and return their ids
  *                   ({@link StepOutput#chosen()}) instead of the logit rows, because the engine needs
  *                   nothing else of them ({@link TokenChoice}); null when the rows must come back
+ * @param scoring    given tokens to score at the first of the logit rows (prompt logprobs), which the backend may
+ *                   answer with their records ({@link StepOutput#scored()}) instead of those rows; null for none
  */
-public record Slice(int[] tokens, int startPos, int[] blockTable, int logitRows, boolean hidden, TokenChoice choice) {
+public record Slice(int[] tokens, int startPos, int[] blockTable, int logitRows, boolean hidden, TokenChoice choice,
+        Scoring scoring) {
+
+    /** A slice that scores nothing. */
+    public Slice(int[] tokens, int startPos, int[] blockTable, int logitRows, boolean hidden, TokenChoice choice) {
+        this(tokens, startPos, blockTable, logitRows, hidden, choice, null);
+    }
 
     /** A slice that needs the logits of its last token, or none. */
     public Slice(int[] tokens, int startPos, int[] blockTable, boolean wantsLogits) {
@@ -52,6 +60,10 @@ public record Slice(int[] tokens, int startPos, int[] blockTable, int logitRows,
             throw new IllegalArgumentException("a slice whose tokens the backend may choose needs logit rows (one for"
                     + " a draw) and no hidden states: " + logitRows + " rows, " + choice + (hidden ? ", hidden" : ""));
         }
+        if (scoring != null && (choice != null || scoring.ids().length > logitRows)) {
+            throw new IllegalArgumentException("a slice scores at most its " + logitRows + " logit rows and chooses no"
+                    + " tokens: " + scoring + (choice != null ? ", " + choice : ""));
+        }
     }
 
     public int endPos() {
@@ -65,6 +77,7 @@ public record Slice(int[] tokens, int startPos, int[] blockTable, int logitRows,
     @Override
     public String toString() {
         return "Slice[start " + startPos + ", tokens " + Arrays.toString(tokens) + ", logit rows " + logitRows
-                + (hidden ? ", hidden" : "") + (choice != null ? ", " + choice : "") + "]";
+                + (hidden ? ", hidden" : "") + (choice != null ? ", " + choice : "")
+                + (scoring != null ? ", " + scoring : "") + "]";
     }
 }

@@ -18,9 +18,18 @@ import java.util.Arrays;
  *                  {@link TokenChoice} says; null for every other slice
  * @param logprobs  (slices) of (logitRows): for a chosen slice whose choice asked for logprobs
  *                  ({@link TokenChoice#logprobs()}), each chosen token's; null for every other slice
+ * @param scored    (slices) of (scored rows): for a slice with a {@link Slice#scoring()} that the backend answered,
+ *                  the record of each given id, row by row; those rows are then left out of {@code logits}, which
+ *                  holds the slice's remaining (last) rows or null; null for every other slice
  */
 public record StepOutput(float[][] logits, int vocabSize, float[][] hidden, int hiddenSize, int[][] chosen,
-        ChosenLogprobs[][] logprobs) {
+        ChosenLogprobs[][] logprobs, ChosenLogprobs[][] scored) {
+
+    /** Logits, hidden states, chosen tokens and their logprobs; no scored rows. */
+    public StepOutput(float[][] logits, int vocabSize, float[][] hidden, int hiddenSize, int[][] chosen,
+            ChosenLogprobs[][] logprobs) {
+        this(logits, vocabSize, hidden, hiddenSize, chosen, logprobs, new ChosenLogprobs[logits.length][]);
+    }
 
     /** Logits, hidden states and chosen tokens without logprobs. */
     public StepOutput(float[][] logits, int vocabSize, float[][] hidden, int hiddenSize, int[][] chosen) {
@@ -38,9 +47,11 @@ public record StepOutput(float[][] logits, int vocabSize, float[][] hidden, int 
     }
 
     public StepOutput {
-        if (hidden.length != logits.length || chosen.length != logits.length || logprobs.length != logits.length) {
+        if (hidden.length != logits.length || chosen.length != logits.length || logprobs.length != logits.length
+                || scored.length != logits.length) {
             throw new IllegalArgumentException("logits for " + logits.length + " slices, hidden states for "
-                    + hidden.length + ", chosen tokens for " + chosen.length + ", logprobs for " + logprobs.length);
+                    + hidden.length + ", chosen tokens for " + chosen.length + ", logprobs for " + logprobs.length
+                    + ", scored rows for " + scored.length);
         }
         for (int i = 0; i < logits.length; i++) {
             if (logits[i] != null && chosen[i] != null) {

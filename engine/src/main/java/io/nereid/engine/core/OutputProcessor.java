@@ -4,6 +4,7 @@ import io.nereid.engine.api.EngineStats;
 import io.nereid.engine.api.FinishReason;
 import io.nereid.engine.api.GenerationRequest;
 import io.nereid.engine.api.TokenLogprob;
+import io.nereid.engine.backend.ChosenLogprobs;
 import io.nereid.engine.backend.StepOutput;
 import io.nereid.engine.backend.TokenChoice;
 import io.nereid.engine.sampling.SampledToken;
@@ -126,6 +127,8 @@ final class OutputProcessor {
         RequestState r = s.request;
         if (slice.scoresPrompt()) {
             scorePrompt(r, slice, out, i);
+        } else if (out.scored()[i] != null) {
+            throw new IllegalStateException("the backend returned scored rows for a slice that scores nothing");
         }
         if (r.pools()) {
             pool(r, slice, out, i);
@@ -301,9 +304,30 @@ final class OutputProcessor {
     /**
      * Scores the prompt tokens that follow the slice's positions (row j predicts the token at
      * {@code start + j + 1}); a position computed again after a preemption is scored again, to the same value.
+     * Where the backend scored them itself ({@link StepOutput#scored()}), its records are taken, checked for
+     * their count and alternatives (a backend that gets them wrong fails this request).
      */
     private static void scorePrompt(RequestState r, ScheduledSlice slice, StepOutput out, int i) {
         int[] prompt = r.request.promptTokens();
+        ChosenLogprobs[] scored = out.scored()[i];
+        if (scored != null) {
+            int[] ids = slice.scoredIds();
+            int top = Math.min(r.request.promptLogprobs(), out.vocabSize());
+            if (scored.length != ids.length) {
+                throw new IllegalStateException("the backend scored " + scored.length + " prompt tokens of "
+                        + ids.length);
+            }
+            for (int j = 0; j < ids.length; j++) {
+                ChosenLogprobs c = scored[j];
+                if (c == null || c.topIds().length != top) {
+                    throw new IllegalStateException("the backend's score of prompt token " + (slice.start() + j + 1)
+                            + (c == null ? " is missing" : " has " + c.topIds().length + " alternatives, not " + top));
+                }
+                r.promptLogprobs[slice.start() + j] = new TokenLogprob(ids[j], c.logprob(), c.rank(), c.topIds(),
+                        c.topLogprobs());
+            }
+            return;
+        }
         float[] rows = out.logits()[i];
         int vocab = out.vocabSize();
         for (int j = 0; j < slice.tokens().length; j++) {

@@ -1,5 +1,6 @@
 package io.nereid.engine.core;
 
+import io.nereid.engine.backend.Scoring;
 import io.nereid.engine.backend.Slice;
 import io.nereid.engine.backend.TokenChoice;
 import java.util.Arrays;
@@ -56,7 +57,22 @@ record ScheduledSlice(Sequence sequence, int start, int[] tokens, int[] draftTok
      */
     Slice toSlice() {
         int[] all = draftTokens.length == 0 ? tokens : concat(tokens, draftTokens);
-        return new Slice(all, start, sequence.table().blockIds(), logitRows, sequence.request.pools(), choose());
+        int[] next = scoredIds();
+        return new Slice(all, start, sequence.table().blockIds(), logitRows, sequence.request.pools(), choose(),
+                next.length == 0 ? null : new Scoring(next, sequence.request.request.promptLogprobs()));
+    }
+
+    /**
+     * The prompt tokens this slice's rows score when it {@link #scoresPrompt() scores the prompt}: row j the token
+     * at {@code start + j + 1}, for the rows whose next position is still the prompt's (none otherwise).
+     */
+    int[] scoredIds() {
+        if (!scoresPrompt()) {
+            return new int[0];
+        }
+        int[] prompt = sequence.request.request.promptTokens();
+        int end = Math.min(start + tokens.length, prompt.length - 1);
+        return start >= end ? new int[0] : Arrays.copyOfRange(prompt, start + 1, end + 1);
     }
 
     /**

@@ -23,6 +23,7 @@ import io.nereid.engine.sampling.Distribution;
 import io.nereid.engine.sampling.RawLogprobs;
 import io.nereid.engine.sampling.SampledToken;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.function.IntFunction;
@@ -52,7 +53,9 @@ class TokenChoiceTest {
         final boolean choose;
         final boolean lie;   // answers every logit slice with tokens, choice or not
         int drop;            // reports this many alternatives fewer than asked (a backend bug)
+        int scoreShort;      // scores this many prompt tokens fewer than asked (a backend bug)
         int withLogprobs;    // slices answered with tokens and their logprobs
+        int scoredSlices;    // slices whose prompt tokens it scored (their rows left out)
         int argmaxSlices;
         int drawSlices;
         int logitSlices;
@@ -69,8 +72,22 @@ class TokenChoiceTest {
             float[][] logits = out.logits().clone();
             int[][] ids = new int[logits.length][];
             ChosenLogprobs[][] logprobs = new ChosenLogprobs[logits.length][];
+            ChosenLogprobs[][] scored = new ChosenLogprobs[logits.length][];
             for (int i = 0; i < logits.length; i++) {
                 Slice s = step.slices().get(i);
+                if (s.scoring() != null && choose) {   // the scored rows' records; the rows after them come back
+                    int k = s.scoring().ids().length;
+                    scored[i] = new ChosenLogprobs[k - scoreShort];
+                    for (int r = 0; r < scored[i].length; r++) {
+                        SampledToken t = RawLogprobs.score(out.row(i, r), s.scoring().ids()[r], s.scoring().topLogprobs());
+                        scored[i][r] = new ChosenLogprobs(t.logprob(), t.rank(), t.topIds(), t.topLogprobs());
+                    }
+                    int rest = out.rows(i) - k;
+                    logits[i] = rest == 0 ? null
+                            : Arrays.copyOfRange(out.logits()[i], k * out.vocabSize(), (k + rest) * out.vocabSize());
+                    scoredSlices++;
+                    continue;
+                }
                 TokenChoice c = s.choice();
                 if (c != null && c.argmax()) {
                     argmaxSlices++;
@@ -93,7 +110,7 @@ class TokenChoiceTest {
                     withLogprobs += logprobs[i] != null ? 1 : 0;
                 }
             }
-            return new StepOutput(logits, out.vocabSize(), out.hidden(), out.hiddenSize(), ids, logprobs);
+            return new StepOutput(logits, out.vocabSize(), out.hidden(), out.hiddenSize(), ids, logprobs, scored);
         }
     }
 
@@ -171,7 +188,7 @@ class TokenChoiceTest {
     }
 
     @Test
-    void penaltiesBiasLargeTopKAndPromptScoringGetRows() {
+    void penaltiesBiasAndLargeTopKGetRows() {
         SamplingParams penalty = new SamplingParams(0f, -1, 1f, 0f, 1.3f, 0f, 0f, Map.of(), null, 0);
         SamplingParams bias = new SamplingParams(0f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(7, 5f), null, 0);
         SamplingParams topK = new SamplingParams(0.8f, TokenChoice.MAX_TOP_K + 1, 0.9f, 0f, 1f, 0f, 0f, Map.of(), 5L, 0);
@@ -186,16 +203,33 @@ class TokenChoiceTest {
             assertEquals(0, ids.backend.argmaxSlices + ids.backend.drawSlices, kind.apply(0).toString());
             assertEquals(REQUESTS * MAX_TOKENS, ids.backend.logitSlices);
         }
-        // prompt logprobs: the prompt's rows come back whole, the tokens after it as ids
-        IntFunction<GenerationRequest> scored = i -> request(i).promptLogprobs(1).build();
-        Run rows = run(false, false, DraftProposer.NONE, scored);
-        Run ids = run(true, false, DraftProposer.NONE, scored);
-        assertSameOutput(rows, ids, "prompt logprobs");
-        for (int i = 0; i < REQUESTS; i++) {
-            assertEquals(describe(rows.recorders.get(i).promptLogprobs), describe(ids.recorders.get(i).promptLogprobs));
+    }
+
+    /**
+     * Prompt logprobs (0, 5 and 20 alternatives; scoring only, max_tokens 0, or then generating): the prompt's
+     * chunks ask the backend to score their next tokens, and its records give the prompt logprobs the rows give (the
+     * last chunk's last row still comes back to sample from); a backend that scores too few fails those requests
+     * alone.
+     */
+    @Test
+    void promptTokensScoredByTheBackendGiveTheRowsRecords() {
+        for (int top : new int[] {0, 5, 20}) {
+            for (int maxTokens : new int[] {0, MAX_TOKENS}) {
+                IntFunction<GenerationRequest> scored = i -> request(i).maxTokens(maxTokens).promptLogprobs(top).build();
+                Run rows = run(false, false, DraftProposer.NONE, scored);
+                Run ids = run(true, false, DraftProposer.NONE, scored);
+                assertSameOutput(rows, ids, "prompt logprobs " + top + ", max_tokens " + maxTokens);
+                for (int i = 0; i < REQUESTS; i++) {
+                    assertEquals(describe(rows.recorders.get(i).promptLogprobs), describe(ids.recorders.get(i).promptLogprobs));
+                    assertEquals(1, ids.recorders.get(i).promptLogprobs.size());
+                }
+                assertEquals(0, rows.backend.scoredSlices);
+                assertTrue(ids.backend.scoredSlices >= REQUESTS, "each prompt's chunks scored on the backend");
+                assertEquals(maxTokens == 0 ? 0 : REQUESTS * (MAX_TOKENS - 1), ids.backend.argmaxSlices);
+            }
         }
-        assertTrue(ids.backend.logitSlices >= REQUESTS, "each prompt's chunks score every position");
-        assertEquals(REQUESTS * (MAX_TOKENS - 1), ids.backend.argmaxSlices);
+        assertEvenRequestsFail(b -> b.scoreShort = 1, (i, q) -> i % 2 == 0 ? q.promptLogprobs(2) : q,
+                "a prompt token went unscored");
     }
 
     /**
@@ -221,14 +255,25 @@ class TokenChoiceTest {
         assertEquals(REQUESTS * MAX_TOKENS, ids.backend.withLogprobs, "every token came with its logprobs");
         assertEquals(0, ids.backend.logitSlices);
         // a backend that reports fewer alternatives than asked fails the requests that asked for some
+        assertEvenRequestsFail(b -> b.drop = 1,
+                (i, q) -> q.sampling(i % 2 == 0 ? greedyTop : SamplingParams.GREEDY).logprobs(i % 2 == 0),
+                "its logprobs came short");
+    }
+
+    /**
+     * Requests ({@code request(i)} as {@code shape} makes it) on a backend with {@code bug}: the even ones, which the
+     * bug touches, fail alone ({@code why}); the odd ones finish.
+     */
+    private static void assertEvenRequestsFail(java.util.function.Consumer<ChoosingBackend> bug,
+            java.util.function.BiFunction<Integer, GenerationRequest.Builder, GenerationRequest.Builder> shape, String why) {
         EngineConfig c = config(256, 16, true, 64);
-        ChoosingBackend short1 = new ChoosingBackend(backend(c), true, false);
-        short1.drop = 1;
+        ChoosingBackend buggy = new ChoosingBackend(backend(c), true, false);
+        bug.accept(buggy);
         List<Recorder> recorders = new ArrayList<>();
-        try (InflightEngine e = new InflightEngine(c, short1, model().tokenizer(), DraftProposer.NONE)) {
+        try (InflightEngine e = new InflightEngine(c, buggy, model().tokenizer(), DraftProposer.NONE)) {
             for (int i = 0; i < REQUESTS; i++) {
                 Recorder r = new Recorder(1);
-                e.submit(request(i).sampling(i % 2 == 0 ? greedyTop : SamplingParams.GREEDY).logprobs(i % 2 == 0).build(), r);
+                e.submit(shape.apply(i, request(i)).build(), r);
                 recorders.add(r);
             }
             for (Recorder r : recorders) {
@@ -238,7 +283,7 @@ class TokenChoiceTest {
         for (int i = 0; i < REQUESTS; i++) {
             Recorder r = recorders.get(i);
             if (i % 2 == 0) {
-                assertNull(r.reasons[0], "request " + i + " fails: its logprobs came short");
+                assertNull(r.reasons[0], "request " + i + " fails: " + why);
             } else {
                 assertEquals(FinishReason.LENGTH, r.reasons[0], "request " + i + " finishes");
                 assertEquals(MAX_TOKENS, r.tokens(0).size());
@@ -250,8 +295,8 @@ class TokenChoiceTest {
         List<String> out = new ArrayList<>();
         for (var list : lists) {
             for (var t : list) {
-                out.add(t.tokenId() + " " + t.logprob() + " " + t.rank() + " " + java.util.Arrays.toString(t.topIds()) + " "
-                        + java.util.Arrays.toString(t.topLogprobs()));
+                out.add(t.tokenId() + " " + t.logprob() + " " + t.rank() + " " + Arrays.toString(t.topIds()) + " "
+                        + Arrays.toString(t.topLogprobs()));
             }
         }
         return out;

@@ -130,6 +130,7 @@ final class CudaBackend implements Backend {
     private final java.util.Map<Shape, Long> ranEagerly = new java.util.HashMap<>();   // shape -> epoch after its run
     private long graphReplays;
     private long graphCaptures;
+    private Runnable whileCapturing = () -> { };   // tests: something that spoils a capture
 
     CudaBackend(BackendConfig config, CudaDriver driver, int device) {
         this.driver = driver;
@@ -358,17 +359,23 @@ final class CudaBackend implements Backend {
         float[][] logitRows = new float[step.slices().size()][];
         int[][] chosen = new int[step.slices().size()][];
         ChosenLogprobs[][] logprobs = new ChosenLogprobs[step.slices().size()][];
+        ChosenLogprobs[][] scored = new ChosenLogprobs[step.slices().size()][];
         int rows = layout.logitRows().length;
         if (rows > 0) {
             gatherNormed(in.logitRows(), rows, xb);
             long dLogits = logits.atLeast(4L * rows * c.vocabSize(), 0);
             matmul(output, xb, dLogits, rows);
-            // the rows that go back first (one run), then the rows whose tokens are chosen here: their ids only
+            // the rows that go back first (one run), then the rows whose tokens are chosen here: their ids only; then
+            // the rows that score given tokens: their records only
+            int scoredRows = layout.scoredIds().length;
             logitRows = downloadRows(dLogits, c.vocabSize(), step.slices().stream()
-                    .mapToInt(s -> s.choice() != null ? 0 : s.logitRows()).toArray());
-            long chosenAt = dLogits + 4L * c.vocabSize() * (rows - layout.chosenRows());
+                    .mapToInt(s -> s.choice() != null ? 0 : s.logitRows() - scoredOf(s)).toArray());
+            long chosenAt = dLogits + 4L * c.vocabSize() * (rows - scoredRows - layout.chosenRows());
             chosen = choose(step, in, chosenAt, layout.chosenRows(), logprobs);
             declined(step, chosen, logprobs, logitRows, chosenAt);
+            if (scoredRows > 0) {
+                score(step, in, dLogits + 4L * c.vocabSize() * (rows - scoredRows), scoredRows, scored, logitRows);
+            }
         }
         float[][] hidden = new float[step.slices().size()][];
         if (layout.hiddenRows().length > 0) {
@@ -376,7 +383,8 @@ final class CudaBackend implements Backend {
             hidden = downloadRows(xb, dim, step.slices().stream().mapToInt(s -> s.hidden() ? s.tokens().length : 0).toArray());
         }
         synchronize();
-        return new StepOutput(logitRows, c.vocabSize(), hidden, layout.hiddenRows().length > 0 ? dim : 0, chosen, logprobs);
+        return new StepOutput(logitRows, c.vocabSize(), hidden, layout.hiddenRows().length > 0 ? dim : 0, chosen, logprobs,
+                scored);
     }
 
     /**
@@ -385,7 +393,7 @@ final class CudaBackend implements Backend {
      * (the rows to gather, the choices and top counts of the rows chosen here) in {@code stepTail}.
      */
     private record Inputs(long tokens, long seqOf, long posOf, long tables, long logitRows, long hiddenRows, long tops,
-            long choices) {
+            long choices, long scoredIds, long scoredTops) {
     }
 
     /**
@@ -403,7 +411,9 @@ final class CudaBackend implements Backend {
         long logitAt = 0;
         long hiddenAt = logitAt + 4L * layout.logitRows().length;
         long topsAt = hiddenAt + 4L * layout.hiddenRows().length;
-        long choicesAt = (topsAt + 4L * chosen + 7) / 8 * 8;
+        long scoredIdsAt = topsAt + 4L * chosen;
+        long scoredTopsAt = scoredIdsAt + 4L * layout.scoredIds().length;
+        long choicesAt = (scoredTopsAt + 4L * layout.scoredTops().length + 7) / 8 * 8;
         long tailBytes = choicesAt + 8L * CHOICE_DOUBLES * chosen;
         long tailStage = (usedBytes + 255) / 256 * 256;
         MemorySegment s = uploadStaging(tailStage + tailBytes);
@@ -420,6 +430,8 @@ final class CudaBackend implements Backend {
         MemorySegment tail = s.asSlice(tailStage);
         MemorySegment.copy(layout.logitRows(), 0, tail, ValueLayout.JAVA_INT, logitAt, layout.logitRows().length);
         MemorySegment.copy(layout.hiddenRows(), 0, tail, ValueLayout.JAVA_INT, hiddenAt, layout.hiddenRows().length);
+        MemorySegment.copy(layout.scoredIds(), 0, tail, ValueLayout.JAVA_INT, scoredIdsAt, layout.scoredIds().length);
+        MemorySegment.copy(layout.scoredTops(), 0, tail, ValueLayout.JAVA_INT, scoredTopsAt, layout.scoredTops().length);
         int row = 0;
         for (Slice slice : step.slices()) {
             TokenChoice ch = slice.choice();
@@ -438,7 +450,7 @@ final class CudaBackend implements Backend {
         }
         uploadPending = true;
         return new Inputs(fixed, fixed + 4L * t, fixed + 8L * t, fixed + 12L * t, rest + logitAt, rest + hiddenAt,
-                rest + topsAt, rest + choicesAt);
+                rest + topsAt, rest + choicesAt, rest + scoredIdsAt, rest + scoredTopsAt);
     }
 
     /** The embedding, then every layer, over the shape's token rows: what a graph records. */
@@ -527,6 +539,7 @@ final class CudaBackend implements Backend {
         long before = epoch;
         driver.beginCapture(stream);
         try {
+            whileCapturing.run();
             layers.run();
         } catch (RuntimeException e) {
             failure = e;
@@ -570,6 +583,11 @@ final class CudaBackend implements Backend {
             dropGraphs();
             ranEagerly.clear();
         }
+    }
+
+    /** Runs {@code r} inside every capture (tests: an allocation there spoils it, as a bug would). */
+    void whileCapturing(Runnable r) {
+        whileCapturing = r;
     }
 
     /** Why steps run eagerly, or null when graphs are on. */
@@ -642,6 +660,56 @@ final class CudaBackend implements Backend {
                 at += slice.logitRows();
             }
         }
+        return out;
+    }
+
+    /** How many of slice {@code s}'s rows score given tokens (its first ones). */
+    private static int scoredOf(Slice s) {
+        return s.scoring() == null ? 0 : s.scoring().ids().length;
+    }
+
+    /**
+     * The records of the {@code count} rows at {@code rows} that score given tokens ({@code row_logprobs} with the
+     * slices' ids: 168 bytes a row come back instead of the row), handed out to those slices in order. A slice with a
+     * declined row (a NaN or an infinite largest logit) gets its scored rows back instead, before the rows it already
+     * has, for the engine to score on the host.
+     */
+    private void score(Step step, Inputs in, long rows, int count, ChosenLogprobs[][] scored, float[][] logitRows) {
+        long dRecords = logprobRecords.atLeast(4L * LOGPROB_WORDS * count, 8L * LOGPROB_WORDS * count);
+        launch("row_logprobs", LaunchGeometry.perRow(count), args.reset().ptr(in.scoredIds()).ptr(dRecords).ptr(rows)
+                .ptr(in.scoredTops()).i32(c.vocabSize()));
+        MemorySegment s = staging(4L * count + 4L * LOGPROB_WORDS * count);
+        driver.copyToHostAsync(s, in.scoredIds(), 4L * count, stream);
+        driver.copyToHostAsync(s.asSlice(4L * count), dRecords, 4L * LOGPROB_WORDS * count, stream);
+        synchronize();
+        int[] ids = s.asSlice(0, 4L * count).toArray(ValueLayout.JAVA_INT);
+        int[] records = s.asSlice(4L * count, 4L * LOGPROB_WORDS * count).toArray(ValueLayout.JAVA_INT);
+        int at = 0;
+        for (int i = 0; i < scored.length; i++) {
+            Slice slice = step.slices().get(i);
+            int k = scoredOf(slice);
+            if (k == 0) {
+                continue;
+            }
+            int top = Math.min(slice.scoring().topLogprobs(), c.vocabSize());
+            scored[i] = new ChosenLogprobs[k];
+            for (int r = 0; r < k && scored[i] != null; r++) {
+                if (ids[at + r] < 0) {   // declined: this slice's scored rows come back whole
+                    float[] back = downloadRows(rows + 4L * c.vocabSize() * at, c.vocabSize(), new int[] {k})[0];
+                    float[] rest = logitRows[i];
+                    logitRows[i] = rest == null ? back : concat(back, rest);
+                    scored[i] = null;
+                } else {
+                    scored[i][r] = logprobRecord(records, at + r, top);
+                }
+            }
+            at += k;
+        }
+    }
+
+    private static float[] concat(float[] a, float[] b) {
+        float[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
         return out;
     }
 

@@ -15,14 +15,17 @@ import java.util.List;
  * @param posOf      (tokens) position of each token
  * @param tables     (slices x maxBlocks) physical block ids, -1 past a table's end
  * @param maxBlocks  columns of {@code tables}
- * @param logitRows  token rows whose logits are computed, each slice's last ones in order: first those of the
- *                   slices that get rows back, slice by slice, then those of the slices whose tokens the
- *                   backend chooses ({@link Slice#choice()}), slice by slice
- * @param chosenRows how many of {@code logitRows} (the last) come back as the tokens chosen from them
+ * @param logitRows  token rows whose logits are computed, each slice's last ones in order: first the rows that
+ *                   come back, slice by slice, then those of the slices whose tokens the backend chooses
+ *                   ({@link Slice#choice()}), slice by slice, then the rows that score given tokens
+ *                   ({@link Slice#scoring()}: a slice's first rows; its rows after them come back)
+ * @param chosenRows how many of {@code logitRows} (before the scored ones) come back as the tokens chosen from them
  * @param hiddenRows token rows whose final hidden states come back (slices that asked)
+ * @param scoredIds  (scored rows) the token each scored row scores, in the rows' order
+ * @param scoredTops (scored rows) its alternatives
  */
 record StepLayout(int[] tokens, int[] seqOf, int[] posOf, int[] tables, int maxBlocks, int[] logitRows, int chosenRows,
-        int[] hiddenRows) {
+        int[] hiddenRows, int[] scoredIds, int[] scoredTops) {
 
     /**
      * The layout of {@code step}, checking what a kernel would otherwise read out of bounds.
@@ -39,18 +42,23 @@ record StepLayout(int[] tokens, int[] seqOf, int[] posOf, int[] tables, int maxB
         int maxBlocks = 1;
         int hidden = 0;
         int chosen = 0;
+        int scored = 0;
         for (Slice s : slices) {
             maxBlocks = Math.max(maxBlocks, s.blockTable().length);
             hidden += s.hidden() ? s.tokens().length : 0;
             chosen += s.choice() != null ? s.logitRows() : 0;
+            scored += s.scoring() != null ? s.scoring().ids().length : 0;
         }
+        int[] scoredIds = new int[scored];
+        int[] scoredTops = new int[scored];
         int[] tables = new int[slices.size() * maxBlocks];
         Arrays.fill(tables, -1);
         int[] logitRows = new int[step.logitRows()];
         int[] hiddenRows = new int[hidden];
         int t = 0;
-        int r = 0;                                   // next row of the slices that get rows back
-        int cr = logitRows.length - chosen;          // next row whose token the backend chooses
+        int r = 0;                                   // next row that comes back
+        int cr = logitRows.length - scored - chosen; // next row whose token the backend chooses
+        int sr = 0;                                  // next scored row (of the last `scored`)
         int hr = 0;
         for (int si = 0; si < slices.size(); si++) {
             Slice s = slices.get(si);
@@ -83,11 +91,25 @@ record StepLayout(int[] tokens, int[] seqOf, int[] posOf, int[] tables, int maxB
                     hiddenRows[hr++] = t;
                 }
             }
+            int k = s.scoring() == null ? 0 : s.scoring().ids().length;
             for (int j = t - s.logitRows(); j < t; j++) {
-                logitRows[s.choice() != null ? cr++ : r++] = j;
+                if (s.choice() != null) {
+                    logitRows[cr++] = j;
+                } else if (j - (t - s.logitRows()) < k) {
+                    int id = s.scoring().ids()[j - (t - s.logitRows())];
+                    if (id < 0 || id >= vocabSize) {
+                        throw new IllegalArgumentException("scored token id " + id + " outside the vocabulary");
+                    }
+                    scoredIds[sr] = id;
+                    scoredTops[sr] = s.scoring().topLogprobs();
+                    logitRows[logitRows.length - scored + sr++] = j;
+                } else {
+                    logitRows[r++] = j;
+                }
             }
         }
-        return new StepLayout(tokens, seqOf, posOf, tables, maxBlocks, logitRows, chosen, hiddenRows);
+        return new StepLayout(tokens, seqOf, posOf, tables, maxBlocks, logitRows, chosen, hiddenRows, scoredIds,
+                scoredTops);
     }
 
     /**

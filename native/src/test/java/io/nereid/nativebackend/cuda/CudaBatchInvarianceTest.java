@@ -10,17 +10,15 @@ import io.nereid.engine.backend.KvPrecision;
 import io.nereid.engine.backend.Slice;
 import io.nereid.engine.backend.Step;
 import io.nereid.engine.gguf.GgmlType;
-import io.nereid.engine.model.Architecture;
 import io.nereid.engine.model.ModelSource;
-import io.nereid.engine.model.RandomModelWriter;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -30,15 +28,12 @@ import org.junit.jupiter.api.io.TempDir;
  * comparison can fail. Runs where a CUDA driver (or the emulator) is present.
  */
 @Tag("gpu")
+@ExtendWith(CudaDevice.class)
 class CudaBatchInvarianceTest {
 
     @TempDir
     static Path dir;
 
-    @BeforeAll
-    static void needsADevice() {
-        CudaEmulator.assumeDevice();
-    }
 
     private static int[] table(int first) {
         return IntStream.range(first, first + 4).toArray();
@@ -46,9 +41,7 @@ class CudaBatchInvarianceTest {
 
     /** The last prompt token's logits four ways: one step, three chunks, batched with two others, decoded alone. */
     private static float[][] fourWays(boolean invariant, GgmlType type) throws Exception {
-        Path model = dir.resolve(type + ".gguf");
-        RandomModelWriter.write(new RandomModelWriter.Spec(Architecture.LLAMA, 256, 2, 4, 2, 512, 512, 64, type, false, 3),
-                model);
+        Path model = CudaDevice.llama(dir, type, 64, 3);
         try (ModelSource source = ModelSource.open(model);
                 Backend b = BackendProvider.named("cuda").open(new BackendConfig(source, KvPrecision.F16, 1, invariant))) {
             b.allocate(32, 16, 64);

@@ -13,9 +13,7 @@ import io.nereid.engine.backend.Step;
 import io.nereid.engine.backend.StepOutput;
 import io.nereid.engine.backend.TokenChoice;
 import io.nereid.engine.gguf.GgmlType;
-import io.nereid.engine.model.Architecture;
 import io.nereid.engine.model.ModelSource;
-import io.nereid.engine.model.RandomModelWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -23,9 +21,9 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.function.Consumer;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -37,15 +35,12 @@ import org.junit.jupiter.api.io.TempDir;
  * emulator) is present.
  */
 @Tag("gpu")
+@ExtendWith(CudaDevice.class)
 class CudaGraphTest {
 
     @TempDir
     static Path dir;
 
-    @BeforeAll
-    static void needsADevice() {
-        CudaEmulator.assumeDevice();
-    }
 
     private static int[] table(int sequence) {
         return IntStream.range(sequence * 40, sequence * 40 + 40).toArray();
@@ -89,10 +84,7 @@ class CudaGraphTest {
     }
 
     private static Path model(GgmlType type) throws Exception {
-        Path model = dir.resolve(type + ".gguf");
-        RandomModelWriter.write(new RandomModelWriter.Spec(Architecture.LLAMA, 256, 2, 4, 2, 512, 512, 640, type, false, 5),
-                model);
-        return model;
+        return CudaDevice.llama(dir, type, 640, 5);
     }
 
     /**
@@ -160,6 +152,21 @@ class CudaGraphTest {
         assertSame(eager, graphs, "split");
         assertTrue(graphs.graphCounts()[1] >= 2, "recorded again after the buffers grew: "
                 + Arrays.toString(graphs.graphCounts()));
+    }
+
+    /** A capture spoilt (here by an allocation while recording, as a bug would spoil it) turns graphs off; steps go on. */
+    @Test
+    void aFailedCaptureTurnsGraphsOffAndTheStepsRunEagerly() throws Exception {
+        Path model = model(GgmlType.F16);
+        List<Step> steps = script();
+        Run eager = run(model, true, b -> { }, steps);
+        Run spoilt = run(model, false, b -> b.whileCapturing(() -> CudaDriver.load().alloc(64)), steps);
+        assertEquals(eager.outputs().size(), spoilt.outputs().size());
+        for (int i = 0; i < eager.outputs().size(); i++) {
+            assertArrayEquals(eager.outputs().get(i), spoilt.outputs().get(i), "output " + i);
+        }
+        assertTrue(spoilt.graphsOff() != null && spoilt.graphsOff().contains("CUDA_ERROR_STREAM_CAPTURE"), spoilt.graphsOff());
+        assertEquals(0, spoilt.graphCounts()[0], "no graph launched");
     }
 
     @Test

@@ -8,9 +8,9 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -21,12 +21,9 @@ import org.junit.jupiter.api.io.TempDir;
  * where a CUDA driver (or the emulator) is present.
  */
 @Tag("gpu")
+@ExtendWith(CudaDevice.class)
 class DeviceCheckTest {
 
-    @BeforeAll
-    static void needsADevice() {
-        CudaEmulator.assumeDevice();
-    }
 
     @Test
     void probeNamesTheDeviceAndTheLibraries(@TempDir Path dir) throws Exception {

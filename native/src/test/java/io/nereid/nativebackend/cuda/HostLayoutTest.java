@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.nereid.engine.backend.BackendProvider;
+import io.nereid.engine.backend.Scoring;
 import io.nereid.engine.backend.Slice;
 import io.nereid.engine.backend.Step;
 import io.nereid.engine.backend.TokenChoice;
@@ -45,6 +46,23 @@ class HostLayoutTest {
         StepLayout l = StepLayout.of(step, 10, 16, 64, 8);
         assertArrayEquals(new int[] {1, 5, 6, 0, 2, 3, 4}, l.logitRows());
         assertEquals(4, l.chosenRows());
+    }
+
+    @Test
+    void scoredRowsComeAfterTheChosenOnesAndARowAfterThemGoesBackWithTheOthers() {
+        Step step = new Step(List.of(
+                new Slice(new int[] {5, 6, 7}, 0, new int[] {3}, 3, false, null, new Scoring(new int[] {6, 7}, 4)),
+                new Slice(new int[] {9}, 20, new int[] {1, 4}, 1, false, TokenChoice.ARGMAX),
+                new Slice(new int[] {4}, 7, new int[] {5}, 1),
+                new Slice(new int[] {1, 2}, 0, new int[] {0}, 2, false, null, new Scoring(new int[] {2, 8}, 0))));
+        StepLayout l = StepLayout.of(step, 10, 16, 64, 8);
+        assertArrayEquals(new int[] {2, 4, 3, 0, 1, 5, 6}, l.logitRows());
+        assertEquals(1, l.chosenRows());
+        assertArrayEquals(new int[] {6, 7, 2, 8}, l.scoredIds());
+        assertArrayEquals(new int[] {4, 4, 0, 0}, l.scoredTops());
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> StepLayout.of(new Step(List.of(new Slice(new int[] {1, 2},
+                0, new int[] {0}, 2, false, null, new Scoring(new int[] {10}, 0)))), 10, 16, 64, 8)).getMessage()
+                .contains("scored token id 10"));
     }
 
     @Test
