@@ -26,7 +26,7 @@ import java.util.List;
  * SwiGLU, down projection, residual; then the output norm and the logits of the rows asked for only).
  *
  * <p>Weights are uploaded once in their GGUF formats ({@link WeightFormat}); decode multiplies with the
- * dequantizing GEMV kernels, prefill of {@value #CUBLAS_MIN_TOKENS} tokens or more with cuBLAS (F16 / BF16
+ * dequantizing GEMV kernels, prefill of more than {@value #GEMV_MAX_TOKENS} tokens with cuBLAS (F16 / BF16
  * weights as they are, quantized ones dequantized to F16 into a scratch matrix first). The KV cache is
  * F16 or BF16, two arrays (K, V) of {@code layers x blocks x kvHeads x blockSize x headDim}. Everything runs on one
  * stream of the device's primary context, in order: a step's inputs go up in two async copies from page-locked memory
@@ -54,7 +54,11 @@ import java.util.List;
  */
 final class CudaBackend implements Backend {
 
-    static final int CUBLAS_MIN_TOKENS = 32;
+    /**
+     * Products of more tokens than this run on cuBLAS: a multiple of 8, so that a graph's padding to a capture size
+     * (a multiple of 8 past 4) never moves a step from the GEMV kernels to cuBLAS.
+     */
+    static final int GEMV_MAX_TOKENS = 32;
     /** Device memory left free beyond the weights, the activations and the KV cache (cuBLAS workspace, fragmentation). */
     static final long RESERVE_BYTES = 512L << 20;
     /** Doubles per row of sample_rows' choices: temperature, number, top-k, top-p, min-p. */
@@ -109,13 +113,14 @@ final class CudaBackend implements Backend {
     private int capacity;                        // tokens the activation buffers hold
     private long x, xb, q, k, v, att, gate, up, halfIn;
     private long dIds;                           // sample_rows' ids
-    private final Growing stepInputs = new Growing();   // tokens, sequences, positions, block tables (Inputs)
-    private final Growing stepTail = new Growing();     // logit and hidden rows, choices, top counts (Inputs)
-    private final Growing copyPairs = new Growing();    // copy()'s block ids
-    private final Growing logits = new Growing();        // the logit rows asked for
-    private final Growing dequantScratch = new Growing(); // a quantized matrix as F16 for cuBLAS
-    private final Growing attentionParts = new Growing();   // a split attention's parts: ATTN_PARTS_BYTES
-    private final Growing logprobRecords = new Growing();   // row_logprobs' records
+    // (graphed: a graph's launches may read or write it, so moving it drops the graphs)
+    private final Growing stepInputs = new Growing(true);   // tokens, sequences, positions, block tables (Inputs)
+    private final Growing stepTail = new Growing(false);    // logit and hidden rows, choices, top counts (Inputs)
+    private final Growing copyPairs = new Growing(false);   // copy()'s block ids
+    private final Growing logits = new Growing(false);      // the logit rows asked for
+    private final Growing dequantScratch = new Growing(true);  // a quantized matrix as F16 for cuBLAS
+    private final Growing attentionParts = new Growing(true);  // a split attention's parts: ATTN_PARTS_BYTES
+    private final Growing logprobRecords = new Growing(false); // row_logprobs' records
     private int attentionPartition = LaunchGeometry.ATTN_PARTITION;
     private MemorySegment host = MemorySegment.NULL;   // page-locked staging for uploads and downloads
     private boolean uploadPending;               // an async copy from host may not have run yet
@@ -131,6 +136,7 @@ final class CudaBackend implements Backend {
     private long graphReplays;
     private long graphCaptures;
     private Runnable whileCapturing = () -> { };   // tests: something that spoils a capture
+    private boolean recordGraphs = true;           // tests: false runs graph-shaped steps eagerly, padding and all
 
     CudaBackend(BackendConfig config, CudaDriver driver, int device) {
         this.driver = driver;
@@ -156,10 +162,7 @@ final class CudaBackend implements Backend {
         try {
             created = driver.createStream();
             module = KernelModule.load(driver, major, minor);
-            blas = config.batchInvariant() ? null : openCublas();
-            if (blas != null) {
-                blas.bind(created, alloc(BLAS_WORKSPACE_BYTES), BLAS_WORKSPACE_BYTES);   // freed with the rest
-            }
+            blas = config.batchInvariant() ? null : openCublas(created);
             TensorSource t = config.model().tensors();
             long before = driver.memoryInfo()[0];
             embedding = matrix(t, "token_embd.weight", c.vocabSize(), c.dim());
@@ -184,18 +187,27 @@ final class CudaBackend implements Backend {
             output = t.find("output.weight").isPresent() ? matrix(t, "output.weight", c.vocabSize(), c.dim()) : embedding;
             invFreq = upload(ropeFrequencies(t));
             weightBytes = before - driver.memoryInfo()[0];
-        } catch (RuntimeException e) {
-            if (blas != null) {
-                blas.close();
-            }
-            freeAll();
-            if (module != null) {
-                module.close();
-            }
-            if (!created.equals(MemorySegment.NULL)) {
-                driver.destroyStream(created);
-            }
-            driver.releasePrimaryContext(device);
+        } catch (RuntimeException e) {   // each step of the cleanup tried, none hiding the cause
+            Cublas b = blas;
+            KernelModule m = module;
+            MemorySegment st = created;
+            cleanUp(e, () -> {
+                if (b != null) {
+                    b.close();
+                }
+            });
+            cleanUp(e, this::freeAll);
+            cleanUp(e, () -> {
+                if (m != null) {
+                    m.close();
+                }
+            });
+            cleanUp(e, () -> {
+                if (!st.equals(MemorySegment.NULL)) {
+                    driver.destroyStream(st);
+                }
+            });
+            cleanUp(e, () -> driver.releasePrimaryContext(device));
             throw e;
         }
         this.kernels = module;
@@ -205,10 +217,35 @@ final class CudaBackend implements Backend {
         this.graphsOff = config.eager() ? "--enforce-eager" : null;
     }
 
-    private static Cublas openCublas() {
+    /** Runs {@code step} of a failed construction's cleanup; what it throws goes with {@code cause} as suppressed. */
+    private static void cleanUp(Throwable cause, Runnable step) {
         try {
-            return Cublas.open();
-        } catch (CudaException e) {
+            step.run();
+        } catch (RuntimeException e) {
+            cause.addSuppressed(e);
+        }
+    }
+
+    /**
+     * cuBLAS on {@code on} with a workspace of ours, or null (said on stderr: prefill then runs on the GEMV kernels)
+     * when the library is missing, lacks a function we bind, or refuses the stream or the workspace.
+     */
+    private Cublas openCublas(MemorySegment on) {
+        Cublas blas = null;
+        long workspace = 0;
+        try {
+            blas = Cublas.open();
+            workspace = alloc(BLAS_WORKSPACE_BYTES);
+            blas.bind(on, workspace, BLAS_WORKSPACE_BYTES);
+            return blas;   // the workspace is freed with the rest
+        } catch (CudaException | UnsatisfiedLinkError e) {
+            if (blas != null) {
+                blas.close();
+            }
+            if (workspace != 0) {   // nothing queued on the stream yet
+                allocations.remove(workspace);
+                driver.free(workspace);
+            }
             System.err.println("nereid cuda: " + e.getMessage() + "; prefill uses the GEMV kernels");
             return null;
         }
@@ -501,6 +538,10 @@ final class CudaBackend implements Backend {
      * stderr) and the step runs eagerly.
      */
     private void runAsGraph(Shape shape, Runnable layers) {
+        if (!recordGraphs) {
+            layers.run();
+            return;
+        }
         if (graphsEpoch != epoch) {   // a buffer moved: every graph points at old addresses
             dropGraphs();
             graphsEpoch = epoch;
@@ -559,7 +600,11 @@ final class CudaBackend implements Backend {
             failure = e;
         } finally {
             if (!graph.equals(MemorySegment.NULL)) {
-                driver.destroyGraph(graph);
+                try {
+                    driver.destroyGraph(graph);   // the executable graph stands alone
+                } catch (CudaException ignored) {
+                    // a leak at worst; the result stands
+                }
             }
         }
         graphsOff("a capture failed: " + failure.getMessage() + (epoch != before ? " (a buffer moved)" : ""));
@@ -583,6 +628,15 @@ final class CudaBackend implements Backend {
             dropGraphs();
             ranEagerly.clear();
         }
+    }
+
+    /**
+     * Tests: with {@code false}, steps a graph would take run eagerly in the graph's shape (padded tokens, rounded
+     * reach), the reference a replay must equal bit for bit on any device (cuBLAS may pick another algorithm for
+     * another number of tokens, so an unpadded step is no such reference on a GPU).
+     */
+    void recordGraphs(boolean on) {
+        recordGraphs = on;
     }
 
     /** Runs {@code r} inside every capture (tests: an allocation there spoils it, as a bug would). */
@@ -762,7 +816,7 @@ final class CudaBackend implements Backend {
 
     /** Whether a product of {@code tokens} tokens with {@code w} runs on cuBLAS (else on the GEMV kernels). */
     private boolean usesCublas(Matrix w, int tokens) {
-        return cublas != null && tokens >= CUBLAS_MIN_TOKENS && w.format() != WeightFormat.F32;
+        return cublas != null && tokens > GEMV_MAX_TOKENS && w.format() != WeightFormat.F32;
     }
 
     /** q, k, v = in · wqᵀ, wkᵀ, wvᵀ: on the GEMV path one launch for the three (when they share a format), else three products. */
@@ -854,6 +908,7 @@ final class CudaBackend implements Backend {
         }
         int cap = Math.max(tokens, Math.max(16, 2 * capacity));
         capacity = 0;   // until every buffer is allocated again: a failed allocation leaves nothing freed in use
+        epoch++;        // the activations move: every graph records them
         for (long p : new long[] {x, xb, q, k, v, att, gate, up, halfIn, dIds}) {
             release(p);
         }
@@ -878,13 +933,21 @@ final class CudaBackend implements Backend {
      * leaves nothing freed in use.
      */
     private final class Growing {
+        final boolean graphed;   // read or written by a graph's launches: moving it moves the epoch
         long ptr;
         long bytes;
+
+        Growing(boolean graphed) {
+            this.graphed = graphed;
+        }
 
         /** The buffer, of at least {@code need} bytes: {@code max(need, grow)} when it has to grow. */
         long atLeast(long need, long grow) {
             if (need > bytes) {
                 long size = Math.max(need, grow);
+                if (graphed) {
+                    epoch++;
+                }
                 release(ptr);
                 ptr = 0;
                 bytes = 0;
@@ -901,7 +964,6 @@ final class CudaBackend implements Backend {
      */
     private void release(long p) {
         if (p != 0 && allocations.contains(p)) {
-            epoch++;
             synchronize();
             allocations.remove(p);   // removed first: a free that throws is never tried twice
             driver.free(p);
@@ -909,7 +971,6 @@ final class CudaBackend implements Backend {
     }
 
     private long alloc(long bytes) {
-        epoch++;
         long p = driver.alloc(bytes);
         allocations.add(p);
         return p;
@@ -1069,8 +1130,12 @@ final class CudaBackend implements Backend {
             MemorySegment h = host;
             host = MemorySegment.NULL;
             driver.freeHost(h);
-            driver.destroyStream(stream);
-        } finally {   // after a sticky device error the frees fail: the context still goes
+        } finally {   // the stream and the context go even after a sticky device error
+            try {
+                driver.destroyStream(stream);
+            } catch (CudaException ignored) {
+                // the context's release takes it
+            }
             arena.close();
             driver.releasePrimaryContext(device);
         }

@@ -329,7 +329,7 @@ final class CudaDriver {
 
     /** Waits until everything queued on {@code stream} has run; a kernel's failure shows here. */
     void synchronize(MemorySegment stream) {
-        call(() -> (int) cuStreamSynchronize.invoke(stream), "cuStreamSynchronize (a kernel failed)");
+        call(() -> (int) cuStreamSynchronize.invoke(stream), "cuStreamSynchronize (a kernel failed, or the stream captures)");
     }
 
     /** Queues a copy from page-locked {@code src}, which must not change until the stream has run it. */

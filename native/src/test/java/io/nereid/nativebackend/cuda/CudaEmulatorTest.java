@@ -170,10 +170,37 @@ class CudaEmulatorTest {
         driver.synchronize(stream);
         assertArrayEquals(new float[] {221, 442, 663}, download(x, 3));
         driver.free(z);   // a buffer the graph was recorded with, gone: its replay fails, as on a GPU it would fault
-        CudaException e = assertThrows(CudaException.class, () -> driver.launchGraph(exec, stream));
-        assertTrue(e.getMessage().contains("cuGraphLaunch"), e.getMessage());
+        driver.launchGraph(exec, stream);   // queued: the fault shows when the stream is synchronised
+        CudaException e = assertThrows(CudaException.class, () -> driver.synchronize(stream));
+        assertTrue(e.getMessage().contains("cuStreamSynchronize"), e.getMessage());
         driver.destroyGraphExec(exec);
         driver.destroyStream(stream);
+        driver.free(x);
+        driver.free(y);
+    }
+
+    @Test
+    void queuedWorkRunsAtASynchronisationAndAsyncCopiesTouchTheHostOnlyThen() {
+        driver.makeCurrent(context);
+        MemorySegment stream = driver.createStream();
+        MemorySegment pinned = driver.allocHost(16);
+        long x = upload(1, 2, 3);
+        long y = upload(10, 20, 30);
+        launchAdd(x, y, 3, stream);
+        pinned.set(ValueLayout.JAVA_FLOAT, 0, -1f);
+        driver.copyToHostAsync(pinned, x, 12, stream);
+        assertEquals(-1f, pinned.get(ValueLayout.JAVA_FLOAT, 0), "nothing written before the stream is synchronised");
+        driver.synchronize(stream);
+        assertArrayEquals(new float[] {11, 22, 33}, pinned.asSlice(0, 12).toArray(ValueLayout.JAVA_FLOAT));
+        // an upload reads its source when it runs: a host that rewrites it first sends what it wrote last
+        pinned.set(ValueLayout.JAVA_FLOAT, 0, 5f);
+        driver.copyToDeviceAsync(x, pinned, 4, stream);
+        pinned.set(ValueLayout.JAVA_FLOAT, 0, 6f);
+        assertEquals(6f, download(x, 1)[0], "a synchronous copy waits for the stream's work");
+        CudaException e = assertThrows(CudaException.class, () -> driver.copyToHostAsync(ARENA.allocate(16, 8), x, 4, stream));
+        assertTrue(e.getMessage().contains("cuMemcpyDtoHAsync"), e.getMessage());
+        driver.destroyStream(stream);
+        driver.freeHost(pinned);
         driver.free(x);
         driver.free(y);
     }

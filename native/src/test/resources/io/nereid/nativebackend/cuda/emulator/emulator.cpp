@@ -23,8 +23,12 @@
 // that need interleaving within that stretch do not show),
 // the GPU's float functions' last bits (expf, sincos: the host's libm), timing, concurrency between streams.
 //
-// Streams and graphs: work queued on a stream runs at once, in order (as a GPU's stream runs it, only
-// sooner); async copies must use page-locked memory (cuMemAllocHost), as the backend's do. A stream that
+// Streams and graphs: work queued on a stream (launches, async copies, cuBLAS products, graph launches) runs
+// in order at the next synchronisation that waits for it: cuStreamSynchronize, cuCtxSynchronize, anything on the
+// default stream (the streams are blocking ones), a free; so an async copy reads or writes the host memory only
+// then, as a GPU's copy engine does, and a host that reads a download before synchronising, or rewrites an upload's
+// source before it ran, gets what it would get on a GPU at worst. Async copies must use page-locked memory
+// (cuMemAllocHost), as the backend's do. A stream that
 // captures records its launches and cuBLAS products (with copies of their arguments) instead of running
 // them; a graph instantiated from the capture replays them, checking every pointer again, so a graph
 // that outlives a buffer it was recorded with fails its launch. As CUDA's thread-local capture mode, an
@@ -43,6 +47,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <string>
 #include <vector>
@@ -76,13 +81,16 @@ enum { CUDA_SUCCESS = 0, CUDA_ERROR_INVALID_VALUE = 1, CUDA_ERROR_OUT_OF_MEMORY 
        CUDA_ERROR_INVALID_DEVICE = 101, CUDA_ERROR_INVALID_IMAGE = 200, CUDA_ERROR_INVALID_CONTEXT = 201,
        CUDA_ERROR_INVALID_HANDLE = 400, CUDA_ERROR_ILLEGAL_STATE = 401, CUDA_ERROR_NOT_FOUND = 500,
        CUDA_ERROR_ILLEGAL_ADDRESS = 700, CUDA_ERROR_LAUNCH_FAILED = 719, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
-       CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906 };
+       CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906,
+       CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908 };
 
-// A stream, and what it records while it captures.
+// A stream: the work queued on it (run at a synchronisation, in order), and what it records while it captures.
 struct Stream {
     bool capturing = false;
     bool spoilt = false;                             // something failed while it captured
-    std::vector<std::function<int()>> nodes;
+    std::thread::id captor;                          // the thread that began the capture
+    std::vector<std::function<int()>> nodes;         // recorded
+    std::vector<std::function<int()>> queue;         // queued, not yet run
 };
 
 struct Graph {
@@ -159,7 +167,7 @@ unsigned long long cublas_workspace = 0;             // cublasSetWorkspace's, si
 
 // A call CUDA's thread-local capture mode forbids while the thread captures: fails and spoils the capture.
 int forbidden_while_capturing(const char* what) {
-    if (capturing == nullptr) return CUDA_SUCCESS;
+    if (capturing == nullptr || capturing->captor != std::this_thread::get_id()) return CUDA_SUCCESS;
     capturing->spoilt = true;
     return fail(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "%s while a stream captures (thread-local mode): the capture is spoilt",
             what);
@@ -168,6 +176,27 @@ int forbidden_while_capturing(const char* what) {
 // A stream argument: null (the default stream) or one of cuStreamCreate's.
 bool known_stream(void* s) {
     return s == nullptr || streams.count((Stream*) s) > 0;
+}
+
+// Runs what s has queued, in order: its first failure is returned and the rest dropped (as after a fault).
+int flush(Stream* s) {
+    std::vector<std::function<int()>> q;
+    q.swap(s->queue);
+    for (auto& work : q) {
+        if (int r = work()) return r;
+    }
+    return CUDA_SUCCESS;
+}
+
+// Runs every stream's queue: what the default stream, a synchronous copy, a free or a context-wide synchronisation
+// waits for (the streams are blocking ones, flags 0); the first failure is returned.
+int flush_all() {
+    int first = CUDA_SUCCESS;
+    for (Stream* s : streams) {
+        int r = flush(s);
+        if (first == CUDA_SUCCESS) first = r;
+    }
+    return first;
 }
 
 }  // namespace
@@ -449,7 +478,8 @@ API int cuCtxSetCurrent(void* ctx) {
 API int cuCtxSynchronize() {
     std::lock_guard<std::recursive_mutex> g(lock);
     if (int r = needs_context("cuCtxSynchronize")) return r;
-    return forbidden_while_capturing("cuCtxSynchronize");
+    if (int r = forbidden_while_capturing("cuCtxSynchronize")) return r;
+    return flush_all();
 }
 
 API int cuMemGetInfo_v2(size_t* free, size_t* total) {
@@ -484,6 +514,7 @@ API int cuMemFree_v2(unsigned long long p) {
     std::lock_guard<std::recursive_mutex> g(lock);
     if (int r = needs_context("cuMemFree")) return r;
     if (int r = forbidden_while_capturing("cuMemFree")) return r;
+    if (int r = flush_all()) return r;   // it waits for the queued work
     auto it = allocations.find(p);
     if (it == allocations.end()) return fail(CUDA_ERROR_INVALID_VALUE, "cuMemFree of %#llx: not an allocation's start", p);
     allocated -= (it->second.size + 255) / 256 * 256;
@@ -509,6 +540,7 @@ API int cuMemFreeHost(void* p) {
     std::lock_guard<std::recursive_mutex> g(lock);
     if (int r = needs_context("cuMemFreeHost")) return r;
     if (int r = forbidden_while_capturing("cuMemFreeHost")) return r;
+    if (int r = flush_all()) return r;   // it waits for the queued work
     if (host_allocations.erase(p) == 0) return fail(CUDA_ERROR_INVALID_VALUE, "cuMemFreeHost of %p: not from cuMemAllocHost", p);
     free(p);
     return CUDA_SUCCESS;
@@ -518,6 +550,7 @@ API int cuMemcpyHtoD_v2(unsigned long long dst, const void* src, size_t bytes) {
     std::lock_guard<std::recursive_mutex> g(lock);
     if (int r = needs_context("cuMemcpyHtoD")) return r;
     if (int r = forbidden_while_capturing("cuMemcpyHtoD")) return r;
+    if (int r = flush_all()) return r;   // it waits for the queued work
     if (!inside(dst, bytes)) return fail(CUDA_ERROR_INVALID_VALUE, "cuMemcpyHtoD of %zu bytes to %#llx: not inside one allocation", bytes, dst);
     if (!src) return CUDA_ERROR_INVALID_VALUE;
     memcpy((void*) dst, src, bytes);
@@ -528,6 +561,7 @@ API int cuMemcpyDtoH_v2(void* dst, unsigned long long src, size_t bytes) {
     std::lock_guard<std::recursive_mutex> g(lock);
     if (int r = needs_context("cuMemcpyDtoH")) return r;
     if (int r = forbidden_while_capturing("cuMemcpyDtoH")) return r;
+    if (int r = flush_all()) return r;   // it waits for the queued work
     if (!inside(src, bytes)) return fail(CUDA_ERROR_INVALID_VALUE, "cuMemcpyDtoH of %zu bytes from %#llx: not inside one allocation", bytes, src);
     if (!dst) return CUDA_ERROR_INVALID_VALUE;
     memcpy(dst, (const void*) src, bytes);
@@ -538,6 +572,7 @@ API int cuMemsetD8_v2(unsigned long long dst, unsigned char value, size_t n) {
     std::lock_guard<std::recursive_mutex> g(lock);
     if (int r = needs_context("cuMemsetD8")) return r;
     if (int r = forbidden_while_capturing("cuMemsetD8")) return r;
+    if (int r = flush_all()) return r;   // it waits for the queued work
     if (!inside(dst, n)) return fail(CUDA_ERROR_INVALID_VALUE, "cuMemsetD8 of %zu bytes at %#llx: not inside one allocation", n, dst);
     memset((void*) dst, value, n);
     return CUDA_SUCCESS;
@@ -644,6 +679,15 @@ API int cuLaunchKernel(void* f, unsigned int gx, unsigned int gy, unsigned int g
         });
         return CUDA_SUCCESS;
     }
+    if (s != nullptr) {   // queued with copies of its arguments; runs at a synchronisation
+        if (const char* why = k->check(params)) return fail(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel %s: %s", k->name, why);
+        EmuSaved saved = k->save(params);
+        s->queue.push_back([k, gx, gy, gz, bx, by, bz, saved]() {
+            return run_kernel(k, gx, gy, gz, bx, by, bz, const_cast<void**>(saved.params.data()));
+        });
+        return CUDA_SUCCESS;
+    }
+    if (int r = flush_all()) return r;   // the default stream waits for the blocking streams
     return run_kernel(k, gx, gy, gz, bx, by, bz, params);
 }
 
@@ -666,25 +710,28 @@ API int cuStreamDestroy_v2(void* stream) {
     if (s == nullptr || !streams.count(s)) return fail(CUDA_ERROR_INVALID_HANDLE, "cuStreamDestroy: not a stream");
     if (capturing == s) capturing = nullptr;
     if (cublas_stream == s) cublas_stream = nullptr;
+    int r = flush(s);   // its queued work still runs
     streams.erase(s);
     delete s;
-    return CUDA_SUCCESS;
+    return r;
 }
 
 API int cuStreamSynchronize(void* stream) {
     std::lock_guard<std::recursive_mutex> g(lock);
     if (int r = needs_context("cuStreamSynchronize")) return r;
     if (!known_stream(stream)) return fail(CUDA_ERROR_INVALID_HANDLE, "cuStreamSynchronize: not a stream");
-    return forbidden_while_capturing("cuStreamSynchronize");
+    if (int r = forbidden_while_capturing("cuStreamSynchronize")) return r;
+    return stream == nullptr ? flush_all() : flush((Stream*) stream);
 }
 
 // An async copy: the host side must be page-locked (the backend's are); runs at once.
 int copy_async(const char* what, void* stream, unsigned long long device, const void* host, size_t bytes) {
     if (int r = needs_context(what)) return r;
     if (!known_stream(stream)) return fail(CUDA_ERROR_INVALID_HANDLE, "%s: not a stream", what);
-    if (capturing != nullptr) {
-        capturing->spoilt = true;
-        return fail(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "%s while a stream captures: copies are not recorded here", what);
+    if (stream != nullptr && ((Stream*) stream)->capturing) {
+        ((Stream*) stream)->spoilt = true;
+        return fail(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "%s on a capturing stream: copies are not recorded by this emulator",
+                what);
     }
     if (!inside(device, bytes)) {
         return fail(CUDA_ERROR_INVALID_VALUE, "%s of %zu bytes at %#llx: not inside one device allocation", what, bytes, device);
@@ -699,18 +746,35 @@ int copy_async(const char* what, void* stream, unsigned long long device, const 
     return CUDA_SUCCESS;
 }
 
+// Runs work on stream: queued on a stream of ours (the host memory read or written when it runs, as a GPU's copy
+// engine does), at once on the default stream after the queued work.
+int enqueue(void* stream, std::function<int()> work) {
+    if (stream != nullptr) {
+        ((Stream*) stream)->queue.push_back(std::move(work));
+        return CUDA_SUCCESS;
+    }
+    if (int r = flush_all()) return r;
+    return work();
+}
+
 API int cuMemcpyHtoDAsync_v2(unsigned long long dst, const void* src, size_t bytes, void* stream) {
     std::lock_guard<std::recursive_mutex> g(lock);
     if (int r = copy_async("cuMemcpyHtoDAsync", stream, dst, src, bytes)) return r;
-    memcpy((void*) dst, src, bytes);
-    return CUDA_SUCCESS;
+    return enqueue(stream, [dst, src, bytes]() {
+        if (!inside(dst, bytes)) return fail(CUDA_ERROR_ILLEGAL_ADDRESS, "cuMemcpyHtoDAsync: the device memory was freed");
+        memcpy((void*) dst, src, bytes);
+        return (int) CUDA_SUCCESS;
+    });
 }
 
 API int cuMemcpyDtoHAsync_v2(void* dst, unsigned long long src, size_t bytes, void* stream) {
     std::lock_guard<std::recursive_mutex> g(lock);
     if (int r = copy_async("cuMemcpyDtoHAsync", stream, src, dst, bytes)) return r;
-    memcpy(dst, (const void*) src, bytes);
-    return CUDA_SUCCESS;
+    return enqueue(stream, [dst, src, bytes]() {
+        if (!inside(src, bytes)) return fail(CUDA_ERROR_ILLEGAL_ADDRESS, "cuMemcpyDtoHAsync: the device memory was freed");
+        memcpy(dst, (const void*) src, bytes);
+        return (int) CUDA_SUCCESS;
+    });
 }
 
 API int cuStreamBeginCapture_v2(void* stream, int mode) {
@@ -723,6 +787,7 @@ API int cuStreamBeginCapture_v2(void* stream, int mode) {
     Stream* s = (Stream*) stream;
     s->capturing = true;
     s->spoilt = false;
+    s->captor = std::this_thread::get_id();
     s->nodes.clear();
     capturing = s;
     return CUDA_SUCCESS;
@@ -734,6 +799,9 @@ API int cuStreamEndCapture(void* stream, void** graph) {
     *graph = nullptr;
     Stream* s = (Stream*) stream;
     if (s == nullptr || !streams.count(s) || !s->capturing) return fail(CUDA_ERROR_ILLEGAL_STATE, "cuStreamEndCapture: not capturing");
+    if (s->captor != std::this_thread::get_id()) {
+        return fail(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, "cuStreamEndCapture from another thread than the capture's");
+    }
     s->capturing = false;
     capturing = nullptr;
     if (s->spoilt) {
@@ -763,14 +831,21 @@ API int cuGraphLaunch(void* exec, void* stream) {
     if (int r = needs_context("cuGraphLaunch")) return r;
     if (!execs.count((Graph*) exec)) return fail(CUDA_ERROR_INVALID_HANDLE, "cuGraphLaunch: not an executable graph");
     if (!known_stream(stream)) return fail(CUDA_ERROR_INVALID_HANDLE, "cuGraphLaunch: not a stream");
-    if (capturing != nullptr) {
+    if (stream != nullptr && ((Stream*) stream)->capturing) {
+        ((Stream*) stream)->spoilt = true;
+        return fail(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "cuGraphLaunch into a capturing stream: not emulated");
+    }
+    if (stream == nullptr && capturing != nullptr) {
         capturing->spoilt = true;
-        return fail(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "cuGraphLaunch while a stream captures: not emulated");
+        return fail(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, "cuGraphLaunch on the null stream while a stream captures");
     }
-    for (auto& node : ((Graph*) exec)->nodes) {
-        if (int r = node()) return r;
-    }
-    return CUDA_SUCCESS;
+    std::vector<std::function<int()>> nodes = ((Graph*) exec)->nodes;   // the exec may be destroyed before it runs
+    return enqueue(stream, [nodes]() {
+        for (auto& node : nodes) {
+            if (int r = node()) return r;
+        }
+        return (int) CUDA_SUCCESS;
+    });
 }
 
 API int cuGraphExecDestroy(void* exec) {
@@ -805,6 +880,7 @@ API int cuGetErrorName(int error, const char** name) {
         case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: *name = "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"; break;
         case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: *name = "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"; break;
         case CUDA_ERROR_STREAM_CAPTURE_IMPLICIT: *name = "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT"; break;
+        case CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: *name = "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD"; break;
         default: *name = nullptr; return CUDA_ERROR_INVALID_VALUE;
     }
     return CUDA_SUCCESS;
@@ -1046,6 +1122,14 @@ API int cublasGemmEx(void* handle, int transa, int transb, int m, int n, int k, 
         report("cublasGemmEx on the null stream while a stream captures");
         return 13;
     }
+    if (cublas_stream != nullptr) {   // queued; a failure shows at the stream's synchronisation
+        enqueue(cublas_stream, [=]() {
+            return gemm_now(transa, transb, m, n, k, a, A, Atype, lda, B, Btype, ldb, b, C, Ctype, ldc) == 0
+                    ? CUDA_SUCCESS : CUDA_ERROR_LAUNCH_FAILED;
+        });
+        return 0;
+    }
+    if (flush_all() != CUDA_SUCCESS) return 13;
     return gemm_now(transa, transb, m, n, k, a, A, Atype, lda, B, Btype, ldb, b, C, Ctype, ldc);
 }
 
