@@ -28,8 +28,9 @@ import java.util.List;
  * <p>Weights are uploaded once in their GGUF formats ({@link WeightFormat}); decode multiplies with the
  * dequantizing GEMV kernels, prefill of more than {@value #GEMV_MAX_TOKENS} tokens with cuBLAS (F16 / BF16
  * weights as they are, quantized ones dequantized to F16 into a scratch matrix first). The KV cache is
- * F16 or BF16, two arrays (K, V) of {@code layers x blocks x kvHeads x blockSize x headDim}. Everything runs on one
- * stream of the device's primary context, in order: a step's inputs go up in two async copies from page-locked memory
+ * F16 or BF16, two arrays (K, V) of {@code layers x blocks x kvHeads x blockSize x headDim}. Everything after the
+ * weights' upload runs on one non-blocking stream of the device's primary context, in order (other models' work on
+ * the default stream, on other engine threads, neither waits for it nor disturbs a capture on it): a step's inputs go up in two async copies from page-locked memory
  * (tokens, sequences, positions and block tables; the rows to gather and the choices), and the step is synchronised
  * when its results come down; engine thread only.
  *
@@ -187,6 +188,8 @@ final class CudaBackend implements Backend {
             output = t.find("output.weight").isPresent() ? matrix(t, "output.weight", c.vocabSize(), c.dim()) : embedding;
             invFreq = upload(ropeFrequencies(t));
             weightBytes = before - driver.memoryInfo()[0];
+            // the uploads ran on the default stream, which the backend's own (non-blocking) stream does not wait for
+            driver.synchronize(MemorySegment.NULL);
         } catch (RuntimeException e) {   // each step of the cleanup tried, none hiding the cause
             Cublas b = blas;
             KernelModule m = module;
@@ -302,8 +305,8 @@ final class CudaBackend implements Backend {
         }
         kCache = alloc(bytes);
         vCache = alloc(bytes);
-        driver.zero(kCache, bytes);
-        driver.zero(vCache, bytes);
+        driver.zeroAsync(kCache, bytes, stream);
+        driver.zeroAsync(vCache, bytes, stream);
     }
 
     @Override

@@ -34,6 +34,7 @@ final class CudaDriver {
     static final int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
     static final int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
     static final int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
+    static final int CU_STREAM_NON_BLOCKING = 1;
 
     private static volatile CudaDriver instance;
     private static volatile String unavailable;
@@ -64,6 +65,7 @@ final class CudaDriver {
     private final MethodHandle cuLaunchKernel;
     private final MethodHandle cuGetErrorName;
     private final MethodHandle cuStreamCreate;
+    private final MethodHandle cuMemsetD8Async;
     private final MethodHandle cuStreamDestroy;
     private final MethodHandle cuStreamSynchronize;
     private final MethodHandle cuMemcpyHtoDAsync;
@@ -105,6 +107,8 @@ final class CudaDriver {
                 JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
         cuGetErrorName = lib.function("cuGetErrorName", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
         cuStreamCreate = lib.function("cuStreamCreate", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+        cuMemsetD8Async = lib.function("cuMemsetD8Async", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_BYTE, JAVA_LONG,
+                ADDRESS));
         cuStreamDestroy = lib.function("cuStreamDestroy_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         cuStreamSynchronize = lib.function("cuStreamSynchronize", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         cuMemcpyHtoDAsync = lib.function("cuMemcpyHtoDAsync_v2",
@@ -316,11 +320,18 @@ final class CudaDriver {
     }
 
     /**
-     * A stream of the current context that synchronises with the default stream ({@code CU_STREAM_DEFAULT}):
-     * what a graph is captured from, and launched on.
+     * A stream of the current context that does not synchronise with the default stream
+     * ({@code CU_STREAM_NON_BLOCKING}): what a graph is captured from, and launched on. Non-blocking, so that another
+     * thread's work on the default stream (another model's weights being uploaded) neither waits for it nor spoils
+     * a capture on it; the default stream's work is ordered before it only by synchronising the default stream.
      */
     MemorySegment createStream() {
-        return addressOut(seg -> (int) cuStreamCreate.invoke(seg, 0), "cuStreamCreate");
+        return addressOut(seg -> (int) cuStreamCreate.invoke(seg, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    }
+
+    /** Queues {@code bytes} zero bytes at {@code dst} on {@code stream}. */
+    void zeroAsync(long dst, long bytes, MemorySegment stream) {
+        call(() -> (int) cuMemsetD8Async.invoke(dst, (byte) 0, bytes, stream), "cuMemsetD8Async");
     }
 
     void destroyStream(MemorySegment stream) {

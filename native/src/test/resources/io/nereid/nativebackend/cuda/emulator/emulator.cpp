@@ -24,8 +24,8 @@
 // the GPU's float functions' last bits (expf, sincos: the host's libm), timing, concurrency between streams.
 //
 // Streams and graphs: work queued on a stream (launches, async copies, cuBLAS products, graph launches) runs
-// in order at the next synchronisation that waits for it: cuStreamSynchronize, cuCtxSynchronize, anything on the
-// default stream (the streams are blocking ones), a free; so an async copy reads or writes the host memory only
+// in order at the next synchronisation that waits for it: cuStreamSynchronize, cuCtxSynchronize, a free, and, for a
+// blocking stream (flags 0), anything on the default stream; so an async copy reads or writes the host memory only
 // then, as a GPU's copy engine does, and a host that reads a download before synchronising, or rewrites an upload's
 // source before it ran, gets what it would get on a GPU at worst. Async copies must use page-locked memory
 // (cuMemAllocHost), as the backend's do. A stream that
@@ -34,7 +34,8 @@
 // that outlives a buffer it was recorded with fails its launch. As CUDA's thread-local capture mode, an
 // allocation, a free, a synchronous copy or a synchronisation while the thread captures fails and
 // spoils the capture (cuStreamEndCapture then fails), as does work on the null stream (an implicit
-// synchronisation with the capturing stream).
+// synchronisation with a capturing blocking stream; the backend's stream is a non-blocking one, which the default
+// stream neither waits for nor is waited for by).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -86,6 +87,7 @@ enum { CUDA_SUCCESS = 0, CUDA_ERROR_INVALID_VALUE = 1, CUDA_ERROR_OUT_OF_MEMORY 
 
 // A stream: the work queued on it (run at a synchronisation, in order), and what it records while it captures.
 struct Stream {
+    bool blocking = true;                            // flags 0: the default stream waits for it and it for that
     bool capturing = false;
     bool spoilt = false;                             // something failed while it captured
     std::thread::id captor;                          // the thread that began the capture
@@ -188,15 +190,34 @@ int flush(Stream* s) {
     return CUDA_SUCCESS;
 }
 
-// Runs every stream's queue: what the default stream, a synchronous copy, a free or a context-wide synchronisation
-// waits for (the streams are blocking ones, flags 0); the first failure is returned.
-int flush_all() {
+// Runs every stream's queue (only the blocking ones' with blockingOnly): what a free or a context-wide
+// synchronisation waits for (every stream), or work on the default stream (the blocking streams); the first failure
+// is returned.
+int flush_streams(bool blockingOnly) {
     int first = CUDA_SUCCESS;
     for (Stream* s : streams) {
+        if (blockingOnly && !s->blocking) continue;
         int r = flush(s);
         if (first == CUDA_SUCCESS) first = r;
     }
     return first;
+}
+
+int flush_all() {
+    return flush_streams(false);
+}
+
+int flush_blocking() {
+    return flush_streams(true);
+}
+
+// Work on the default stream while a blocking stream captures: an implicit synchronisation with it, which spoils
+// the capture (a non-blocking stream's capture is not touched).
+bool implicit_sync_spoils(const char* what) {
+    if (capturing == nullptr || !capturing->blocking) return false;
+    capturing->spoilt = true;
+    fail(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, "%s on the null stream while a blocking stream captures", what);
+    return true;
 }
 
 }  // namespace
@@ -550,7 +571,7 @@ API int cuMemcpyHtoD_v2(unsigned long long dst, const void* src, size_t bytes) {
     std::lock_guard<std::recursive_mutex> g(lock);
     if (int r = needs_context("cuMemcpyHtoD")) return r;
     if (int r = forbidden_while_capturing("cuMemcpyHtoD")) return r;
-    if (int r = flush_all()) return r;   // it waits for the queued work
+    if (int r = flush_blocking()) return r;   // the default stream waits for the blocking streams
     if (!inside(dst, bytes)) return fail(CUDA_ERROR_INVALID_VALUE, "cuMemcpyHtoD of %zu bytes to %#llx: not inside one allocation", bytes, dst);
     if (!src) return CUDA_ERROR_INVALID_VALUE;
     memcpy((void*) dst, src, bytes);
@@ -561,7 +582,7 @@ API int cuMemcpyDtoH_v2(void* dst, unsigned long long src, size_t bytes) {
     std::lock_guard<std::recursive_mutex> g(lock);
     if (int r = needs_context("cuMemcpyDtoH")) return r;
     if (int r = forbidden_while_capturing("cuMemcpyDtoH")) return r;
-    if (int r = flush_all()) return r;   // it waits for the queued work
+    if (int r = flush_blocking()) return r;   // the default stream waits for the blocking streams
     if (!inside(src, bytes)) return fail(CUDA_ERROR_INVALID_VALUE, "cuMemcpyDtoH of %zu bytes from %#llx: not inside one allocation", bytes, src);
     if (!dst) return CUDA_ERROR_INVALID_VALUE;
     memcpy(dst, (const void*) src, bytes);
@@ -572,7 +593,7 @@ API int cuMemsetD8_v2(unsigned long long dst, unsigned char value, size_t n) {
     std::lock_guard<std::recursive_mutex> g(lock);
     if (int r = needs_context("cuMemsetD8")) return r;
     if (int r = forbidden_while_capturing("cuMemsetD8")) return r;
-    if (int r = flush_all()) return r;   // it waits for the queued work
+    if (int r = flush_blocking()) return r;   // the default stream waits for the blocking streams
     if (!inside(dst, n)) return fail(CUDA_ERROR_INVALID_VALUE, "cuMemsetD8 of %zu bytes at %#llx: not inside one allocation", n, dst);
     memset((void*) dst, value, n);
     return CUDA_SUCCESS;
@@ -663,10 +684,7 @@ API int cuLaunchKernel(void* f, unsigned int gx, unsigned int gy, unsigned int g
     if (!known_stream(stream)) return fail(CUDA_ERROR_INVALID_HANDLE, "cuLaunchKernel %s: not a stream", k->name);
     if (extra != nullptr) return fail(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel: only kernelParams are emulated, not extra");
     if (!params) return fail(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel %s: no kernelParams", k->name);
-    if (stream == nullptr && capturing != nullptr) {
-        capturing->spoilt = true;
-        return fail(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, "cuLaunchKernel %s on the null stream while a stream captures", k->name);
-    }
+    if (stream == nullptr && implicit_sync_spoils("cuLaunchKernel")) return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     Stream* s = (Stream*) stream;
     if (s != nullptr && s->capturing) {
         if (const char* why = k->check(params)) {
@@ -687,7 +705,7 @@ API int cuLaunchKernel(void* f, unsigned int gx, unsigned int gy, unsigned int g
         });
         return CUDA_SUCCESS;
     }
-    if (int r = flush_all()) return r;   // the default stream waits for the blocking streams
+    if (int r = flush_blocking()) return r;   // the default stream waits for the blocking streams
     return run_kernel(k, gx, gy, gz, bx, by, bz, params);
 }
 
@@ -698,6 +716,7 @@ API int cuStreamCreate(void** stream, unsigned int flags) {
     if (int r = needs_context("cuStreamCreate")) return r;
     if (!stream || flags > 1) return CUDA_ERROR_INVALID_VALUE;
     Stream* s = new Stream();
+    s->blocking = flags == 0;
     streams.insert(s);
     *stream = s;
     return CUDA_SUCCESS;
@@ -721,7 +740,7 @@ API int cuStreamSynchronize(void* stream) {
     if (int r = needs_context("cuStreamSynchronize")) return r;
     if (!known_stream(stream)) return fail(CUDA_ERROR_INVALID_HANDLE, "cuStreamSynchronize: not a stream");
     if (int r = forbidden_while_capturing("cuStreamSynchronize")) return r;
-    return stream == nullptr ? flush_all() : flush((Stream*) stream);
+    return stream == nullptr ? flush_blocking() : flush((Stream*) stream);
 }
 
 // An async copy: the host side must be page-locked (the backend's are); runs at once.
@@ -753,7 +772,7 @@ int enqueue(void* stream, std::function<int()> work) {
         ((Stream*) stream)->queue.push_back(std::move(work));
         return CUDA_SUCCESS;
     }
-    if (int r = flush_all()) return r;
+    if (int r = flush_blocking()) return r;
     return work();
 }
 
@@ -773,6 +792,22 @@ API int cuMemcpyDtoHAsync_v2(void* dst, unsigned long long src, size_t bytes, vo
     return enqueue(stream, [dst, src, bytes]() {
         if (!inside(src, bytes)) return fail(CUDA_ERROR_ILLEGAL_ADDRESS, "cuMemcpyDtoHAsync: the device memory was freed");
         memcpy(dst, (const void*) src, bytes);
+        return (int) CUDA_SUCCESS;
+    });
+}
+
+API int cuMemsetD8Async(unsigned long long dst, unsigned char value, size_t n, void* stream) {
+    std::lock_guard<std::recursive_mutex> g(lock);
+    if (int r = needs_context("cuMemsetD8Async")) return r;
+    if (!known_stream(stream)) return fail(CUDA_ERROR_INVALID_HANDLE, "cuMemsetD8Async: not a stream");
+    if (stream != nullptr && ((Stream*) stream)->capturing) {
+        ((Stream*) stream)->spoilt = true;
+        return fail(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "cuMemsetD8Async on a capturing stream: not recorded by this emulator");
+    }
+    if (!inside(dst, n)) return fail(CUDA_ERROR_INVALID_VALUE, "cuMemsetD8Async of %zu bytes at %#llx: not inside one allocation", n, dst);
+    return enqueue(stream, [dst, value, n]() {
+        if (!inside(dst, n)) return fail(CUDA_ERROR_ILLEGAL_ADDRESS, "cuMemsetD8Async: the device memory was freed");
+        memset((void*) dst, value, n);
         return (int) CUDA_SUCCESS;
     });
 }
@@ -835,10 +870,7 @@ API int cuGraphLaunch(void* exec, void* stream) {
         ((Stream*) stream)->spoilt = true;
         return fail(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "cuGraphLaunch into a capturing stream: not emulated");
     }
-    if (stream == nullptr && capturing != nullptr) {
-        capturing->spoilt = true;
-        return fail(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, "cuGraphLaunch on the null stream while a stream captures");
-    }
+    if (stream == nullptr && implicit_sync_spoils("cuGraphLaunch")) return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     std::vector<std::function<int()>> nodes = ((Graph*) exec)->nodes;   // the exec may be destroyed before it runs
     return enqueue(stream, [nodes]() {
         for (auto& node : nodes) {
@@ -1117,11 +1149,7 @@ API int cublasGemmEx(void* handle, int transa, int transb, int m, int n, int k, 
         });
         return 0;
     }
-    if (cublas_stream == nullptr && capturing != nullptr) {
-        capturing->spoilt = true;
-        report("cublasGemmEx on the null stream while a stream captures");
-        return 13;
-    }
+    if (cublas_stream == nullptr && implicit_sync_spoils("cublasGemmEx")) return 13;
     if (cublas_stream != nullptr) {   // queued; a failure shows at the stream's synchronisation
         enqueue(cublas_stream, [=]() {
             return gemm_now(transa, transb, m, n, k, a, A, Atype, lda, B, Btype, ldb, b, C, Ctype, ldc) == 0
@@ -1129,7 +1157,7 @@ API int cublasGemmEx(void* handle, int transa, int transb, int m, int n, int k, 
         });
         return 0;
     }
-    if (flush_all() != CUDA_SUCCESS) return 13;
+    if (flush_blocking() != CUDA_SUCCESS) return 13;
     return gemm_now(transa, transb, m, n, k, a, A, Atype, lda, B, Btype, ldb, b, C, Ctype, ldc);
 }
 
