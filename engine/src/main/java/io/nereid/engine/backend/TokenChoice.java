@@ -56,7 +56,7 @@ package io.nereid.engine.backend;
 public record TokenChoice(float temperature, double uniform, int topK, float topP, float minP, int topLogprobs) {
 
     /** Most candidates a top-k draw may keep. */
-    public static final int MAX_TOP_K = 256;
+    public static final int MAX_TOP_K = 1024;
 
     /** Most alternatives a choice reports with its logprob (the API's top_logprobs limit). */
     public static final int MAX_TOP_LOGPROBS = 20;

@@ -187,15 +187,26 @@ class TokenChoiceTest {
         return p;
     }
 
+    /** A top-k above what a backend may keep needs the rows (a vocabulary larger than this class's test model's). */
     @Test
-    void penaltiesBiasAndLargeTopKGetRows() {
+    void aTopKAboveTheMostABackendKeepsNeedsTheRows() {
+        int vocab = 5000;
+        SamplingParams over = new SamplingParams(0.8f, TokenChoice.MAX_TOP_K + 1, 0.9f, 0f, 1f, 0f, 0f, Map.of(), 5L, 0);
+        SamplingParams most = new SamplingParams(0.8f, TokenChoice.MAX_TOP_K, 0.9f, 0f, 1f, 0f, 0f, Map.of(), 5L, 0);
+        assertNull(new io.nereid.engine.sampling.SamplingChain(over, vocab, new int[] {1}, 5L).choice());
+        TokenChoice c = new io.nereid.engine.sampling.SamplingChain(most, vocab, new int[] {1}, 5L).choice();
+        assertEquals(TokenChoice.MAX_TOP_K, c.topK());
+        assertEquals(0.9f, c.topP());
+    }
+
+    @Test
+    void penaltiesAndBiasGetRows() {
         SamplingParams penalty = new SamplingParams(0f, -1, 1f, 0f, 1.3f, 0f, 0f, Map.of(), null, 0);
         SamplingParams bias = new SamplingParams(0f, -1, 1f, 0f, 1f, 0f, 0f, Map.of(7, 5f), null, 0);
-        SamplingParams topK = new SamplingParams(0.8f, TokenChoice.MAX_TOP_K + 1, 0.9f, 0f, 1f, 0f, 0f, Map.of(), 5L, 0);
         SamplingParams sampledPenalty = new SamplingParams(0.8f, -1, 1f, 0f, 1f, 0.5f, 0f, Map.of(), 5L, 0);
         List<IntFunction<GenerationRequest>> kinds = List.of(
                 i -> request(i).sampling(penalty).build(), i -> request(i).sampling(bias).build(),
-                i -> request(i).sampling(topK).build(), i -> request(i).sampling(sampledPenalty).build());
+                i -> request(i).sampling(sampledPenalty).build());
         for (IntFunction<GenerationRequest> kind : kinds) {
             Run rows = run(false, false, DraftProposer.NONE, kind);
             Run ids = run(true, false, DraftProposer.NONE, kind);

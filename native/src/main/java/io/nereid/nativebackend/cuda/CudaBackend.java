@@ -783,7 +783,7 @@ final class CudaBackend implements Backend {
     }
 
     /**
-     * The rows the device declined (id -1: a top-p or min-p cut wider than {@code sample_rows}' 256 ranks, or
+     * The rows the device declined (id -1: a top-p or min-p cut wider than {@code sample_rows}' 1,024 ranks, or
      * logprobs of a row with a NaN or an infinite largest logit) go back as their rows, for the engine to choose on the
      * host with the same number: their {@code chosen} and {@code logprobs} entries become null and their row is
      * downloaded from the chosen rows at {@code rows}.

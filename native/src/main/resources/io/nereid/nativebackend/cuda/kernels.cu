@@ -24,6 +24,7 @@
 #define GEMV_TOKENS 8     // tokens per thread block of the GEMV kernels: each weight group is decoded once for them
 #define ATTN_WARPS 4      // warps per (token, head) of the attention kernel
 #define MAX_HEAD_DIM 256
+#define SAMPLE_RANKS 1024 // the candidates sample_rows sorts: the most of a top-k, the ranks a top-p / min-p cut settles in
 #define NEG_INF __int_as_float(0xff800000)
 
 typedef unsigned char u8;
@@ -479,14 +480,15 @@ extern "C" __global__ void gather_rows(float* out, const float* x, const int* ro
 //    id from the chunk the number falls in. The same token as the host's walk but where the number lies within
 //    double rounding (~1e-16 of the total) of an edge: the sums are grouped by chunk (each weight is the host's
 //    bits: weight_exp, the products kept unfused as the host rounds them).
-//  - top-k draw (k <= 256): the k-th largest sortable key found by bisection over the keys' 32 bits (counting the
-//    row each round), ties at it by bisection over the ids (the higher ids rank first, as the host's sort of
-//    (bits, id)), the k candidates gathered in id order and bitonic-sorted by (bits, id) descending; thread 0
-//    then runs the host's loop (weights with float products, top-p's running share, min-p, the walk).
-//  - top-p / min-p without a top-k: the same over the first 256 ranks, top-p's share of every weight (summed
-//    per thread over its contiguous ids, then the threads' sums in order: the host sums in id order, so the cut
-//    may differ where a running share lies within double rounding of top-p). A cut that does not settle
-//    within the 256 ranks (a nucleus wider than that) gives -1: the backend hands that row to the host.
+//  - top-k draw (k <= SAMPLE_RANKS): the k-th largest sortable key found by bisection over the keys' 32 bits
+//    (counting the row each round), ties at it by bisection over the ids (the higher ids rank first, as the host's
+//    sort of (bits, id)), the k candidates gathered in id order and bitonic-sorted by (bits, id) descending, their
+//    weights computed by every thread (float products, as the host); thread 0 then runs the host's loop (the sum in
+//    rank order, top-p's running share, min-p, the walk).
+//  - top-p / min-p without a top-k: the same over the first SAMPLE_RANKS ranks, top-p's share of every weight
+//    (summed per thread over its contiguous ids, then the threads' sums in order: the host sums in id order, so the
+//    cut may differ where a running share lies within double rounding of top-p). A cut that does not settle
+//    within those ranks (a nucleus wider than that) gives -1: the backend hands that row to the host.
 // The engine's sampling exponential (io.nereid.engine.sampling.Exp), operation for operation, so a weight here
 // has the host's bits: x = k ln 2 + r (k by the 1.5 x 2^52 rounding trick, ln 2 in two parts), exp(r) by its
 // Taylor polynomial of degree 13 in fused multiply-adds, times 2^k from k's bits; below -708 0, above 709
@@ -557,8 +559,8 @@ __device__ int count_keys(const float* z, int n, int bits, int from, int* sc) {
 
 __device__ void sample_top_k(int* id, const float* z, int n, const double* c, int* sc, long long* keys, double* probs) {
     int t = threadIdx.x;
-    bool whole = c[2] <= 0;   // no top-k: top-p / min-p over the vocabulary, settled within its first 256 ranks or declined
-    int k = whole ? min(256, n) : min((int) c[2], n);
+    bool whole = c[2] <= 0;   // no top-k: top-p / min-p over the vocabulary, settled within its first ranks or declined
+    int k = whole ? min(SAMPLE_RANKS, n) : min((int) c[2], n);
     // the largest bits b with count(key >= (b, 0)) >= k
     long long lo = -2147483648LL, hi = 2147483647LL;
     while (lo < hi) {
@@ -581,23 +583,30 @@ __device__ void sample_top_k(int* id, const float* z, int n, const double* c, in
         int b = sortable_bits(z[i]);
         mine += b > bits || (b == bits && i >= from);
     }
-    keys[t] = -9223372036854775807LL - 1;   // padding sorts last (before block_offset's barriers)
-    int at = block_offset(mine, sc);
+    for (int s = t; s < SAMPLE_RANKS; s += blockDim.x) keys[s] = -9223372036854775807LL - 1;   // padding sorts last
+    int at = block_offset(mine, sc);   // (its barriers order the padding before the gather)
     for (int i = lo0; i < hi0; i++) {
         int b = sortable_bits(z[i]);
-        if ((b > bits || (b == bits && i >= from)) && at < 256) keys[at++] = ((long long) b << 32) | (unsigned int) i;
+        if ((b > bits || (b == bits && i >= from)) && at < SAMPLE_RANKS) {
+            keys[at++] = ((long long) b << 32) | (unsigned int) i;
+        }
     }
     __syncthreads();
-    // bitonic sort of the 256 keys, descending
-    for (int size = 2; size <= 256; size <<= 1) {
+    // bitonic sort of the first span keys (k rounded up to a power of two; the rest is padding), descending: each
+    // thread takes the pairs (s, s ^ stride) of its s
+    int span = 2;
+    while (span < k) span <<= 1;
+    for (int size = 2; size <= span; size <<= 1) {
         for (int stride = size / 2; stride > 0; stride >>= 1) {
-            int j = t ^ stride;
-            if (j > t) {
-                bool descending = (t & size) == 0;
-                long long a = keys[t], b = keys[j];
-                if (descending ? a < b : a > b) {
-                    keys[t] = b;
-                    keys[j] = a;
+            for (int s = t; s < span; s += blockDim.x) {
+                int j = s ^ stride;
+                if (j > s) {
+                    bool descending = (s & size) == 0;
+                    long long a = keys[s], b = keys[j];
+                    if (descending ? a < b : a > b) {
+                        keys[s] = b;
+                        keys[j] = a;
+                    }
                 }
             }
             __syncthreads();
@@ -605,20 +614,21 @@ __device__ void sample_top_k(int* id, const float* z, int n, const double* c, in
     }
     float inv = 1.f / (float) c[0];
     double max = (double) __fmul_rn(z[(int) (keys[0] & 0xffffffff)], inv);
+    double part = 0;
     if (whole) {   // every weight's sum: per thread over its contiguous ids, then the threads' sums in order
-        double part = 0;
         for (int i = lo0; i < hi0; i++) part += weight_exp(__dsub_rn((double) __fmul_rn(z[i], inv), max));
-        probs[t] = part;
-        __syncthreads();
     }
+    for (int r = t; r < k; r += blockDim.x) {   // the candidates' weights, each the host's bits
+        probs[r] = weight_exp(__dsub_rn((double) __fmul_rn(z[(int) (keys[r] & 0xffffffff)], inv), max));
+    }
+    double* parts = probs + SAMPLE_RANKS;
+    parts[t] = part;
+    __syncthreads();
     if (t != 0) return;
     double all = 0;
-    for (int j = 0; whole && j < blockDim.x; j++) all += probs[j];
+    for (int j = 0; whole && j < blockDim.x; j++) all += parts[j];
     double sum = 0;
-    for (int r = 0; r < k; r++) {
-        probs[r] = weight_exp(__dsub_rn((double) __fmul_rn(z[(int) (keys[r] & 0xffffffff)], inv), max));
-        sum += probs[r];
-    }
+    for (int r = 0; r < k; r++) sum += probs[r];
     if (whole) sum = all;
     int keep = k;
     bool open = whole && k < n;   // the cut may lie past the ranks at hand
@@ -641,7 +651,7 @@ __device__ void sample_top_k(int* id, const float* z, int n, const double* c, in
         if (r < keep) open = false;
         keep = r;
     }
-    if (open) {   // top-p's nucleus or min-p's cut is wider than 256: the host draws from the row
+    if (open) {   // top-p's nucleus or min-p's cut is wider than SAMPLE_RANKS: the host draws from the row
         *id = -1;
         return;
     }
@@ -659,10 +669,10 @@ __device__ void sample_top_k(int* id, const float* z, int n, const double* c, in
 }
 
 extern "C" __global__ void sample_rows(int* ids, const float* logits, const double* choice, int n) {
-    __shared__ double sd[256];
+    __shared__ double sd[SAMPLE_RANKS + 256];   // the candidates' weights, then the threads' sums
     __shared__ int si[256];
     __shared__ float sv[256];
-    __shared__ long long keys[256];
+    __shared__ long long keys[SAMPLE_RANKS];
     const float* z = logits + (long long) blockIdx.x * n;
     const double* c = choice + 5LL * blockIdx.x;
     double temperature = c[0];

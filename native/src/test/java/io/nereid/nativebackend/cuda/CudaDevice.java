@@ -21,8 +21,13 @@ final class CudaDevice implements BeforeAllCallback {
 
     /** A llama of dim 256, 2 layers, 4 heads (2 KV), FFN 512, vocabulary 512, in {@code type}, written to {@code dir}. */
     static Path llama(Path dir, GgmlType type, int contextLength, long seed) throws IOException {
-        Path model = dir.resolve(type + "-" + contextLength + "-" + seed + ".gguf");
-        RandomModelWriter.write(new RandomModelWriter.Spec(Architecture.LLAMA, 256, 2, 4, 2, 512, 512, contextLength, type,
+        return llama(dir, type, 512, contextLength, seed);
+    }
+
+    /** The same with a vocabulary of {@code vocab}. */
+    static Path llama(Path dir, GgmlType type, int vocab, int contextLength, long seed) throws IOException {
+        Path model = dir.resolve(type + "-" + vocab + "-" + contextLength + "-" + seed + ".gguf");
+        RandomModelWriter.write(new RandomModelWriter.Spec(Architecture.LLAMA, 256, 2, 4, 2, 512, vocab, contextLength, type,
                 false, seed), model);
         return model;
     }
