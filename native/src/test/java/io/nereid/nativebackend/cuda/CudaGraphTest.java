@@ -141,8 +141,8 @@ class CudaGraphTest {
 
     /**
      * Attention split every 128 positions: 300 positions are 3 parts eagerly and 4 in the graph (its reach rounded
-     * to 512); the empty fourth adds nothing. Then a prefill of 520 tokens (more than a graph takes) grows the
-     * activation buffers under the recorded graphs, which are recorded again.
+     * to 512); the empty fourth adds nothing. Then a prefill of 240 tokens (more than the activation buffers hold)
+     * grows them under the recorded graphs, which are recorded again.
      */
     @Test
     void splitAttentionAndGrownBuffersKeepTheBits() throws Exception {
@@ -157,7 +157,7 @@ class CudaGraphTest {
         for (int i = 0; i < 4; i++) {
             steps.add(new Step(List.of(new Slice(new int[] {r.nextInt(3, 512)}, 300 + i, table(0), 1))));
         }
-        steps.add(new Step(List.of(new Slice(r.ints(520, 3, 512).toArray(), 0, IntStream.range(40, 80).toArray(), 1))));
+        steps.add(new Step(List.of(new Slice(r.ints(240, 3, 512).toArray(), 0, IntStream.range(40, 80).toArray(), 1))));
         for (int i = 4; i < 8; i++) {
             steps.add(new Step(List.of(new Slice(new int[] {r.nextInt(3, 512)}, 300 + i, table(0), 1))));
         }
