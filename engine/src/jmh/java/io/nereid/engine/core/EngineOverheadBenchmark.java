@@ -18,6 +18,7 @@ import io.nereid.engine.model.Architecture;
 import io.nereid.engine.model.ModelSource;
 import io.nereid.engine.model.RandomModelWriter;
 import io.nereid.engine.tokenizer.Tokenizer;
+import io.nereid.kvcache.BlockCopy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -91,7 +92,7 @@ public class EngineOverheadBenchmark {
         }
 
         @Override
-        public void copy(List<io.nereid.kvcache.BlockCopy> copies) {
+        public void copy(List<BlockCopy> copies) {
         }
 
         @Override

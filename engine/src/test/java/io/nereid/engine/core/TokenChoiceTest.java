@@ -22,10 +22,13 @@ import io.nereid.engine.backend.ChosenLogprobs;
 import io.nereid.engine.sampling.Distribution;
 import io.nereid.engine.sampling.RawLogprobs;
 import io.nereid.engine.sampling.SampledToken;
+import io.nereid.engine.sampling.SamplingChain;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiFunction;
+import java.util.function.Consumer;
 import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -193,8 +196,8 @@ class TokenChoiceTest {
         int vocab = 5000;
         SamplingParams over = new SamplingParams(0.8f, TokenChoice.MAX_TOP_K + 1, 0.9f, 0f, 1f, 0f, 0f, Map.of(), 5L, 0);
         SamplingParams most = new SamplingParams(0.8f, TokenChoice.MAX_TOP_K, 0.9f, 0f, 1f, 0f, 0f, Map.of(), 5L, 0);
-        assertNull(new io.nereid.engine.sampling.SamplingChain(over, vocab, new int[] {1}, 5L).choice());
-        TokenChoice c = new io.nereid.engine.sampling.SamplingChain(most, vocab, new int[] {1}, 5L).choice();
+        assertNull(new SamplingChain(over, vocab, new int[] {1}, 5L).choice());
+        TokenChoice c = new SamplingChain(most, vocab, new int[] {1}, 5L).choice();
         assertEquals(TokenChoice.MAX_TOP_K, c.topK());
         assertEquals(0.9f, c.topP());
     }
@@ -275,8 +278,8 @@ class TokenChoiceTest {
      * Requests ({@code request(i)} as {@code shape} makes it) on a backend with {@code bug}: the even ones, which the
      * bug touches, fail alone ({@code why}); the odd ones finish.
      */
-    private static void assertEvenRequestsFail(java.util.function.Consumer<ChoosingBackend> bug,
-            java.util.function.BiFunction<Integer, GenerationRequest.Builder, GenerationRequest.Builder> shape, String why) {
+    private static void assertEvenRequestsFail(Consumer<ChoosingBackend> bug,
+            BiFunction<Integer, GenerationRequest.Builder, GenerationRequest.Builder> shape, String why) {
         EngineConfig c = config(256, 16, true, 64);
         ChoosingBackend buggy = new ChoosingBackend(backend(c), true, false);
         bug.accept(buggy);

@@ -17,7 +17,11 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The llama / qwen2 / qwen3 forward pass on one CUDA device, over the engine's paged KV cache: the same
@@ -132,8 +136,8 @@ final class CudaBackend implements Backend {
     private String graphsOff;                    // why steps run eagerly (null: graphs on)
     private long epoch;                          // bumped by every allocation and free: a graph records addresses
     private long graphsEpoch;                    // the epoch the cached graphs were recorded in
-    private final java.util.LinkedHashMap<Shape, MemorySegment> graphs = new java.util.LinkedHashMap<>(16, 0.75f, true);
-    private final java.util.Map<Shape, Long> ranEagerly = new java.util.HashMap<>();   // shape -> epoch after its run
+    private final LinkedHashMap<Shape, MemorySegment> graphs = new LinkedHashMap<>(16, 0.75f, true);
+    private final Map<Shape, Long> ranEagerly = new HashMap<>();   // shape -> epoch after its run
     private long graphReplays;
     private long graphCaptures;
     private Runnable whileCapturing = () -> { };   // tests: something that spoils a capture
@@ -706,7 +710,7 @@ final class CudaBackend implements Backend {
             Slice slice = step.slices().get(i);
             TokenChoice ch = slice.choice();
             if (ch != null) {
-                out[i] = java.util.Arrays.copyOfRange(ids, at, at + slice.logitRows());
+                out[i] = Arrays.copyOfRange(ids, at, at + slice.logitRows());
                 if (ch.logprobs()) {
                     logprobs[i] = new ChosenLogprobs[slice.logitRows()];
                     for (int r = 0; r < slice.logitRows(); r++) {
@@ -765,7 +769,7 @@ final class CudaBackend implements Backend {
     }
 
     private static float[] concat(float[] a, float[] b) {
-        float[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        float[] out = Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, out, a.length, b.length);
         return out;
     }
@@ -1022,7 +1026,7 @@ final class CudaBackend implements Backend {
                 out[i] = new float[counts[i] * width];
             }
         }
-        int total = java.util.Arrays.stream(counts).sum();
+        int total = Arrays.stream(counts).sum();
         int chunkRows = (int) Math.max(1, Math.min(total, stagingRowsBytes / (4L * width)));
         MemorySegment s = staging(4L * width * chunkRows);
         int slice = 0;
