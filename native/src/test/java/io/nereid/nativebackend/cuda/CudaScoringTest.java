@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.nereid.engine.backend.Backend;
 import io.nereid.engine.backend.BackendConfig;
@@ -16,10 +17,15 @@ import io.nereid.engine.backend.Step;
 import io.nereid.engine.backend.StepOutput;
 import io.nereid.engine.backend.TokenChoice;
 import io.nereid.engine.gguf.GgmlType;
+import io.nereid.engine.gguf.GgufFile;
 import io.nereid.engine.model.ModelSource;
 import io.nereid.engine.sampling.RawLogprobs;
 import io.nereid.engine.sampling.SampledToken;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -104,6 +110,37 @@ class CudaScoringTest {
                 }
                 assertNull(batched.scored()[0]);
                 assertNull(batched.scored()[2]);
+            }
+        }
+    }
+
+    /**
+     * A NaN in the output weights' row of id 7 makes that id's logit NaN at every position: the device declines to
+     * score such rows, and the chunk's rows come back whole, the scored ones first, for the engine to score on the
+     * host; the same bits as the chunk without scoring.
+     */
+    @Test
+    void aChunkWithADeclinedRowComesBackWhole() throws Exception {
+        Path model = CudaDevice.llama(dir, GgmlType.F32, 64, 21);
+        long at;
+        try (GgufFile f = GgufFile.open(model)) {
+            at = f.dataOffset() + f.tensor("output.weight").offset();
+        }
+        try (FileChannel ch = FileChannel.open(model, StandardOpenOption.WRITE)) {
+            ch.write(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putFloat(0, Float.NaN), at + 4L * 7 * 256);
+        }
+        try (ModelSource source = ModelSource.open(model);
+                Backend b = BackendProvider.named("cuda").open(new BackendConfig(source, KvPrecision.F16, 1, true))) {
+            b.allocate(16, 16, 64);
+            int[] a = new SplittableRandom(8).ints(12, 3, 512).toArray();
+            StepOutput scored = b.forward(new Step(List.of(new Slice(a, 0, table(0), 12, false, null,
+                    new Scoring(Arrays.copyOfRange(a, 1, 12), 3)))));
+            StepOutput rows = b.forward(new Step(List.of(new Slice(a, 0, table(1), 12))));
+            assertTrue(Float.isNaN(rows.row(0, 0)[7]), "the NaN reached the logits");
+            assertNull(scored.scored()[0], "declined: no records");
+            assertEquals(12, scored.rows(0), "every row back, the scored ones first");
+            for (int r = 0; r < 12; r++) {
+                assertArrayEquals(rows.row(0, r), scored.row(0, r), "row " + r);
             }
         }
     }
