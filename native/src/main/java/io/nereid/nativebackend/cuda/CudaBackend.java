@@ -46,8 +46,8 @@ import java.util.Map;
  * tables' stride and the attention's parts follow), so a batch that changes size or a sequence that grows reuses a
  * few graphs. A shape runs eagerly the first time (which allocates what it needs) and is recorded the next time,
  * when no buffer has moved since; a moved buffer (grown activations, inputs) drops every graph. The logits, the
- * choices and the downloads after the layers run eagerly (a few launches). A failed capture turns graphs off with
- * the reason on stderr, and steps run eagerly.
+ * choices and the downloads after the layers run eagerly (a few launches). A failed capture runs its step eagerly;
+ * the third turns graphs off with the reason on stderr, and steps run eagerly.
  *
  * <p>Batch invariance ({@code --deterministic}, {@link BackendConfig#batchInvariant}): every kernel but
  * cuBLAS computes a token's values in an order fixed by the token alone (a GEMV warp per row and token
@@ -73,6 +73,11 @@ final class CudaBackend implements Backend {
 
     /** Most tokens of a step that runs as a CUDA graph (vLLM's largest capture size); larger steps run eagerly. */
     static final int GRAPH_MAX_TOKENS = 512;
+    /**
+     * Failed captures before graphs go off for good: one may be another thread's doing (a device-wide synchronisation
+     * while this one records: another model's buffers freed), the same failure three times is this backend's.
+     */
+    static final int CAPTURE_TRIES = 3;
     /** Executable graphs kept; the least recently used goes first. */
     static final int GRAPH_CACHE = 128;
     /** cuBLAS's workspace: what NVIDIA advises on Hopper (products recorded into a graph must not allocate). */
@@ -140,6 +145,7 @@ final class CudaBackend implements Backend {
     private final Map<Shape, Long> ranEagerly = new HashMap<>();   // shape -> epoch after its run
     private long graphReplays;
     private long graphCaptures;
+    private int failedCaptures;                  // graphs go off at CAPTURE_TRIES
     private Runnable whileCapturing = () -> { };   // tests: something that spoils a capture
     private boolean recordGraphs = true;           // tests: false runs graph-shaped steps eagerly, padding and all
 
@@ -541,8 +547,8 @@ final class CudaBackend implements Backend {
     /**
      * Runs {@code layers} (launching what a step of {@code shape} launches) as a CUDA graph: replayed when one was
      * recorded for the shape in this epoch; else eagerly the first time (which allocates what the shape needs),
-     * and recorded the next, when no buffer has moved since. A capture that fails turns graphs off (said once on
-     * stderr) and the step runs eagerly.
+     * and recorded the next, when no buffer has moved since. A capture that fails runs the step eagerly; the
+     * {@value #CAPTURE_TRIES}th failure turns graphs off (said on stderr).
      */
     private void runAsGraph(Shape shape, Runnable layers) {
         if (!recordGraphs) {
@@ -614,7 +620,13 @@ final class CudaBackend implements Backend {
                 }
             }
         }
-        graphsOff("a capture failed: " + failure.getMessage() + (epoch != before ? " (a buffer moved)" : ""));
+        String why = "a capture failed: " + failure.getMessage() + (epoch != before ? " (a buffer moved)" : "");
+        if (++failedCaptures >= CAPTURE_TRIES) {
+            graphsOff(why + " (" + failedCaptures + " failures)");
+        } else {
+            System.err.println("nereid cuda: " + why + "; the step runs eagerly (graphs go off after " + CAPTURE_TRIES
+                    + " failures)");
+        }
         return null;
     }
 

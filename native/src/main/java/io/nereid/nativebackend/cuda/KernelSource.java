@@ -52,7 +52,7 @@ record KernelSource(String text) {
         int[][] pairs = {
             {constant("GEMV_WARPS"), LaunchGeometry.GEMV_WARPS}, {constant("GEMV_TOKENS"), LaunchGeometry.GEMV_TOKENS},
             {constant("ATTN_WARPS"), LaunchGeometry.ATTN_WARPS}, {constant("MAX_HEAD_DIM"), LaunchGeometry.MAX_HEAD_DIM},
-            {constant("SAMPLE_RANKS"), TokenChoice.MAX_TOP_K}};
+            {constant("SAMPLE_RANKS"), TokenChoice.MAX_TOP_K}, {constant("ROW_THREADS"), LaunchGeometry.THREADS}};
         for (int[] p : pairs) {
             if (p[0] != p[1]) {
                 throw new IllegalStateException("kernels.cu and LaunchGeometry disagree on a launch constant: " + p[0]

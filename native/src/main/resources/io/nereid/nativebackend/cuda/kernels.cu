@@ -24,6 +24,7 @@
 #define GEMV_TOKENS 8     // tokens per thread block of the GEMV kernels: each weight group is decoded once for them
 #define ATTN_WARPS 4      // warps per (token, head) of the attention kernel
 #define MAX_HEAD_DIM 256
+#define ROW_THREADS 256   // threads of a per-row block (rms_norm, sample_rows, row_logprobs): their shared arrays' size
 #define SAMPLE_RANKS 1024 // the candidates sample_rows sorts: the most of a top-k, the ranks a top-p / min-p cut settles in
 #define NEG_INF __int_as_float(0xff800000)
 
@@ -423,7 +424,7 @@ FORMAT_KERNELS(q6_k, TYPE_Q6_K)
 // OUT[row] = X[row] / rms(X[row]) * w, rows of n; the sum of squares in double (as the CPU backend and
 // ggml's rms_norm). Grid rows, block 256. In place is fine (OUT == X).
 extern "C" __global__ void rms_norm(float* out, const float* x, const float* w, int n, float eps) {
-    __shared__ double partial[256];
+    __shared__ double partial[ROW_THREADS];
     const float* xr = x + (long long) blockIdx.x * n;
     float* o = out + (long long) blockIdx.x * n;
     double s = 0;
@@ -560,6 +561,10 @@ __device__ int count_keys(const float* z, int n, int bits, int from, int* sc) {
 __device__ void sample_top_k(int* id, const float* z, int n, const double* c, int* sc, long long* keys, double* probs) {
     int t = threadIdx.x;
     bool whole = c[2] <= 0;   // no top-k: top-p / min-p over the vocabulary, settled within its first ranks or declined
+    if (c[2] > SAMPLE_RANKS) {   // more candidates than the block sorts (TokenChoice never asks): the host draws
+        if (t == 0) *id = -1;
+        return;
+    }
     int k = whole ? min(SAMPLE_RANKS, n) : min((int) c[2], n);
     // the largest bits b with count(key >= (b, 0)) >= k
     long long lo = -2147483648LL, hi = 2147483647LL;
@@ -669,9 +674,9 @@ __device__ void sample_top_k(int* id, const float* z, int n, const double* c, in
 }
 
 extern "C" __global__ void sample_rows(int* ids, const float* logits, const double* choice, int n) {
-    __shared__ double sd[SAMPLE_RANKS + 256];   // the candidates' weights, then the threads' sums
-    __shared__ int si[256];
-    __shared__ float sv[256];
+    __shared__ double sd[SAMPLE_RANKS + ROW_THREADS];   // the candidates' weights, then the threads' sums
+    __shared__ int si[ROW_THREADS];
+    __shared__ float sv[ROW_THREADS];
     __shared__ long long keys[SAMPLE_RANKS];
     const float* z = logits + (long long) blockIdx.x * n;
     const double* c = choice + 5LL * blockIdx.x;
@@ -784,9 +789,9 @@ __device__ int count_raw(const float* z, int n, float logSum, int bits, int upto
 // then the threads' sums in order (the host sums in id order, and CUDA's log may differ from Math.log in the
 // last bit: the float logSum may, rarely, be one ulp off the host's). Grid rows, block 256.
 extern "C" __global__ void row_logprobs(int* ids, int* out, const float* logits, const int* tops, int n) {
-    __shared__ int sc[256];
-    __shared__ float sf[256];
-    __shared__ double sd[256];
+    __shared__ int sc[ROW_THREADS];
+    __shared__ float sf[ROW_THREADS];
+    __shared__ double sd[ROW_THREADS];
     __shared__ int cand[32];
     int row = blockIdx.x;
     int k = tops[row];

@@ -181,6 +181,33 @@ class CudaKernelTest {
         assertTrue(distinct > 30, "the rows' choices differ, so agreeing means something: " + distinct);
     }
 
+    /** A top-k above the block's sort (no TokenChoice asks for one) is declined, never sorted past its shared memory. */
+    @Test
+    void aTopKAboveTheSortIsDeclined() {
+        driver.makeCurrent(context);
+        int n = 3000;
+        MemorySegment host = ARENA.allocate(4L * n, 16);
+        MemorySegment.copy(randomRow(new SplittableRandom(3), n), 0, host, ValueLayout.JAVA_FLOAT, 0, n);
+        MemorySegment params = ARENA.allocate(40, 16);
+        MemorySegment.copy(new double[] {1.0, 0.5, TokenChoice.MAX_TOP_K + 1, 1.0, 0.0}, 0, params, ValueLayout.JAVA_DOUBLE,
+                0, 5);
+        long logits = upload(host);
+        long choice = upload(params);
+        long ids = driver.alloc(4);
+        try {
+            KernelArgs a = new KernelArgs(ARENA).reset().ptr(ids).ptr(logits).ptr(choice).i32(n);
+            driver.launch(kernels.function("sample_rows"), 1, 1, 1, LaunchGeometry.THREADS, 1, 1, 0, MemorySegment.NULL,
+                    a.pointers());
+            MemorySegment out = ARENA.allocate(4, 16);
+            driver.copyToHost(out, ids, 4);
+            assertEquals(-1, out.get(ValueLayout.JAVA_INT, 0));
+        } finally {
+            driver.free(logits);
+            driver.free(choice);
+            driver.free(ids);
+        }
+    }
+
     /**
      * {@code row_logprobs} reports what the engine's {@code RawLogprobs.score} does on the row: the chosen
      * token's logprob, its rank and the top 0 to 20 (largest first, equal values in id order), on random rows,
