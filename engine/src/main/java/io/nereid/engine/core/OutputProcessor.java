@@ -272,14 +272,23 @@ final class OutputProcessor {
         if (!q.logprobs()) {
             return t;
         }
-        io.nereid.engine.backend.ChosenLogprobs[] lps = logits.out.logprobs()[logits.slice];
-        io.nereid.engine.backend.ChosenLogprobs lp = lps == null ? null : lps[logits.row];
-        int top = Math.min(q.sampling().topLogprobs(), logits.out.vocabSize());   // as RawLogprobs.score reports
-        if (lp == null || lp.topIds().length != top) {
-            throw new IllegalStateException("the backend chose token " + id + " without the logprobs asked for ("
-                    + top + " alternatives)");
-        }
+        ChosenLogprobs[] lps = logits.out.logprobs()[logits.slice];
+        ChosenLogprobs lp = reported(lps == null ? null : lps[logits.row], q.sampling().topLogprobs(), logits.out.vocabSize(),
+                "chosen token " + id);
         return new SampledToken(id, lp.logprob(), lp.rank(), lp.topIds(), lp.topLogprobs());
+    }
+
+    /**
+     * A record the backend reported, checked: there, with the alternatives asked for (min(top, vocabulary), as
+     * RawLogprobs.score reports them); else a backend bug that fails the request ({@code what} names the token).
+     */
+    private static ChosenLogprobs reported(ChosenLogprobs lp, int top, int vocabSize, String what) {
+        int expected = Math.min(top, vocabSize);
+        if (lp == null || lp.topIds().length != expected) {
+            throw new IllegalStateException("the backend's logprobs of " + what + (lp == null ? " are missing"
+                    : " have " + lp.topIds().length + " alternatives, not " + expected));
+        }
+        return lp;
     }
 
     /**
@@ -312,17 +321,13 @@ final class OutputProcessor {
         ChosenLogprobs[] scored = out.scored()[i];
         if (scored != null) {
             int[] ids = slice.scoredIds();
-            int top = Math.min(r.request.promptLogprobs(), out.vocabSize());
             if (scored.length != ids.length) {
                 throw new IllegalStateException("the backend scored " + scored.length + " prompt tokens of "
                         + ids.length);
             }
             for (int j = 0; j < ids.length; j++) {
-                ChosenLogprobs c = scored[j];
-                if (c == null || c.topIds().length != top) {
-                    throw new IllegalStateException("the backend's score of prompt token " + (slice.start() + j + 1)
-                            + (c == null ? " is missing" : " has " + c.topIds().length + " alternatives, not " + top));
-                }
+                ChosenLogprobs c = reported(scored[j], r.request.promptLogprobs(), out.vocabSize(),
+                        "prompt token " + (slice.start() + j + 1));
                 r.promptLogprobs[slice.start() + j] = new TokenLogprob(ids[j], c.logprob(), c.rank(), c.topIds(),
                         c.topLogprobs());
             }

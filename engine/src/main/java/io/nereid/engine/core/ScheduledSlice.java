@@ -26,6 +26,8 @@ import java.util.Arrays;
  */
 record ScheduledSlice(Sequence sequence, int start, int[] tokens, int[] draftTokens, int logitRows) {
 
+    private static final int[] NONE = {};
+
     ScheduledSlice {
         if (tokens.length == 0) {
             throw new IllegalArgumentException("a slice needs at least one known token");
@@ -68,11 +70,11 @@ record ScheduledSlice(Sequence sequence, int start, int[] tokens, int[] draftTok
      */
     int[] scoredIds() {
         if (!scoresPrompt()) {
-            return new int[0];
+            return NONE;
         }
         int[] prompt = sequence.request.request.promptTokens();
         int end = Math.min(start + tokens.length, prompt.length - 1);
-        return start >= end ? new int[0] : Arrays.copyOfRange(prompt, start + 1, end + 1);
+        return start >= end ? NONE : Arrays.copyOfRange(prompt, start + 1, end + 1);
     }
 
     /**

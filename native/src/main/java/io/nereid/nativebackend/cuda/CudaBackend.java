@@ -347,8 +347,11 @@ final class CudaBackend implements Backend {
     record Shape(int tokens, int stride, int partition, int parts) {
     }
 
-    /** The shape of a step of {@code n} tokens reaching {@code positions}, run eagerly (exactly its size). */
-    private Shape eagerShape(int n, int positions, int stride) {
+    /**
+     * The shape of {@code n} token rows reaching {@code positions}, tables {@code stride} apart: a step's own run
+     * eagerly, or (from {@link #graphShape}) a graph's rounded one.
+     */
+    private Shape shapeOf(int n, int positions, int stride) {
         int partition = batchInvariant ? 0 : LaunchGeometry.attentionPartition(positions, n, c.heads(), c.headDim(),
                 attentionPartition, LaunchGeometry.ATTN_PARTS_BYTES);
         return new Shape(n, stride, partition, partition == 0 ? 1 : LaunchGeometry.ceil(positions, partition));
@@ -363,7 +366,7 @@ final class CudaBackend implements Backend {
     Shape graphShape(int n, int positions) {
         int reach = Math.min(maxPositions, Math.max(512, Integer.highestOneBit(Math.max(1, positions - 1)) << 1));
         reach = Math.max(reach, positions);
-        return eagerShape(captureSize(n), reach, LaunchGeometry.ceil(reach, blockSize));
+        return shapeOf(captureSize(n), reach, LaunchGeometry.ceil(reach, blockSize));
     }
 
     /** vLLM's capture sizes: 1, 2, 4, then multiples of 8 up to {@link #GRAPH_MAX_TOKENS}. */
@@ -384,20 +387,19 @@ final class CudaBackend implements Backend {
         int n = layout.size();
         boolean asGraph = graphsOff == null && n <= GRAPH_MAX_TOKENS;
         Shape shape = asGraph ? graphShape(n, layout.positions())
-                : eagerShape(n, layout.positions(), layout.maxBlocks());
+                : shapeOf(n, layout.positions(), layout.maxBlocks());
         ensureCapacity(shape.tokens());
         Inputs in = upload(step, layout, shape);
-        long partAcc = att;   // with one part unused, but a kernel argument must be a device pointer
-        long partMax = att;
-        long partSum = att;
+        // a split attention's accumulators, maxima and sums; unused with one part, but a kernel argument must be a
+        // device pointer
+        long[] parts = {att, att, att};
         if (shape.parts() > 1) {
             long dParts = attentionParts.atLeast(LaunchGeometry.ATTN_PARTS_BYTES, 0);   // reserved in kvCacheSpec
             long cells = (long) shape.tokens() * c.heads() * shape.parts();
-            partAcc = dParts;
-            partMax = dParts + 4 * cells * c.headDim();
-            partSum = partMax + 4 * cells;
+            parts[0] = dParts;
+            parts[1] = dParts + 4 * cells * c.headDim();
+            parts[2] = parts[1] + 4 * cells;
         }
-        long[] parts = {partAcc, partMax, partSum};
         Runnable layers = () -> layers(shape, in, parts);
         if (asGraph) {
             runAsGraph(shape, layers);
@@ -702,21 +704,9 @@ final class CudaBackend implements Backend {
         boolean anyLogprobs = step.slices().stream().anyMatch(sl -> sl.choice() != null && sl.choice().logprobs());
         launch("sample_rows", LaunchGeometry.perRow(count), args.reset().ptr(dIds).ptr(rows).ptr(in.choices())
                 .i32(c.vocabSize()));
-        long dLogprobs = 0;
-        if (anyLogprobs) {
-            dLogprobs = logprobRecords.atLeast(4L * LOGPROB_WORDS * count, 8L * LOGPROB_WORDS * count);
-            launch("row_logprobs", LaunchGeometry.perRow(count), args.reset().ptr(dIds).ptr(dLogprobs).ptr(rows)
-                    .ptr(in.tops()).i32(c.vocabSize()));
-        }
-        MemorySegment s = staging(4L * count + (anyLogprobs ? 4L * LOGPROB_WORDS * count : 0));
-        driver.copyToHostAsync(s, dIds, 4L * count, stream);
-        if (anyLogprobs) {
-            driver.copyToHostAsync(s.asSlice(4L * count), dLogprobs, 4L * LOGPROB_WORDS * count, stream);
-        }
-        synchronize();
-        int[] ids = s.asSlice(0, 4L * count).toArray(ValueLayout.JAVA_INT);
-        int[] records = anyLogprobs ? s.asSlice(4L * count, 4L * LOGPROB_WORDS * count).toArray(ValueLayout.JAVA_INT)
-                : new int[0];
+        int[][] down = download(dIds, anyLogprobs ? rowLogprobs(dIds, rows, in.tops(), count) : 0, count);
+        int[] ids = down[0];
+        int[] records = down[1];
         int at = 0;
         for (int i = 0; i < out.length; i++) {
             Slice slice = step.slices().get(i);
@@ -748,15 +738,9 @@ final class CudaBackend implements Backend {
      * has, for the engine to score on the host.
      */
     private void score(Step step, Inputs in, long rows, int count, ChosenLogprobs[][] scored, float[][] logitRows) {
-        long dRecords = logprobRecords.atLeast(4L * LOGPROB_WORDS * count, 8L * LOGPROB_WORDS * count);
-        launch("row_logprobs", LaunchGeometry.perRow(count), args.reset().ptr(in.scoredIds()).ptr(dRecords).ptr(rows)
-                .ptr(in.scoredTops()).i32(c.vocabSize()));
-        MemorySegment s = staging(4L * count + 4L * LOGPROB_WORDS * count);
-        driver.copyToHostAsync(s, in.scoredIds(), 4L * count, stream);
-        driver.copyToHostAsync(s.asSlice(4L * count), dRecords, 4L * LOGPROB_WORDS * count, stream);
-        synchronize();
-        int[] ids = s.asSlice(0, 4L * count).toArray(ValueLayout.JAVA_INT);
-        int[] records = s.asSlice(4L * count, 4L * LOGPROB_WORDS * count).toArray(ValueLayout.JAVA_INT);
+        int[][] down = download(in.scoredIds(), rowLogprobs(in.scoredIds(), rows, in.scoredTops(), count), count);
+        int[] ids = down[0];
+        int[] records = down[1];
         int at = 0;
         for (int i = 0; i < scored.length; i++) {
             Slice slice = step.slices().get(i);
@@ -778,6 +762,31 @@ final class CudaBackend implements Backend {
             }
             at += k;
         }
+    }
+
+    /**
+     * Queues {@code row_logprobs} over the {@code count} rows at {@code rows} for the ids at {@code ids} (set to -1
+     * where it declines) with the alternatives at {@code tops}; the device records' address.
+     */
+    private long rowLogprobs(long ids, long rows, long tops, int count) {
+        long records = logprobRecords.atLeast(4L * LOGPROB_WORDS * count, 8L * LOGPROB_WORDS * count);
+        launch("row_logprobs", LaunchGeometry.perRow(count), args.reset().ptr(ids).ptr(records).ptr(rows).ptr(tops)
+                .i32(c.vocabSize()));
+        return records;
+    }
+
+    /** The {@code count} ids at {@code ids} and (unless {@code records} is 0) their records, once the stream has run. */
+    private int[][] download(long ids, long records, int count) {
+        long idBytes = 4L * count;
+        long recordBytes = records == 0 ? 0 : 4L * LOGPROB_WORDS * count;
+        MemorySegment s = staging(idBytes + recordBytes);
+        driver.copyToHostAsync(s, ids, idBytes, stream);
+        if (records != 0) {
+            driver.copyToHostAsync(s.asSlice(idBytes), records, recordBytes, stream);
+        }
+        synchronize();
+        return new int[][] {s.asSlice(0, idBytes).toArray(ValueLayout.JAVA_INT),
+            s.asSlice(idBytes, recordBytes).toArray(ValueLayout.JAVA_INT)};
     }
 
     private static float[] concat(float[] a, float[] b) {

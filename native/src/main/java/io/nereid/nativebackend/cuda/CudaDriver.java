@@ -23,7 +23,7 @@ import java.util.List;
  * runtime lacks. They still load there (they are not linked to bind at load time) and the functions 13.0
  * has work, but a call to one of the 27 ends the JVM in the dynamic linker ("undefined symbol", exit 127),
  * which no Java code can catch; and they link the major version's sonames ({@code libcudart.so.13},
- * {@code libcublas.so.13}), so a CUDA 12 install cannot load them at all. FFM binds only the ~30
+ * {@code libcublas.so.13}), so a CUDA 12 install cannot load them at all. FFM binds only the ~50
  * functions we call, by name, against any 12.x or 13.x install; a missing one is an exception when the
  * backend opens, before any request; and it carries no native code. One instance per JVM ({@link #load}); thread-safe (the
  * driver is), but a context must be current on the calling thread ({@link #makeCurrent}).
@@ -50,7 +50,6 @@ final class CudaDriver {
     private final MethodHandle cuDevicePrimaryCtxRetain;
     private final MethodHandle cuDevicePrimaryCtxRelease;
     private final MethodHandle cuCtxSetCurrent;
-    private final MethodHandle cuCtxSynchronize;
     private final MethodHandle cuMemGetInfo;
     private final MethodHandle cuMemAlloc;
     private final MethodHandle cuMemFree;
@@ -58,7 +57,6 @@ final class CudaDriver {
     private final MethodHandle cuMemFreeHost;
     private final MethodHandle cuMemcpyHtoD;
     private final MethodHandle cuMemcpyDtoH;
-    private final MethodHandle cuMemsetD8;
     private final MethodHandle cuModuleLoadData;
     private final MethodHandle cuModuleGetFunction;
     private final MethodHandle cuModuleUnload;
@@ -91,7 +89,6 @@ final class CudaDriver {
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
         cuDevicePrimaryCtxRelease = lib.function("cuDevicePrimaryCtxRelease_v2", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
         cuCtxSetCurrent = lib.function("cuCtxSetCurrent", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-        cuCtxSynchronize = lib.function("cuCtxSynchronize", FunctionDescriptor.of(JAVA_INT));
         cuMemGetInfo = lib.function("cuMemGetInfo_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
         cuMemAlloc = lib.function("cuMemAlloc_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
         cuMemFree = lib.function("cuMemFree_v2", FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
@@ -99,7 +96,6 @@ final class CudaDriver {
         cuMemFreeHost = lib.function("cuMemFreeHost", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         cuMemcpyHtoD = lib.function("cuMemcpyHtoD_v2", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS, JAVA_LONG));
         cuMemcpyDtoH = lib.function("cuMemcpyDtoH_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG));
-        cuMemsetD8 = lib.function("cuMemsetD8_v2", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_BYTE, JAVA_LONG));
         cuModuleLoadData = lib.function("cuModuleLoadData", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
         cuModuleGetFunction = lib.function("cuModuleGetFunction", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
         cuModuleUnload = lib.function("cuModuleUnload", FunctionDescriptor.of(JAVA_INT, ADDRESS));
@@ -237,10 +233,6 @@ final class CudaDriver {
         call(() -> (int) cuCtxSetCurrent.invoke(context), "cuCtxSetCurrent");
     }
 
-    void synchronize() {
-        call(() -> (int) cuCtxSynchronize.invoke(), "cuCtxSynchronize (a kernel failed)");
-    }
-
     /** Free and total device memory of the current context's device: {free, total}. */
     long[] memoryInfo() {
         try (Arena a = Arena.ofConfined()) {
@@ -281,10 +273,6 @@ final class CudaDriver {
 
     void copyToHost(MemorySegment dst, long src, long bytes) {
         call(() -> (int) cuMemcpyDtoH.invoke(dst, src, bytes), "cuMemcpyDtoH");
-    }
-
-    void zero(long dst, long bytes) {
-        call(() -> (int) cuMemsetD8.invoke(dst, (byte) 0, bytes), "cuMemsetD8");
     }
 
     /** Loads a cubin or PTX image (NUL-terminated for PTX) into the current context. */

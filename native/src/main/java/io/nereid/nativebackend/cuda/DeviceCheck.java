@@ -172,17 +172,16 @@ public final class DeviceCheck {
                     prefills.add(new Slice(random.ints(decodePrompt, 3, vocab).toArray(), 0, tables[s], 1));
                 }
                 int[] first = argmaxes(forwardChunked(b, prefills));
-                boolean[] onDevice = {true};
-                int[][] next = {first};
-                double seconds = greedyDecode(b, tables, first, decodePrompt, gen, onDevice, next);
+                Decode greedy = greedyDecode(b, tables, first, decodePrompt, gen);
+                double seconds = greedy.seconds();
                 decode.add("{" + q("batch") + ":" + batch + "," + q("tok_s") + ":" + fmt(batch * gen / seconds) + ","
-                        + q("step_ms") + ":" + fmt(1000 * seconds / gen) + "," + q("argmax_on_device") + ":" + onDevice[0] + "}");
+                        + q("step_ms") + ":" + fmt(1000 * seconds / gen) + "," + q("argmax_on_device") + ":" + greedy.onDevice() + "}");
                 System.out.printf(Locale.ROOT, "%s decode batch %d: %.1f tok/s (%.2f ms per step)%n", backendName, batch,
                         batch * gen / seconds, 1000 * seconds / gen);
                 if (b instanceof CudaBackend cuda && (batch == batches[0] || batch == maxBatch)) {
                     // the same decode (the same positions written again) launched kernel by kernel: what graphs save
                     cuda.useGraphs(false);
-                    double eager = greedyDecode(b, tables, first, decodePrompt, gen, new boolean[] {true}, new int[1][]);
+                    double eager = greedyDecode(b, tables, first, decodePrompt, gen).seconds();
                     cuda.useGraphs(true);
                     decodeEager.add("{" + q("batch") + ":" + batch + "," + q("tok_s") + ":" + fmt(batch * gen / eager) + ","
                             + q("step_ms") + ":" + fmt(1000 * eager / gen) + "}");
@@ -190,7 +189,7 @@ public final class DeviceCheck {
                             backendName, batch, batch * gen / eager, 1000 * eager / gen);
                 }
                 if (batch == maxBatch) {
-                    fields.add(sampledDecode(b, backendName, tables, next[0], decodePrompt + gen, gen));
+                    fields.add(sampledDecode(b, backendName, tables, greedy.last(), decodePrompt + gen, gen));
                 }
             }
             if (longContext > 0) {
@@ -250,14 +249,17 @@ public final class DeviceCheck {
         return "{" + String.join(",", fields) + "}";
     }
 
+    /** A greedy decode's seconds, whether every argmax came back chosen by the backend, and the last step's ids. */
+    private record Decode(double seconds, boolean onDevice, int[] last) {
+    }
+
     /**
      * {@code gen} greedy decode steps of the batch (one sequence per table) from {@code first}, the argmax asked of
-     * the backend as the engine asks for it; the seconds they took. {@code onDevice[0]} stays true while every argmax
-     * came back chosen; {@code last[0]} gets the last step's ids.
+     * the backend as the engine asks for it.
      */
-    private static double greedyDecode(Backend b, int[][] tables, int[] first, int from, int gen, boolean[] onDevice,
-            int[][] last) {
+    private static Decode greedyDecode(Backend b, int[][] tables, int[] first, int from, int gen) {
         int[] next = first;
+        boolean onDevice = true;
         long d0 = System.nanoTime();
         for (int i = 0; i < gen; i++) {
             List<Slice> step = new ArrayList<>();
@@ -265,11 +267,10 @@ public final class DeviceCheck {
                 step.add(new Slice(new int[] {next[s]}, from + i, tables[s], 1, false, TokenChoice.ARGMAX));
             }
             StepOutput out = b.forward(new Step(step));
-            onDevice[0] &= out.chosen()[0] != null;
+            onDevice &= out.chosen()[0] != null;
             next = argmaxes(out);
         }
-        last[0] = next;
-        return (System.nanoTime() - d0) / 1e9;
+        return new Decode((System.nanoTime() - d0) / 1e9, onDevice, next);
     }
 
     /** Prefill slices together, at most 4096 tokens per step. */

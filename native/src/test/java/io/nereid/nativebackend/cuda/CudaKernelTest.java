@@ -265,7 +265,7 @@ class CudaKernelTest {
         long ids = upload(idSeg);
         long topsDev = upload(topSeg);
         long records = driver.alloc(4L * 42 * count);
-        driver.zero(records, 4L * 42 * count);
+        driver.zeroAsync(records, 4L * 42 * count, MemorySegment.NULL);
         try {
             KernelArgs a = new KernelArgs(ARENA).reset().ptr(ids).ptr(records).ptr(logits).ptr(topsDev).i32(n);
             LaunchGeometry g = LaunchGeometry.perRow(count);

@@ -686,21 +686,13 @@ API int cuLaunchKernel(void* f, unsigned int gx, unsigned int gy, unsigned int g
     if (!params) return fail(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel %s: no kernelParams", k->name);
     if (stream == nullptr && implicit_sync_spoils("cuLaunchKernel")) return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     Stream* s = (Stream*) stream;
-    if (s != nullptr && s->capturing) {
+    if (s != nullptr) {   // recorded, or queued to run at a synchronisation: with copies of its arguments either way
         if (const char* why = k->check(params)) {
-            s->spoilt = true;
+            s->spoilt |= s->capturing;
             return fail(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel %s: %s", k->name, why);
         }
         EmuSaved saved = k->save(params);
-        s->nodes.push_back([k, gx, gy, gz, bx, by, bz, saved]() {
-            return run_kernel(k, gx, gy, gz, bx, by, bz, const_cast<void**>(saved.params.data()));
-        });
-        return CUDA_SUCCESS;
-    }
-    if (s != nullptr) {   // queued with copies of its arguments; runs at a synchronisation
-        if (const char* why = k->check(params)) return fail(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel %s: %s", k->name, why);
-        EmuSaved saved = k->save(params);
-        s->queue.push_back([k, gx, gy, gz, bx, by, bz, saved]() {
+        (s->capturing ? s->nodes : s->queue).push_back([k, gx, gy, gz, bx, by, bz, saved]() {
             return run_kernel(k, gx, gy, gz, bx, by, bz, const_cast<void**>(saved.params.data()));
         });
         return CUDA_SUCCESS;
@@ -1115,6 +1107,15 @@ int gemm_now(int transa, int transb, int m, int n, int k, float a, unsigned long
     return 0;
 }
 
+// The product as recorded or queued work (the host scalars read when cublasGemmEx was called, as cuBLAS reads them).
+std::function<int()> gemm_work(int transa, int transb, int m, int n, int k, float a, unsigned long long A, int Atype,
+        int lda, unsigned long long B, int Btype, int ldb, float b, unsigned long long C, int Ctype, int ldc) {
+    return [=]() {
+        return gemm_now(transa, transb, m, n, k, a, A, Atype, lda, B, Btype, ldb, b, C, Ctype, ldc) == 0
+                ? (int) CUDA_SUCCESS : (int) CUDA_ERROR_LAUNCH_FAILED;
+    };
+}
+
 API int cublasGemmEx(void* handle, int transa, int transb, int m, int n, int k, const void* alpha, unsigned long long A,
         int Atype, int lda, unsigned long long B, int Btype, int ldb, const void* beta, unsigned long long C, int Ctype,
         int ldc, int computeType, int algo) {
@@ -1143,18 +1144,12 @@ API int cublasGemmEx(void* handle, int transa, int transb, int m, int n, int k, 
             cublas_stream->spoilt = true;
             return 13;
         }
-        cublas_stream->nodes.push_back([=]() {
-            return gemm_now(transa, transb, m, n, k, a, A, Atype, lda, B, Btype, ldb, b, C, Ctype, ldc) == 0
-                    ? CUDA_SUCCESS : CUDA_ERROR_LAUNCH_FAILED;
-        });
+        cublas_stream->nodes.push_back(gemm_work(transa, transb, m, n, k, a, A, Atype, lda, B, Btype, ldb, b, C, Ctype, ldc));
         return 0;
     }
     if (cublas_stream == nullptr && implicit_sync_spoils("cublasGemmEx")) return 13;
     if (cublas_stream != nullptr) {   // queued; a failure shows at the stream's synchronisation
-        enqueue(cublas_stream, [=]() {
-            return gemm_now(transa, transb, m, n, k, a, A, Atype, lda, B, Btype, ldb, b, C, Ctype, ldc) == 0
-                    ? CUDA_SUCCESS : CUDA_ERROR_LAUNCH_FAILED;
-        });
+        enqueue(cublas_stream, gemm_work(transa, transb, m, n, k, a, A, Atype, lda, B, Btype, ldb, b, C, Ctype, ldc));
         return 0;
     }
     if (flush_blocking() != CUDA_SUCCESS) return 13;
